@@ -1,0 +1,168 @@
+#include "commands.hpp"
+
+#include <spdlog/spdlog.h>
+#include <tbb/global_control.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "monet/config/toml_reader.hpp"
+#include "monet/experiment/runner.hpp"
+#include "monet/report/report.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet::cli {
+
+namespace fs = std::filesystem;
+
+int run_command(const RunOptions& o) {
+  std::unique_ptr<tbb::global_control> threads;
+  if (o.threads > 0) {
+    threads = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                    static_cast<std::size_t>(o.threads));
+  }
+  const Registry& registry = Registry::global();
+  for (const PluginLoadFailure& f : registry.failures()) {
+    spdlog::warn("plugin library {} skipped: {}", f.library.string(), f.reason);
+  }
+  Experiment e = load_experiment(o.experiment, o.sets, registry);
+  if (!o.out.empty()) e.output_dir = o.out;
+  const fs::path out_dir = e.output_dir;
+  const bool overwrite = e.overwrite;
+  PreparedExperiment prepared = prepare(std::move(e), registry);
+
+  auto last = std::chrono::steady_clock::now();
+  const ProgressCallback progress = [&last](std::size_t done, std::size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (total > 1 && (done == total || now - last > std::chrono::milliseconds(500))) {
+      spdlog::info("search: {}/{} evaluations ({:.0f} %)", done, total, 100.0 * static_cast<double>(done) / static_cast<double>(total));
+      last = now;
+    }
+  };
+  const RunResult result = run(prepared, progress);
+  write_folder_atomically(out_dir, overwrite,
+                          {{"results.json", results_json(prepared, result)},
+                           {"schedule.csv", schedule_csv(prepared, result)},
+                           {"resolved.toml", resolved_toml(prepared, out_dir)}});
+  std::cout << summary_text(prepared, result, out_dir);
+  return 0;
+}
+
+int validate_command(const std::string& file) {
+  const TomlDocument doc = TomlDocument::parse_file(file);
+  const toml::table& root = doc.root();
+  const auto has = [&](const char* k) { return root.contains(k); };
+  std::string what;
+  if (has("accelerator")) {
+    const AcceleratorPtr acc = load_accelerator(file);
+    what = "accelerator '" + acc->name + "' with " + std::to_string(acc->cores.size()) + " cores";
+  } else if (has("core")) {
+    const CorePtr core = load_core(file);
+    what = "core '" + core->name + "' (" + std::to_string(core->array.pe_count()) + " PEs, " +
+           std::to_string(core->memories.size()) + " memory levels)";
+  } else if (has("layers") || has("inputs")) {
+    const Registry& registry = Registry::global();
+    const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{file});
+    auto frontend = registry.create<WorkloadFrontend>(h, default_params(h.info.params, file));
+    const GraphPtr g = frontend->load(file);
+    what = "workload '" + g->name() + "' with " + std::to_string(g->operators().size()) + " operators";
+  } else if (has("experiment") || has("workload") || has("architecture")) {
+    const Registry& registry = Registry::global();
+    Experiment e = load_experiment(file, {}, registry);
+    const std::string name = e.name;
+    PreparedExperiment p = prepare(std::move(e), registry);
+    what = "experiment '" + name + "' (" + std::to_string(p.graph->operators().size()) + " operators on " +
+           std::to_string(p.experiment.accelerator->cores.size()) + " cores)";
+  } else {
+    throw UserError(SourceLocation{file}, "cannot tell what this file describes: expected [experiment] or [workload] "
+                                          "(an experiment), [accelerator], [core], or [[layers]] (a workload)");
+  }
+  std::cout << file << ": valid " << what << "\n";
+  return 0;
+}
+
+namespace {
+
+std::string describe_default(const ParamSpec& s) {
+  if (s.required()) return "required";
+  return "default " + to_string(*s.default_value);
+}
+
+void print_plugin(const PluginHandle& p) {
+  const PluginInfo& i = p.info;
+  std::cout << i.name << " (" << to_string(i.kind) << " plugin, version " << i.version << ")\n"
+            << "  " << i.summary << "\n"
+            << "  library: " << p.library.string() << "\n";
+  if (!i.file_extensions.empty()) std::cout << "  reads: " << join(i.file_extensions) << "\n";
+  if (!i.description.empty()) std::cout << "\n  " << i.description << "\n";
+  std::cout << "\n  parameters";
+  if (i.params.empty()) {
+    std::cout << ": none\n";
+    return;
+  }
+  std::cout << ":\n";
+  for (const ParamSpec& s : i.params) {
+    std::cout << "    " << s.name << " (" << to_string(s.type);
+    if (!s.unit.empty()) std::cout << ", " << s.unit;
+    std::cout << "; " << describe_default(s);
+    if (!s.bounds.describe().empty()) std::cout << "; " << s.bounds.describe();
+    if (!s.choices.empty()) std::cout << "; one of " << join(s.choices, ", ", true);
+    std::cout << ")\n      " << s.doc << "\n";
+  }
+}
+
+}  // namespace
+
+int plugins_command(const PluginsOptions& o) {
+  const Registry& registry = Registry::global();
+  std::optional<PluginKind> kind;
+  if (!o.kind.empty()) {
+    std::vector<std::string> kinds;
+    for (PluginKind k : all_plugin_kinds()) {
+      kinds.push_back(to_string(k));
+      if (to_string(k) == o.kind) kind = k;
+    }
+    if (!kind) throw UserError("--kind '" + o.kind + "' is not a plugin kind" + did_you_mean(o.kind, kinds) + "; kinds: " + join(kinds));
+  }
+  if (!o.describe.empty()) {
+    std::vector<std::string> all;
+    bool found = false;
+    for (const PluginHandle& p : registry.plugins()) {
+      all.push_back(p.info.name);
+      if (p.info.name == o.describe && (!kind || p.info.kind == *kind)) {
+        if (found) std::cout << "\n";
+        print_plugin(p);
+        found = true;
+      }
+    }
+    if (!found) throw UserError("no plugin named '" + o.describe + "'" + did_you_mean(o.describe, all) + "; plugins: " + join(all));
+    return 0;
+  }
+  for (PluginKind k : all_plugin_kinds()) {
+    if (kind && k != *kind) continue;
+    std::cout << to_string(k) << ":\n";
+    bool any = false;
+    for (const PluginHandle& p : registry.plugins()) {
+      if (p.info.kind != k) continue;
+      any = true;
+      std::cout << "  " << p.info.name << " " << p.info.version << " — " << p.info.summary << "\n";
+      for (const ParamSpec& s : p.info.params) {
+        std::cout << "      " << s.name << " (" << to_string(s.type) << (s.unit.empty() ? "" : ", " + s.unit) << "; "
+                  << describe_default(s) << ")\n";
+      }
+    }
+    if (!any) std::cout << "  (none)\n";
+  }
+  for (const PluginLoadFailure& f : registry.failures()) {
+    std::cout << "not loaded: " << f.library.string() << ": " << f.reason << "\n";
+  }
+  std::cout << "search path: ";
+  std::vector<std::string> dirs;
+  for (const auto& d : registry.search_path()) dirs.push_back(d.string());
+  std::cout << join(dirs, ":") << "\n";
+  return 0;
+}
+
+}  // namespace monet::cli

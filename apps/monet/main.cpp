@@ -1,0 +1,86 @@
+// monet — model and optimize the training of neural networks on multi-core dataflow accelerators.
+// Exit codes: 0 success, 2 bad input (the message says where), 1 internal error.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "commands.hpp"
+#include "monet/plugin/entry.hpp"
+#include "monet/util/error.hpp"
+#include "monet/util/version.hpp"
+
+namespace {
+
+int real_main(int argc, char** argv) {
+  CLI::App app{"monet: model and optimize neural-network training on multi-core dataflow accelerators"};
+  app.require_subcommand(0, 1);
+  bool version = false;
+  app.add_flag("--version", version, "print the version and exit");
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+
+  monet::cli::RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand("run", "run an experiment file and write its results");
+  run_cmd->add_option("experiment", run.experiment, "experiment TOML file")->required();
+  run_cmd->add_option("--out", run.out, "output folder (default: [output] dir of the experiment)");
+  run_cmd->add_option("--set", run.sets, "override a value: section.key=value (repeatable)")->allow_extra_args(false);
+  run_cmd->add_option("--threads", run.threads, "worker threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+
+  std::string validate_file;
+  CLI::App* validate_cmd =
+      app.add_subcommand("validate", "check an experiment, accelerator, core or workload file without running it");
+  validate_cmd->add_option("file", validate_file, "TOML file")->required();
+
+  monet::cli::PluginsOptions plugins;
+  CLI::App* plugins_cmd = app.add_subcommand("plugins", "list the plugins found, or describe one");
+  plugins_cmd->add_option("--describe", plugins.describe, "plugin name: print its parameters and documentation");
+  plugins_cmd->add_option("--kind", plugins.kind, "only plugins of this kind");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "error: " << e.what() << "\n(run 'monet --help' for usage)\n";
+    return 2;
+  }
+
+  auto logger = spdlog::stderr_color_mt("monet");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("[%l] %v");
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  if (version) {
+    std::cout << "monet " << monet::kVersion << " (git " << monet::git_commit() << ", plugin API "
+              << monet::kPluginApiVersion << ")\n";
+    return 0;
+  }
+  if (*run_cmd) return monet::cli::run_command(run);
+  if (*validate_cmd) return monet::cli::validate_command(validate_file);
+  if (*plugins_cmd) return monet::cli::plugins_command(plugins);
+  std::cout << app.help();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return real_main(argc, argv);
+  } catch (const monet::UserError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    std::cerr << (what.rfind("internal error", 0) == 0 ? what : "internal error: " + what) << "\n";
+    return 1;
+  }
+}

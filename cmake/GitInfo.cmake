@@ -1,0 +1,21 @@
+# Writes OUTPUT (a .cpp defining monet::git_commit) when the commit changed. Run at every build.
+execute_process(COMMAND git -C ${SOURCE_DIR} rev-parse --short=12 HEAD
+                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR commit STREQUAL "")
+  set(commit "unknown")
+else()
+  execute_process(COMMAND git -C ${SOURCE_DIR} status --porcelain --untracked-files=no
+                  OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(NOT dirty STREQUAL "")
+    set(commit "${commit}-dirty")
+  endif()
+endif()
+set(content "#include \"monet/util/version.hpp\"\nnamespace monet {\nstd::string git_commit() { return \"${commit}\"; }\n}  // namespace monet\n")
+if(EXISTS ${OUTPUT})
+  file(READ ${OUTPUT} old)
+else()
+  set(old "")
+endif()
+if(NOT old STREQUAL content)
+  file(WRITE ${OUTPUT} "${content}")
+endif()

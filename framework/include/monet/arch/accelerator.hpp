@@ -1,0 +1,65 @@
+#pragma once
+// An accelerator: core instances (each referring to a core file), an off-chip memory and the links between
+// them. Units: bits, bits/cycle, pJ, Hz.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "monet/arch/core.hpp"
+
+namespace monet {
+
+struct CoreInstance {
+  int id = 0;
+  std::string name;  // instance name, unique in the accelerator ("core0")
+  CorePtr core;
+  SourceLocation origin;
+};
+
+struct OffChipMemory {
+  std::string name = "dram";
+  std::int64_t size_bits = 0;
+  double read_energy_pj_per_bit = 0;
+  double write_energy_pj_per_bit = 0;
+  double bandwidth_bits_per_cycle = 0;  // of its port, shared by all readers and writers
+};
+
+enum class LinkKind : std::uint8_t { point_to_point, bus };
+MONET_API std::string to_string(LinkKind k);
+
+struct Link {
+  std::string name;
+  LinkKind kind = LinkKind::point_to_point;
+  std::vector<int> endpoints;  // core ids; Accelerator::kOffChip for the off-chip memory
+  double bandwidth_bits_per_cycle = 0;
+  double energy_pj_per_bit = 0;
+  SourceLocation origin;
+  [[nodiscard]] bool connects(int a, int b) const;
+};
+
+class MONET_API Accelerator {
+ public:
+  static constexpr int kOffChip = -2;
+
+  std::string name;
+  std::string file;
+  double frequency_hz = 0;  // 0 = not given (no seconds in reports)
+  std::vector<CoreInstance> cores;
+  OffChipMemory offchip;
+  std::vector<Link> links;
+
+  [[nodiscard]] int core_index(std::string_view name) const;  // -1 when absent
+  [[nodiscard]] std::vector<std::string> core_names() const;
+  /// The link used between two endpoints: the widest one connecting both (first on ties); nullptr if none.
+  [[nodiscard]] const Link* link_between(int a, int b) const;
+  [[nodiscard]] std::string endpoint_name(int endpoint) const;
+};
+
+using AcceleratorPtr = std::shared_ptr<const Accelerator>;
+
+/// Reads and validates an accelerator file and the core files it references (relative to it).
+MONET_API AcceleratorPtr load_accelerator(const std::filesystem::path& file);
+
+}  // namespace monet

@@ -1,0 +1,108 @@
+#pragma once
+// A core: an operational array of processing elements and a memory hierarchy listed bottom-up (the
+// conventions of ZigZag/Stream core descriptions, so their files convert one to one). Units: sizes and
+// bandwidths in bits and bits/cycle, energies in pJ.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "monet/ir/types.hpp"
+#include "monet/util/error.hpp"
+
+namespace monet {
+
+enum class PortType : std::uint8_t { read, write, read_write };
+/// Data-movement directions of a memory port (ZigZag): tl = read towards the level below (or the array),
+/// fh = write of data coming from the level above, th = read towards the level above, fl = write of data
+/// coming from below (outputs).
+enum class Direction : std::uint8_t { tl, fh, th, fl };
+MONET_API std::string to_string(PortType t);
+MONET_API std::string to_string(Direction d);
+[[nodiscard]] inline bool is_read(Direction d) { return d == Direction::tl || d == Direction::th; }
+
+struct PortAllocation {
+  OperandSlot slot = OperandSlot::I1;
+  Direction direction = Direction::tl;
+  bool operator==(const PortAllocation&) const = default;
+};
+
+struct Port {
+  std::string name;
+  PortType type = PortType::read_write;
+  std::int64_t bandwidth_min_bits = 0;  // bits/cycle of the narrowest access
+  std::int64_t bandwidth_max_bits = 0;  // bits/cycle when fully used
+  std::vector<PortAllocation> allocation;
+  [[nodiscard]] bool serves(OperandSlot s, Direction d) const;
+};
+
+struct MemoryLevel {
+  std::string name;
+  std::int64_t size_bits = 0;     // capacity of one instance
+  double read_energy_pj = 0;      // per read access of one word (word = widest read port)
+  double write_energy_pj = 0;     // per write access of one word (word = widest write port)
+  std::vector<OperandSlot> operands;
+  std::vector<Port> ports;
+  std::vector<std::string> served_dims;  // array dims one instance spans; [] = one instance per PE
+  bool double_buffering = false;
+  SourceLocation origin;
+
+  [[nodiscard]] MONET_API bool serves(OperandSlot s) const;
+  [[nodiscard]] MONET_API const Port* port_for(OperandSlot s, Direction d) const;
+  [[nodiscard]] MONET_API std::int64_t read_word_bits() const;
+  [[nodiscard]] MONET_API std::int64_t write_word_bits() const;
+  [[nodiscard]] double read_energy_per_bit() const {
+    return read_word_bits() > 0 ? read_energy_pj / static_cast<double>(read_word_bits()) : 0.0;
+  }
+  [[nodiscard]] double write_energy_per_bit() const {
+    return write_word_bits() > 0 ? write_energy_pj / static_cast<double>(write_word_bits()) : 0.0;
+  }
+};
+
+struct ArrayDim {
+  std::string name;
+  std::int64_t size = 1;
+};
+
+struct OperationalArray {
+  std::vector<ArrayDim> dims;
+  double unit_energy_pj = 0;  // per MAC (or per vector op)
+  [[nodiscard]] std::int64_t pe_count() const {
+    std::int64_t n = 1;
+    for (const ArrayDim& d : dims) n *= d.size;
+    return n;
+  }
+};
+
+/// One spatial unrolling factor: loop dimension `loop_dim` unrolled `factor` times on an array dimension.
+struct Unrolling {
+  std::string loop_dim;
+  std::int64_t factor = 1;
+};
+
+struct Core {
+  std::string name;                 // type name (the [core] name of the file)
+  std::string file;                 // path it was read from ("" when built in code)
+  std::string cost_model;           // cost-model plugin costing this core
+  OperationalArray array;
+  std::vector<MemoryLevel> memories;  // bottom-up
+  std::vector<OpKind> op_kinds;     // kinds this core can run
+  std::map<std::string, std::vector<Unrolling>> dataflow;  // array dim -> unrollings (optional)
+
+  [[nodiscard]] MONET_API bool runs(OpKind k) const;
+  /// Indices of the memory levels that hold a slot, bottom-up.
+  [[nodiscard]] MONET_API std::vector<int> levels_of(OperandSlot s) const;
+  /// The highest level holding a slot: where tensors live on this core.
+  [[nodiscard]] MONET_API const MemoryLevel& top_level(OperandSlot s) const;
+  /// On-chip capacity available to tensors resident on the core: the sum of the distinct top levels (bits).
+  [[nodiscard]] MONET_API std::int64_t resident_capacity_bits() const;
+};
+
+using CorePtr = std::shared_ptr<const Core>;
+
+/// Reads and validates a core file (see docs/architectures.md). Errors carry file:line:column.
+MONET_API CorePtr load_core(const std::filesystem::path& file);
+
+}  // namespace monet

@@ -1,0 +1,132 @@
+#pragma once
+// Strict reading of user TOML files. Every getter checks the type and bounds of one key and marks it as
+// used; finish() rejects keys nobody asked for, naming the closest valid ones. Every error names
+// file:line:column of the offending node (toml++ keeps a source region on each node).
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "monet/util/error.hpp"
+#include "monet/util/export.hpp"
+
+namespace monet {
+
+/// A parsed TOML file. Parse errors, missing and unreadable files become UserErrors with the location.
+class MONET_API TomlDocument {
+ public:
+  static TomlDocument parse_file(const std::filesystem::path& path);
+  static TomlDocument parse_string(std::string_view text, const std::string& display_name);
+
+  [[nodiscard]] const toml::table& root() const { return *root_; }
+  [[nodiscard]] toml::table& root() { return *root_; }
+  [[nodiscard]] const std::string& file() const { return file_; }  // as given, for messages
+  /// Directory that relative paths in this file are resolved against.
+  [[nodiscard]] const std::filesystem::path& base_dir() const { return base_dir_; }
+
+ private:
+  std::shared_ptr<toml::table> root_;
+  std::string file_;
+  std::filesystem::path base_dir_;
+};
+
+/// The location of a node in a file.
+MONET_API SourceLocation location_of(const toml::node& node, const std::string& file);
+/// "a string", "an integer", ... for messages.
+MONET_API std::string toml_type_name(const toml::node& node);
+
+/// Numeric bounds for a key. Inclusive unless the *_exclusive flag is set.
+struct Bounds {
+  std::optional<double> min;
+  std::optional<double> max;
+  bool min_exclusive = false;
+  bool max_exclusive = false;
+
+  static Bounds positive() { return {0.0, std::nullopt, true, false}; }
+  static Bounds non_negative() { return {0.0, std::nullopt, false, false}; }
+  static Bounds at_least(double v) { return {v, std::nullopt, false, false}; }
+  static Bounds fraction() { return {0.0, 1.0, true, false}; }  // (0, 1]
+  [[nodiscard]] bool contains(double v) const;
+  /// "a value > 0", "a value in (0, 1]", "" for unbounded.
+  [[nodiscard]] MONET_API std::string describe() const;
+};
+
+/// A view of one table of a user file with strict, typed accessors.
+class MONET_API TableReader {
+ public:
+  /// `path` is the dotted name of the table used in messages ("workload", "cores[1]", "" for the root).
+  TableReader(const toml::table& table, std::string file, std::string path, std::filesystem::path base_dir = {});
+
+  // --- presence ---
+  [[nodiscard]] bool has(std::string_view key) const;
+  [[nodiscard]] const toml::node* node(std::string_view key);  // marks used; nullptr when absent
+  void mark_used(std::string_view key);
+
+  // --- scalars (optional: nullopt when absent; required: error when absent) ---
+  std::optional<std::string> string(std::string_view key, std::string_view what = "a string");
+  std::string required_string(std::string_view key, std::string_view what = "a string");
+  std::optional<std::int64_t> integer(std::string_view key, Bounds bounds = {});
+  std::int64_t required_integer(std::string_view key, Bounds bounds = {});
+  std::optional<double> number(std::string_view key, Bounds bounds = {});  // integers accepted
+  double required_number(std::string_view key, Bounds bounds = {});
+  std::optional<bool> boolean(std::string_view key);
+  /// A string that must be one of `choices`.
+  std::optional<std::string> choice(std::string_view key, const std::vector<std::string>& choices);
+  /// A path relative to the file's directory; with must_exist the file must be there and readable.
+  std::optional<std::filesystem::path> path(std::string_view key, bool must_exist = true);
+  std::filesystem::path required_path(std::string_view key, bool must_exist = true);
+
+  // --- arrays ---
+  std::optional<std::vector<std::string>> string_list(std::string_view key);
+  std::optional<std::vector<std::int64_t>> integer_list(std::string_view key, Bounds bounds = {});
+  std::optional<std::vector<double>> number_list(std::string_view key, Bounds bounds = {});
+  /// An integer or a list of integers of length n (a scalar is repeated n times).
+  std::optional<std::vector<std::int64_t>> integer_or_list(std::string_view key, std::size_t n, Bounds bounds = {});
+
+  // --- nested ---
+  std::optional<TableReader> table(std::string_view key);
+  TableReader required_table(std::string_view key);
+  /// An array of tables ([[key]]); empty when absent.
+  std::vector<TableReader> table_array(std::string_view key);
+
+  /// Rejects every key that no accessor asked for. `extra_valid` adds names for the suggestion list.
+  void finish(const std::vector<std::string>& extra_valid = {}) const;
+  /// Keys present in the table that no accessor has asked for yet.
+  [[nodiscard]] std::vector<std::string> unused_keys() const;
+  /// All keys present in the table, in file order.
+  [[nodiscard]] std::vector<std::string> keys() const;
+
+  // --- messages ---
+  [[nodiscard]] SourceLocation where() const;
+  [[nodiscard]] SourceLocation where(std::string_view key) const;
+  /// "workload.file" style name of a key of this table.
+  [[nodiscard]] std::string key_name(std::string_view key) const;
+  [[noreturn]] void fail(std::string_view key, const std::string& message) const;
+  [[noreturn]] void fail_table(const std::string& message) const;
+
+  [[nodiscard]] const toml::table& raw() const { return *table_; }
+  [[nodiscard]] const std::string& file() const { return file_; }
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const std::filesystem::path& base_dir() const { return base_dir_; }
+
+ private:
+  double number_value(std::string_view key, const toml::node& n, const Bounds& bounds) const;
+  std::int64_t integer_value(std::string_view key, const toml::node& n, const Bounds& bounds) const;
+
+  const toml::table* table_;
+  std::string file_;
+  std::string path_;
+  std::filesystem::path base_dir_;
+  std::shared_ptr<std::set<std::string, std::less<>>> used_;
+};
+
+/// Formats a double for messages without trailing zeros ("0.5", "1e+09").
+MONET_API std::string format_number(double v);
+
+}  // namespace monet

@@ -1,0 +1,38 @@
+#pragma once
+// The question a core cost model answers: this operator (or a tile of it) on this core — how many cycles,
+// how much energy, with which mapping.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "monet/arch/core.hpp"
+#include "monet/ir/graph.hpp"
+
+namespace monet {
+
+struct CostQuery {
+  const Graph& graph;
+  const Operator& op;
+  std::span<const Range> tile;  // one range per loop dimension of op (the full ranges for a whole operator)
+  const Core& core;
+};
+
+struct Cost {
+  std::int64_t cycles = 0;        // latency of the tile on the core (cycles)
+  std::int64_t ideal_cycles = 0;  // compute-only lower bound at full spatial utilization (cycles)
+  double energy_pj = 0;           // compute_energy_pj + memory_energy_pj
+  double compute_energy_pj = 0;   // MACs / vector ops in the operational array
+  double memory_energy_pj = 0;    // on-chip memory accesses inside the core
+  std::string bound;              // what limits the latency: "compute" or the memory/port that does
+  std::string mapping;            // the chosen mapping, human readable
+};
+
+/// Tile sizes per loop dimension of a tile.
+MONET_API std::vector<std::int64_t> tile_sizes(std::span<const Range> tile);
+/// Elements × precision bits of every operand region of a tile, summed per slot (I1, I2, O).
+struct OperandTraffic {
+  std::int64_t bits[kSlotCount] = {0, 0, 0};
+};
+MONET_API OperandTraffic operand_bits(const Graph& graph, const Operator& op, std::span<const Range> tile);
+
+}  // namespace monet

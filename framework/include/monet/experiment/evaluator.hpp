@@ -1,0 +1,38 @@
+#pragma once
+// Evaluation of design points: a pure function of (prepared experiment, point). The evaluator is immutable
+// after construction except for its cost cache, which only ever memoises deterministic results, so many
+// threads may evaluate points at once and get the same numbers as one.
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "monet/experiment/cost_cache.hpp"
+#include "monet/plugin/interfaces.hpp"
+
+namespace monet {
+
+class MONET_API Evaluator {
+ public:
+  Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<std::shared_ptr<const CostModel>> core_models,
+            CNGraph cns, DesignSpace space);
+
+  [[nodiscard]] ScheduleResult evaluate(const DesignPoint& point) const;
+  [[nodiscard]] const DesignSpace& space() const { return space_; }
+  [[nodiscard]] const Graph& graph() const { return *graph_; }
+  [[nodiscard]] const CNGraph& cns() const { return cns_; }
+  [[nodiscard]] const Accelerator& accelerator() const { return *accelerator_; }
+  [[nodiscard]] const CostCache& cache() const { return cache_; }
+  /// Cost of a CN on a core through the cache.
+  [[nodiscard]] Cost cost(const ComputationNode& cn, int core) const;
+
+ private:
+  GraphPtr graph_;
+  AcceleratorPtr accelerator_;
+  std::vector<std::shared_ptr<const CostModel>> core_models_;  // per core id
+  std::vector<int> core_type_;                                 // per core id: index of its distinct core type
+  CNGraph cns_;
+  DesignSpace space_;
+  mutable CostCache cache_;
+};
+
+}  // namespace monet

@@ -1,0 +1,78 @@
+#pragma once
+// An experiment file (docs/experiments.md) read, validated and resolved: every plugin found, every
+// parameter checked against the plugin's declaration and filled with its default, every path resolved.
+// Nothing heavy happens here (the workload is read by prepare()); all the user's mistakes in the
+// experiment and architecture files are reported here, with file:line:column.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "monet/arch/accelerator.hpp"
+#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/registry.hpp"
+
+namespace monet {
+
+struct PluginChoice {
+  const PluginHandle* plugin = nullptr;
+  ParamValues params;
+  SourceLocation where;  // where the plugin was chosen (or the section, for defaults)
+  [[nodiscard]] const std::string& name() const { return plugin->info.name; }
+  [[nodiscard]] const PluginInfo& info() const { return plugin->info; }
+};
+
+struct AllocationRule {
+  std::string key;                 // op kind or operator name ("" for the default rule)
+  std::vector<std::string> cores;  // core instance names
+  SourceLocation where;
+};
+
+struct AllocationSpec {
+  std::optional<AllocationRule> default_rule;  // absent: every core
+  std::vector<AllocationRule> by_kind;
+  std::vector<AllocationRule> by_operator;
+};
+
+struct Experiment {
+  std::filesystem::path file;
+  std::string name;
+  std::uint64_t seed = 0;
+  std::string description;
+
+  std::filesystem::path workload_file;
+  PluginChoice frontend;
+
+  std::string training_mode = "inference";  // "inference" | "training"
+  TrainingSettings training;
+  std::optional<PluginChoice> backward;
+  std::optional<PluginChoice> optimizer;
+
+  std::filesystem::path architecture_file;
+  AcceleratorPtr accelerator;
+  bool cost_model_overridden = false;             // [cost_model] plugin = ... replaces every core's own model
+  std::map<std::string, PluginChoice> cost_models;  // by plugin name: the models the cores use, with parameters
+  std::vector<std::string> core_cost_model;       // per core id: the plugin name that costs it
+
+  AllocationSpec allocation;
+  PluginChoice fusion;
+  PluginChoice search;
+
+  std::filesystem::path output_dir;
+  bool overwrite = true;
+
+  std::vector<std::string> overrides;  // the --set arguments, as given
+};
+
+/// Reads an experiment file, applies `--set section.key=value` overrides, validates everything that does not
+/// need the workload, and loads the architecture. Throws UserError on any problem.
+MONET_API Experiment load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                                     const Registry& registry);
+
+/// Applies one "dotted.key=value" override to a TOML table (the value is parsed as TOML, else taken as a
+/// string). Throws UserError for a malformed override.
+MONET_API void apply_override(toml::table& root, const std::string& assignment);
+
+}  // namespace monet

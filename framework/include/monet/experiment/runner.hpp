@@ -1,0 +1,41 @@
+#pragma once
+// Runs a loaded experiment: read the workload, build the training graph when asked, partition it into
+// computation nodes, check the allocation, run the search, and collect what the reports need.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "monet/experiment/evaluator.hpp"
+#include "monet/experiment/experiment.hpp"
+
+namespace monet {
+
+/// An experiment with its plugins instantiated, its graph built and its allocation checked.
+struct PreparedExperiment {
+  Experiment experiment;
+  GraphPtr forward;  // as read by the frontend
+  GraphPtr graph;    // what is evaluated: the forward graph, or the training step
+  std::shared_ptr<const Evaluator> evaluator;
+  std::shared_ptr<const SearchAlgorithm> search;
+  std::vector<int> configured_allocation;  // per operator: fixed core or -1
+};
+
+/// Reads the workload, instantiates plugins and validates the allocation against the graph.
+MONET_API PreparedExperiment prepare(Experiment experiment, const Registry& registry);
+
+struct RunResult {
+  std::vector<Evaluation> evaluations;  // as returned by the search, best first
+  DesignPoint best_point;
+  ScheduleResult best;  // full schedule of the best point
+  std::size_t evaluation_count = 0;
+  double wall_seconds = 0;
+};
+
+using ProgressCallback = std::function<void(std::size_t done, std::size_t total)>;
+
+/// Runs the search plugin over the prepared experiment.
+MONET_API RunResult run(const PreparedExperiment& prepared, const ProgressCallback& progress = {});
+
+}  // namespace monet

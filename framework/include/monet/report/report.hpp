@@ -1,0 +1,34 @@
+#pragma once
+// What a run writes. Every number carries its unit in its key (latency_cycles, energy_pj, peak_bytes ...).
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "monet/experiment/runner.hpp"
+
+namespace monet {
+
+/// results.json: totals, energy by cause, memory per core, per-operator schedule, transfers, provenance.
+/// Deterministic: the same experiment and seed give byte-identical files (no timings, no host names).
+MONET_API std::string results_json(const PreparedExperiment& prepared, const RunResult& result);
+
+/// schedule.csv: one row per computation node (name, core, start/end cycles, energy).
+MONET_API std::string schedule_csv(const PreparedExperiment& prepared, const RunResult& result);
+
+/// resolved.toml: the experiment with every default filled in, paths relative to `output_dir`, and a
+/// [provenance] table (monet version, git commit, plugin versions, seed). `monet run` on it reproduces
+/// the same numbers.
+MONET_API std::string resolved_toml(const PreparedExperiment& prepared, const std::filesystem::path& output_dir);
+
+/// The human summary printed after a run.
+MONET_API std::string summary_text(const PreparedExperiment& prepared, const RunResult& result,
+                                   const std::filesystem::path& output_dir);
+
+/// Writes a set of files as one folder, atomically: everything goes into a hidden sibling folder that is
+/// renamed into place at the end, so a failed run leaves no partial folder. An existing folder is replaced
+/// only when `overwrite` is set (else UserError).
+MONET_API void write_folder_atomically(const std::filesystem::path& dir, bool overwrite,
+                                       const std::vector<std::pair<std::string, std::string>>& files);
+
+}  // namespace monet

@@ -1,0 +1,29 @@
+#pragma once
+// Small string helpers used for messages: "did you mean", joining lists.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "monet/util/export.hpp"
+
+namespace monet {
+
+/// Levenshtein edit distance (case-sensitive).
+MONET_API std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// Up to `max_results` candidates close to `word` (edit distance ≤ max(2, |word|/3), or sharing a prefix),
+/// closest first; ties keep the order of `candidates`.
+MONET_API std::vector<std::string> closest_names(std::string_view word, const std::vector<std::string>& candidates,
+                                                 std::size_t max_results = 3);
+
+/// " (did you mean 'a' or 'b'?)" or "" when nothing is close.
+MONET_API std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+/// Joins items with a separator, each quoted with '' when `quote` is set.
+MONET_API std::string join(const std::vector<std::string>& items, std::string_view separator = ", ",
+                           bool quote = false);
+
+/// Formats a number with thousands separators: 1234567 -> "1,234,567".
+MONET_API std::string with_thousands(long long value);
+
+}  // namespace monet

@@ -1,0 +1,309 @@
+#include "monet/arch/core.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "monet/config/toml_reader.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet {
+
+std::string to_string(PortType t) {
+  switch (t) {
+    case PortType::read: return "read";
+    case PortType::write: return "write";
+    case PortType::read_write: return "read_write";
+  }
+  return "?";
+}
+
+std::string to_string(Direction d) {
+  switch (d) {
+    case Direction::tl: return "tl";
+    case Direction::fh: return "fh";
+    case Direction::th: return "th";
+    case Direction::fl: return "fl";
+  }
+  return "?";
+}
+
+bool Port::serves(OperandSlot s, Direction d) const {
+  return std::find(allocation.begin(), allocation.end(), PortAllocation{s, d}) != allocation.end();
+}
+
+bool MemoryLevel::serves(OperandSlot s) const {
+  return std::find(operands.begin(), operands.end(), s) != operands.end();
+}
+
+const Port* MemoryLevel::port_for(OperandSlot s, Direction d) const {
+  for (const Port& p : ports) {
+    if (p.serves(s, d)) return &p;
+  }
+  return nullptr;
+}
+
+std::int64_t MemoryLevel::read_word_bits() const {
+  std::int64_t w = 0;
+  for (const Port& p : ports) {
+    if (p.type != PortType::write) w = std::max(w, p.bandwidth_max_bits);
+  }
+  return w;
+}
+
+std::int64_t MemoryLevel::write_word_bits() const {
+  std::int64_t w = 0;
+  for (const Port& p : ports) {
+    if (p.type != PortType::read) w = std::max(w, p.bandwidth_max_bits);
+  }
+  return w;
+}
+
+bool Core::runs(OpKind k) const { return std::find(op_kinds.begin(), op_kinds.end(), k) != op_kinds.end(); }
+
+std::vector<int> Core::levels_of(OperandSlot s) const {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < memories.size(); ++i) {
+    if (memories[i].serves(s)) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+const MemoryLevel& Core::top_level(OperandSlot s) const {
+  const auto levels = levels_of(s);
+  ensure(!levels.empty(), "core '" + name + "' has no memory for " + to_string(s));
+  return memories[static_cast<std::size_t>(levels.back())];
+}
+
+std::int64_t Core::resident_capacity_bits() const {
+  std::set<const MemoryLevel*> tops;
+  for (OperandSlot s : {OperandSlot::I1, OperandSlot::I2, OperandSlot::O}) tops.insert(&top_level(s));
+  std::int64_t bits = 0;
+  for (const MemoryLevel* m : tops) bits += m->size_bits;
+  return bits;
+}
+
+// ------------------------------------------------------------------------------------------------ parse
+
+namespace {
+
+const std::vector<std::string> kSlotNames{"I1", "I2", "O"};
+const std::vector<std::string> kDirectionNames{"tl", "fh", "th", "fl"};
+const std::vector<std::string> kPortTypeNames{"read", "write", "read_write"};
+
+OperandSlot parse_slot(TableReader& t, std::string_view key, const std::string& text, const SourceLocation& where) {
+  auto s = parse_operand_slot(text);
+  if (!s) {
+    throw UserError(where, t.key_name(key) + ": '" + text + "' is not a memory operand; expected one of " +
+                               join(kSlotNames, ", ", true) + did_you_mean(text, kSlotNames));
+  }
+  return *s;
+}
+
+Port parse_port(TableReader t, const MemoryLevel& mem) {
+  Port p;
+  p.name = t.string("name").value_or("");
+  const auto type_opt = t.choice("type", kPortTypeNames);
+  if (!type_opt) t.fail_table("missing required key 'type' (one of 'read', 'write', 'read_write')");
+  const std::string& type = *type_opt;
+  p.type = type == "read" ? PortType::read : type == "write" ? PortType::write : PortType::read_write;
+  auto bw = t.integer("bandwidth_bits", Bounds::positive());
+  auto bw_min = t.integer("bandwidth_min_bits", Bounds::positive());
+  auto bw_max = t.integer("bandwidth_max_bits", Bounds::positive());
+  if (bw && (bw_min || bw_max)) {
+    t.fail("bandwidth_bits", "give either bandwidth_bits or bandwidth_min_bits/bandwidth_max_bits, not both");
+  }
+  if (bw) {
+    p.bandwidth_min_bits = p.bandwidth_max_bits = *bw;
+  } else {
+    if (!bw_max) t.fail_table("missing required key 'bandwidth_bits' (bits/cycle) or 'bandwidth_max_bits'");
+    p.bandwidth_max_bits = *bw_max;
+    p.bandwidth_min_bits = bw_min.value_or(*bw_max);
+    if (p.bandwidth_min_bits > p.bandwidth_max_bits) {
+      t.fail("bandwidth_min_bits", "must not exceed bandwidth_max_bits (" + std::to_string(*bw_max) + ")");
+    }
+  }
+  auto alloc = t.table("allocation");
+  if (!alloc) t.fail_table("missing required key 'allocation' (e.g. allocation = { I1 = [\"tl\"], O = [\"fl\"] })");
+  for (const std::string& slot_name : alloc->keys()) {
+    const SourceLocation where = alloc->where(slot_name);
+    const OperandSlot slot = parse_slot(*alloc, slot_name, slot_name, where);
+    if (!mem.serves(slot)) {
+      throw UserError(where, alloc->key_name(slot_name) + ": memory '" + mem.name + "' does not hold operand " +
+                                 slot_name + " (its operands: " + [&] {
+                                   std::vector<std::string> n;
+                                   for (OperandSlot s : mem.operands) n.push_back(to_string(s));
+                                   return join(n);
+                                 }() + ")");
+    }
+    auto dirs = alloc->string_list(slot_name);
+    for (const std::string& d : *dirs) {
+      auto it = std::find(kDirectionNames.begin(), kDirectionNames.end(), d);
+      if (it == kDirectionNames.end()) {
+        throw UserError(where, alloc->key_name(slot_name) + ": '" + d + "' is not a direction; expected one of " +
+                                   join(kDirectionNames, ", ", true) + did_you_mean(d, kDirectionNames));
+      }
+      const auto dir = static_cast<Direction>(it - kDirectionNames.begin());
+      if ((p.type == PortType::read && !is_read(dir)) || (p.type == PortType::write && is_read(dir))) {
+        throw UserError(where, alloc->key_name(slot_name) + ": direction '" + d + "' " +
+                                   (is_read(dir) ? "reads" : "writes") + " but port '" + p.name + "' is a " +
+                                   to_string(p.type) + " port");
+      }
+      p.allocation.push_back(PortAllocation{slot, dir});
+    }
+  }
+  alloc->finish(kSlotNames);
+  t.finish();
+  return p;
+}
+
+MemoryLevel parse_memory(TableReader t, const OperationalArray& array) {
+  MemoryLevel m;
+  m.origin = t.where();
+  m.name = t.required_string("name");
+  m.size_bits = t.required_integer("size_bits", Bounds::positive());
+  m.read_energy_pj = t.required_number("read_energy_pj", Bounds::non_negative());
+  m.write_energy_pj = t.required_number("write_energy_pj", Bounds::non_negative());
+  const auto operands_opt = t.string_list("operands");
+  if (!operands_opt) t.fail_table("missing required key 'operands' (a list of I1, I2, O)");
+  const std::vector<std::string>& operands = *operands_opt;
+  if (operands.empty()) t.fail("operands", "a memory must hold at least one operand (I1, I2, O)");
+  for (const std::string& o : operands) {
+    OperandSlot s = parse_slot(t, "operands", o, t.where("operands"));
+    if (m.serves(s)) t.fail("operands", "operand " + o + " is listed twice");
+    m.operands.push_back(s);
+  }
+  m.served_dims = t.string_list("served_dims").value_or(std::vector<std::string>{});
+  for (const std::string& d : m.served_dims) {
+    const bool known = std::any_of(array.dims.begin(), array.dims.end(), [&](const ArrayDim& a) { return a.name == d; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const ArrayDim& a : array.dims) names.push_back(a.name);
+      t.fail("served_dims", "'" + d + "' is not a dimension of the operational array (" + join(names) + ")" +
+                                did_you_mean(d, names));
+    }
+  }
+  m.double_buffering = t.boolean("double_buffering").value_or(false);
+  std::set<std::string> port_names;
+  auto ports = t.table_array("ports");
+  if (ports.empty()) t.fail_table("memory '" + m.name + "' needs at least one [[memories.ports]] entry");
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    Port p = parse_port(ports[i], m);
+    if (p.name.empty()) p.name = "port" + std::to_string(i);
+    if (!port_names.insert(p.name).second) ports[i].fail("name", "port '" + p.name + "' is defined twice");
+    m.ports.push_back(std::move(p));
+  }
+  t.finish();
+  return m;
+}
+
+/// Every level must be able to move its operands the way the cost models need (ZigZag's convention).
+void check_hierarchy(const Core& core, const std::vector<SourceLocation>& where) {
+  for (OperandSlot s : {OperandSlot::I1, OperandSlot::I2, OperandSlot::O}) {
+    const auto levels = core.levels_of(s);
+    if (levels.empty()) {
+      throw UserError(SourceLocation{core.file}, "core '" + core.name + "': no memory holds operand " + to_string(s) +
+                                                     "; every core needs memories for I1, I2 and O");
+    }
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      const MemoryLevel& m = core.memories[static_cast<std::size_t>(levels[i])];
+      const bool top = i + 1 == levels.size();
+      std::vector<Direction> needed;
+      if (s == OperandSlot::O) {
+        needed.push_back(Direction::fl);
+        if (!top) needed.push_back(Direction::th);
+      } else {
+        needed.push_back(Direction::tl);
+        if (!top) needed.push_back(Direction::fh);
+      }
+      for (Direction d : needed) {
+        if (!m.port_for(s, d)) {
+          throw UserError(where[static_cast<std::size_t>(levels[i])],
+                          "memory '" + m.name + "' holds " + to_string(s) + " but no port is allocated to (" +
+                              to_string(s) + ", " + to_string(d) + "); add it to a port's allocation");
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+CorePtr load_core(const std::filesystem::path& file) {
+  TomlDocument doc = TomlDocument::parse_file(file);
+  TableReader root(doc.root(), doc.file(), "", doc.base_dir());
+  auto core = std::make_shared<Core>();
+  core->file = file.string();
+
+  TableReader head = root.required_table("core");
+  core->name = head.required_string("name");
+  core->cost_model = head.string("cost_model", "the name of a cost-model plugin").value_or("roofline");
+  if (auto kinds = head.string_list("op_kinds")) {
+    for (const std::string& k : *kinds) {
+      auto kind = parse_op_kind(k);
+      if (!kind) {
+        head.fail("op_kinds", "'" + k + "' is not an operator kind; expected some of " +
+                                  join(all_op_kind_names(), ", ", true) + did_you_mean(k, all_op_kind_names()));
+      }
+      core->op_kinds.push_back(*kind);
+    }
+    if (core->op_kinds.empty()) head.fail("op_kinds", "a core must run at least one operator kind");
+  } else {
+    for (const std::string& k : all_op_kind_names()) core->op_kinds.push_back(*parse_op_kind(k));
+  }
+  head.finish();
+
+  TableReader arr = root.required_table("array");
+  auto dims = arr.string_list("dims").value_or(std::vector<std::string>{});
+  auto sizes = arr.integer_list("sizes", Bounds::at_least(1)).value_or(std::vector<std::int64_t>{});
+  if (dims.empty()) arr.fail_table("missing required key 'dims' (names of the array dimensions, e.g. [\"D1\", \"D2\"])");
+  if (sizes.size() != dims.size()) {
+    arr.fail("sizes", "expected " + std::to_string(dims.size()) + " sizes (one per dimension in 'dims'), got " +
+                          std::to_string(sizes.size()));
+  }
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (!seen.insert(dims[i]).second) arr.fail("dims", "dimension '" + dims[i] + "' is listed twice");
+    core->array.dims.push_back(ArrayDim{dims[i], sizes[i]});
+  }
+  core->array.unit_energy_pj = arr.required_number("unit_energy_pj", Bounds::non_negative());
+  arr.finish();
+
+  if (auto df = root.table("dataflow")) {
+    for (const std::string& array_dim : df->keys()) {
+      if (!seen.contains(array_dim)) {
+        df->fail(array_dim, "'" + array_dim + "' is not a dimension of the operational array" +
+                                did_you_mean(array_dim, dims));
+      }
+      auto unroll = df->table(array_dim);
+      std::int64_t product = 1;
+      for (const std::string& loop_dim : unroll->keys()) {
+        const std::int64_t f = *unroll->integer(loop_dim, Bounds::at_least(1));
+        product *= f;
+        core->dataflow[array_dim].push_back(Unrolling{loop_dim, f});
+      }
+      const std::int64_t size = sizes[static_cast<std::size_t>(std::find(dims.begin(), dims.end(), array_dim) - dims.begin())];
+      if (product > size) {
+        df->fail(array_dim, "unrolls " + std::to_string(product) + " iterations on an array dimension of size " +
+                                std::to_string(size));
+      }
+      unroll->finish();
+    }
+    df->finish();
+  }
+
+  std::set<std::string> mem_names;
+  std::vector<SourceLocation> mem_where;
+  auto mems = root.table_array("memories");
+  if (mems.empty()) root.fail_table("a core needs at least one [[memories]] entry (listed bottom-up)");
+  for (TableReader& m : mems) {
+    MemoryLevel level = parse_memory(m, core->array);
+    if (!mem_names.insert(level.name).second) m.fail("name", "memory '" + level.name + "' is defined twice");
+    mem_where.push_back(level.origin);
+    core->memories.push_back(std::move(level));
+  }
+  root.finish();
+  check_hierarchy(*core, mem_where);
+  return core;
+}
+
+}  // namespace monet

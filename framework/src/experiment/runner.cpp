@@ -1,0 +1,175 @@
+#include "monet/experiment/runner.hpp"
+
+#include <spdlog/spdlog.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "monet/util/strings.hpp"
+
+namespace monet {
+
+namespace {
+
+/// Allowed cores per operator from the [allocation] rules, restricted to cores that run the operator's kind.
+std::vector<std::vector<int>> allowed_cores(const Experiment& e, const Graph& g) {
+  const Accelerator& acc = *e.accelerator;
+  for (const AllocationRule& r : e.allocation.by_operator) {
+    if (!g.find_operator(r.key)) {
+      std::vector<std::string> names;
+      for (const Operator& op : g.operators()) names.push_back(op.name);
+      throw UserError(r.where, "allocation.operator: the workload has no operator '" + r.key + "'" +
+                                   did_you_mean(r.key, names));
+    }
+  }
+  auto ids = [&](const AllocationRule& r) {
+    std::vector<int> out;
+    for (const std::string& n : r.cores) out.push_back(acc.core_index(n));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  std::vector<std::vector<int>> allowed;
+  for (const Operator& op : g.operators()) {
+    const AllocationRule* rule = nullptr;
+    for (const AllocationRule& r : e.allocation.by_operator) {
+      if (r.key == op.name) rule = &r;
+    }
+    if (!rule) {
+      for (const AllocationRule& r : e.allocation.by_kind) {
+        if (r.key == to_string(op.kind)) rule = &r;
+      }
+    }
+    std::vector<int> cores;
+    if (op.is_view()) {
+      allowed.push_back({});  // views run nowhere: they alias their input
+      continue;
+    }
+    if (rule) {
+      for (int c : ids(*rule)) {
+        const CoreInstance& ci = acc.cores[static_cast<std::size_t>(c)];
+        if (!ci.core->runs(op.kind)) {
+          throw UserError(rule->where, "core '" + ci.name + "' cannot run " + to_string(op.kind) + " operators such as '" +
+                                           op.name + "' (core file " + ci.core->file + " lists op_kinds)");
+        }
+        cores.push_back(c);
+      }
+    } else {
+      const std::vector<int> base = e.allocation.default_rule ? ids(*e.allocation.default_rule) : [&] {
+        std::vector<int> all;
+        for (const CoreInstance& ci : acc.cores) all.push_back(ci.id);
+        return all;
+      }();
+      for (int c : base) {
+        if (acc.cores[static_cast<std::size_t>(c)].core->runs(op.kind)) cores.push_back(c);
+      }
+      if (cores.empty()) {
+        const SourceLocation where = e.allocation.default_rule ? e.allocation.default_rule->where
+                                                               : SourceLocation{e.architecture_file.string()};
+        throw UserError(where, "operator '" + op.name + "' (" + to_string(op.kind) +
+                                   ") can run on none of the allowed cores: no core lists '" + to_string(op.kind) +
+                                   "' in its op_kinds");
+      }
+    }
+    allowed.push_back(std::move(cores));
+  }
+  return allowed;
+}
+
+class KernelSearchContext final : public SearchContext {
+ public:
+  KernelSearchContext(const Evaluator& evaluator, std::uint64_t seed, const ProgressCallback& progress)
+      : evaluator_(evaluator), seed_(seed), progress_(progress) {}
+
+  [[nodiscard]] const DesignSpace& space() const override { return evaluator_.space(); }
+  [[nodiscard]] std::uint64_t seed() const override { return seed_; }
+
+  [[nodiscard]] std::vector<Evaluation> evaluate(const std::vector<DesignPoint>& points) override {
+    for (const DesignPoint& p : points) check(p);
+    std::vector<Evaluation> out(points.size());
+    tbb::parallel_for(std::size_t{0}, points.size(), [&](std::size_t i) {
+      out[i] = Evaluation{points[i], evaluator_.evaluate(points[i]).summary};
+    });
+    count_ += points.size();
+    return out;
+  }
+
+  void progress(std::size_t done, std::size_t total) override {
+    if (progress_) progress_(done, total);
+  }
+
+  [[nodiscard]] std::size_t count() const { return count_; }
+
+ private:
+  void check(const DesignPoint& p) const {
+    const auto& allowed = evaluator_.space().allowed_cores;
+    ensure(p.allocation.empty() || p.allocation.size() == allowed.size(),
+           "search plugin proposed an allocation of the wrong size");
+    for (std::size_t i = 0; i < p.allocation.size(); ++i) {
+      const int c = p.allocation[i];
+      ensure(c == -1 || std::find(allowed[i].begin(), allowed[i].end(), c) != allowed[i].end(),
+             "search plugin allocated an operator to a core it may not use");
+    }
+  }
+
+  const Evaluator& evaluator_;
+  std::uint64_t seed_;
+  const ProgressCallback& progress_;
+  std::size_t count_ = 0;
+};
+
+}  // namespace
+
+PreparedExperiment prepare(Experiment e, const Registry& registry) {
+  PreparedExperiment p;
+  auto frontend = registry.create<WorkloadFrontend>(*e.frontend.plugin, e.frontend.params);
+  spdlog::info("reading workload {}", e.workload_file.string());
+  p.forward = frontend->load(e.workload_file);
+  p.graph = p.forward;
+  if (e.training_mode == "training") {
+    auto backward = registry.create<BackwardGenerator>(*e.backward->plugin, e.backward->params);
+    p.graph = backward->generate(*p.forward, e.training);
+    auto optimizer = registry.create<OptimizerModel>(*e.optimizer->plugin, e.optimizer->params);
+    p.graph = optimizer->apply(*p.graph, e.training);
+  }
+
+  std::map<std::string, std::shared_ptr<const CostModel>> models;
+  for (const auto& [name, choice] : e.cost_models) {
+    models[name] = registry.create<CostModel>(*choice.plugin, choice.params);
+  }
+  std::vector<std::shared_ptr<const CostModel>> per_core;
+  for (const CoreInstance& c : e.accelerator->cores) {
+    const auto& model = models.at(e.core_cost_model[static_cast<std::size_t>(c.id)]);
+    model->check_core(*c.core);
+    per_core.push_back(model);
+  }
+
+  DesignSpace space;
+  space.allowed_cores = allowed_cores(e, *p.graph);
+  p.configured_allocation.assign(p.graph->operators().size(), -1);
+
+  auto fusion = registry.create<FusionStrategy>(*e.fusion.plugin, e.fusion.params);
+  CNGraph cns = connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator));
+  spdlog::info("{} operators, {} computation nodes, {} edges", p.graph->operators().size(), cns.nodes.size(),
+               cns.edges.size());
+  p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), std::move(cns), std::move(space));
+  p.search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
+  p.experiment = std::move(e);
+  return p;
+}
+
+RunResult run(const PreparedExperiment& prepared, const ProgressCallback& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  KernelSearchContext context(*prepared.evaluator, prepared.experiment.seed, progress);
+  RunResult r;
+  r.evaluations = prepared.search->run(context);
+  ensure(!r.evaluations.empty(), "search plugin '" + prepared.experiment.search.name() + "' returned no evaluation");
+  r.evaluation_count = context.count();
+  r.best_point = r.evaluations.front().point;
+  r.best = prepared.evaluator->evaluate(r.best_point);
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace monet

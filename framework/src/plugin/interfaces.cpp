@@ -1,0 +1,15 @@
+#include "monet/plugin/interfaces.hpp"
+
+namespace monet {
+
+// Key functions: the typeinfo and vtables of the interfaces live in the kernel, shared by every plugin.
+WorkloadFrontend::~WorkloadFrontend() = default;
+BackwardGenerator::~BackwardGenerator() = default;
+OptimizerModel::~OptimizerModel() = default;
+CostModel::~CostModel() = default;
+void CostModel::check_core(const Core& /*core*/) const {}
+FusionStrategy::~FusionStrategy() = default;
+SearchContext::~SearchContext() = default;
+SearchAlgorithm::~SearchAlgorithm() = default;
+
+}  // namespace monet

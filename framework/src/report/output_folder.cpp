@@ -1,0 +1,73 @@
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+
+#include "monet/report/report.hpp"
+
+namespace monet {
+
+namespace fs = std::filesystem;
+
+namespace {
+/// Leftovers of runs that were killed while writing (their process is gone).
+void remove_stale_temporaries(const fs::path& parent, const std::string& name) {
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec)) return;
+  const std::string prefix = "." + name + ".tmp-";
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const std::string n = entry.path().filename().string();
+    if (n.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = n.substr(prefix.size(), n.find('-', prefix.size()) - prefix.size());
+    const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
+    if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0) fs::remove_all(entry.path(), ec);
+  }
+}
+}  // namespace
+
+void write_folder_atomically(const fs::path& dir_in, bool overwrite,
+                             const std::vector<std::pair<std::string, std::string>>& files) {
+  const fs::path dir = fs::absolute(dir_in).lexically_normal();
+  const fs::path target = dir.has_filename() ? dir : dir.parent_path();
+  const fs::path parent = target.parent_path();
+  const std::string name = target.filename().string();
+  std::error_code ec;
+  if (fs::exists(target, ec) && !overwrite) {
+    throw UserError(SourceLocation{target.string()}, "output folder exists and [output] overwrite = false");
+  }
+  if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
+    throw UserError(SourceLocation{target.string()}, "output path exists and is not a folder");
+  }
+  fs::create_directories(parent, ec);
+  if (ec) throw UserError(SourceLocation{parent.string()}, "cannot create the output folder: " + ec.message());
+  remove_stale_temporaries(parent, name);
+
+  std::random_device rd;
+  const fs::path tmp = parent / ("." + name + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(rd() % 1000000));
+  try {
+    fs::create_directory(tmp);
+    for (const auto& [file, content] : files) {
+      std::ofstream out(tmp / file, std::ios::binary);
+      out << content;
+      out.close();
+      if (!out) throw UserError(SourceLocation{(tmp / file).string()}, "cannot write (disk full?)");
+    }
+    if (fs::exists(target)) {
+      const fs::path old = parent / ("." + name + ".old-" + std::to_string(getpid()));
+      fs::rename(target, old);
+      fs::rename(tmp, target);
+      fs::remove_all(old, ec);
+    } else {
+      fs::rename(tmp, target);
+    }
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(tmp, ec);
+    throw UserError(SourceLocation{target.string()}, std::string("cannot write the output folder: ") + e.what());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+}  // namespace monet

@@ -1,0 +1,140 @@
+#include "monet/schedule/cn_graph.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace monet {
+
+std::string cn_name(const Graph& graph, const ComputationNode& cn) {
+  const Operator& op = graph.op(cn.op);
+  std::string tiled;
+  for (std::size_t d = 0; d < op.dims.size() && d < cn.ranges.size(); ++d) {
+    const Range& r = cn.ranges[d];
+    if (r.begin == 0 && r.end == op.dims[d].size) continue;
+    if (!tiled.empty()) tiled += ", ";
+    tiled += op.dims[d].name + " " + std::to_string(r.begin) + ":" + std::to_string(r.end);
+  }
+  return tiled.empty() ? op.name : op.name + "[" + tiled + "]";
+}
+
+namespace {
+
+bool overlaps(const std::vector<Range>& a, const std::vector<Range>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].intersect(b[i]).empty()) return false;
+  }
+  return true;
+}
+
+/// A tile writes final values only when it covers the end of every reduction dimension.
+bool produces_final(const Operator& op, const ComputationNode& cn) {
+  for (int d : op.reduction_dims()) {
+    if (cn.ranges[static_cast<std::size_t>(d)].end != op.dims[static_cast<std::size_t>(d)].size) return false;
+  }
+  return true;
+}
+
+void check_tiles(const Graph& graph, const std::vector<ComputationNode>& nodes) {
+  std::vector<std::vector<int>> tiles_of(graph.operators().size());
+  for (const ComputationNode& cn : nodes) {
+    ensure(cn.op >= 0 && static_cast<std::size_t>(cn.op) < graph.operators().size(), "CN refers to no operator");
+    const Operator& op = graph.op(cn.op);
+    ensure(cn.ranges.size() == op.dims.size(), "CN of '" + op.name + "' has the wrong number of ranges");
+    for (std::size_t d = 0; d < op.dims.size(); ++d) {
+      const Range& r = cn.ranges[d];
+      ensure(!r.empty() && r.begin >= 0 && r.end <= op.dims[d].size,
+             "CN " + cn_name(graph, cn) + " has a range outside dimension " + op.dims[d].name);
+    }
+    tiles_of[static_cast<std::size_t>(cn.op)].push_back(cn.id);
+  }
+  for (const Operator& op : graph.operators()) {
+    const auto& tiles = tiles_of[static_cast<std::size_t>(op.id)];
+    ensure(!tiles.empty(), "the fusion strategy produced no computation node for operator '" + op.name + "'");
+    std::int64_t volume = 0;
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+      const auto& a = nodes[static_cast<std::size_t>(tiles[i])].ranges;
+      std::int64_t v = 1;
+      for (const Range& r : a) v *= r.size();
+      volume += v;
+      for (std::size_t j = i + 1; j < tiles.size(); ++j) {
+        ensure(!overlaps(a, nodes[static_cast<std::size_t>(tiles[j])].ranges),
+               "tiles of operator '" + op.name + "' overlap");
+      }
+    }
+    ensure(volume == op.iterations(), "the tiles of operator '" + op.name + "' do not cover its loop nest exactly");
+  }
+}
+
+}  // namespace
+
+CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
+  for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i].id = static_cast<int>(i);
+  check_tiles(graph, nodes);
+  CNGraph g;
+  g.nodes = std::move(nodes);
+  const std::size_t n = g.nodes.size();
+  g.in_edges.assign(n, {});
+  g.out_edges.assign(n, {});
+  g.source_reads.assign(n, {});
+  g.sink_bits.assign(n, 0);
+
+  std::vector<std::vector<int>> tiles_of(graph.operators().size());
+  for (const ComputationNode& cn : g.nodes) tiles_of[static_cast<std::size_t>(cn.op)].push_back(cn.id);
+
+  // Regions each tile writes, per produced tensor: (tile, region) pairs.
+  std::vector<std::vector<std::pair<int, std::vector<Range>>>> written(graph.tensors().size());
+  for (const ComputationNode& cn : g.nodes) {
+    const Operator& op = graph.op(cn.op);
+    if (!produces_final(op, cn)) continue;
+    for (std::size_t k = 0; k < op.operands.size(); ++k) {
+      const Operand& o = op.operands[k];
+      if (!o.is_output()) continue;
+      const Tensor& t = graph.tensor(o.tensor);
+      auto region = op.operand_region(k, cn.ranges, t);
+      if (t.consumers.empty()) g.sink_bits[static_cast<std::size_t>(cn.id)] += region_elements(region) * bits_of(t.dtype);
+      written[static_cast<std::size_t>(o.tensor)].emplace_back(cn.id, std::move(region));
+    }
+  }
+
+  std::map<std::tuple<int, int, TensorId>, std::int64_t> edge_bits;  // (src, dst, tensor) -> bits
+  for (const ComputationNode& cn : g.nodes) {
+    const Operator& op = graph.op(cn.op);
+    for (std::size_t k = 0; k < op.operands.size(); ++k) {
+      const Operand& o = op.operands[k];
+      if (o.is_output()) continue;
+      const Tensor& t = graph.tensor(o.tensor);
+      const auto region = op.operand_region(k, cn.ranges, t);
+      if (t.producer == kNone) {
+        auto& reads = g.source_reads[static_cast<std::size_t>(cn.id)];
+        const std::int64_t bits = region_elements(region) * bits_of(t.dtype);
+        auto same = std::find_if(reads.begin(), reads.end(), [&](const SourceRead& r) { return r.tensor == t.id; });
+        if (same == reads.end()) {
+          reads.push_back(SourceRead{t.id, o.slot, bits});
+        } else {
+          same->bits = std::max(same->bits, bits);
+        }
+        continue;
+      }
+      for (const auto& [src, wregion] : written[static_cast<std::size_t>(o.tensor)]) {
+        std::vector<Range> common(region.size());
+        for (std::size_t a = 0; a < region.size(); ++a) common[a] = region[a].intersect(wregion[a]);
+        const std::int64_t elems = region_elements(common);
+        if (elems == 0) continue;
+        ensure(src < cn.id, "the fusion strategy orders " + cn_name(graph, cn) + " before " +
+                                cn_name(graph, g.nodes[static_cast<std::size_t>(src)]) + ", which it depends on");
+        auto& bits = edge_bits[{src, cn.id, t.id}];
+        bits = std::max(bits, elems * bits_of(t.dtype));
+      }
+    }
+  }
+  for (const auto& [key, bits] : edge_bits) {
+    const auto [src, dst, tensor] = key;
+    const int e = static_cast<int>(g.edges.size());
+    g.edges.push_back(CNEdge{src, dst, tensor, bits});
+    g.out_edges[static_cast<std::size_t>(src)].push_back(e);
+    g.in_edges[static_cast<std::size_t>(dst)].push_back(e);
+  }
+  return g;
+}
+
+}  // namespace monet

@@ -1,0 +1,74 @@
+#include "monet/util/strings.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace monet {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> closest_names(std::string_view word, const std::vector<std::string>& candidates,
+                                       std::size_t max_results) {
+  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+  std::vector<std::pair<std::size_t, std::size_t>> scored;  // (distance, index)
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::string& c = candidates[i];
+    std::size_t d = edit_distance(word, c);
+    const bool prefix = word.size() >= 3 && (c.rfind(word, 0) == 0 || word.rfind(c, 0) == 0);
+    if (d <= limit || prefix) scored.emplace_back(prefix ? std::min(d, limit) : d, i);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](auto& x, auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (auto& [d, i] : scored) {
+    if (out.size() == max_results) break;
+    if (std::find(out.begin(), out.end(), candidates[i]) == out.end()) out.push_back(candidates[i]);
+  }
+  return out;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  auto close = closest_names(word, candidates);
+  if (close.empty()) return {};
+  std::string s = " (did you mean ";
+  for (std::size_t i = 0; i < close.size(); ++i) {
+    if (i > 0) s += (i + 1 == close.size()) ? " or " : ", ";
+    s += "'" + close[i] + "'";
+  }
+  return s + "?)";
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator, bool quote) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) s += separator;
+    if (quote) s += "'";
+    s += items[i];
+    if (quote) s += "'";
+  }
+  return s;
+}
+
+std::string with_thousands(long long value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+}  // namespace monet
