@@ -188,10 +188,7 @@ ParamValues read_params(TableReader& table, const std::vector<ParamSpec>& specs)
   for (const ParamSpec& s : specs) {
     if (!table.has(s.name)) {
       table.mark_used(s.name);
-      if (s.required()) {
-        table.fail_table("missing required parameter '" + s.name + "' (" + to_string(s.type) +
-                         (s.doc.empty() ? "" : ": " + s.doc) + ")");
-      }
+      if (s.required()) table.fail_missing(s.name, to_string(s.type) + (s.doc.empty() ? "" : ": " + s.doc));
       out.set(s.name, *s.default_value, {}, true);
       continue;
     }

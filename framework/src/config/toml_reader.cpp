@@ -131,6 +131,26 @@ void TableReader::fail_table(const std::string& message) const {
   throw UserError(where(), (path_.empty() ? std::string() : "[" + path_ + "]: ") + message);
 }
 
+SourceLocation TableReader::key_location(std::string_view key) const {
+  auto it = table_->find(key);
+  if (it == table_->end()) return where();
+  const auto& ks = it->first.source();
+  if (ks.begin.line == 0) return location_of(it->second, file_);
+  return SourceLocation{ks.path && !ks.path->empty() ? *ks.path : file_, static_cast<std::uint32_t>(ks.begin.line),
+                        static_cast<std::uint32_t>(ks.begin.column)};
+}
+
+void TableReader::fail_missing(std::string_view key, std::string_view what) const {
+  const std::string k(key);
+  for (const std::string& present : unused_keys()) {
+    if (!closest_names(present, {k}).empty()) {
+      throw UserError(key_location(present), "unknown key '" + key_name(present) + "' (did you mean '" + k +
+                                          "'?); '" + k + "' (" + std::string(what) + ") is required here");
+    }
+  }
+  fail_table("missing required key '" + k + "' (" + std::string(what) + ")");
+}
+
 std::optional<std::string> TableReader::string(std::string_view key, std::string_view what) {
   const toml::node* n = node(key);
   if (!n) return std::nullopt;
@@ -140,7 +160,7 @@ std::optional<std::string> TableReader::string(std::string_view key, std::string
 
 std::string TableReader::required_string(std::string_view key, std::string_view what) {
   auto v = string(key, what);
-  if (!v) fail_table("missing required key '" + std::string(key) + "' (" + std::string(what) + ")");
+  if (!v) fail_missing(key, what);
   return *v;
 }
 
@@ -178,7 +198,7 @@ std::optional<std::int64_t> TableReader::integer(std::string_view key, Bounds bo
 
 std::int64_t TableReader::required_integer(std::string_view key, Bounds bounds) {
   auto v = integer(key, bounds);
-  if (!v) fail_table("missing required key '" + std::string(key) + "' (an integer)");
+  if (!v) fail_missing(key, "an integer");
   return *v;
 }
 
@@ -190,7 +210,7 @@ std::optional<double> TableReader::number(std::string_view key, Bounds bounds) {
 
 double TableReader::required_number(std::string_view key, Bounds bounds) {
   auto v = number(key, bounds);
-  if (!v) fail_table("missing required key '" + std::string(key) + "' (a number)");
+  if (!v) fail_missing(key, "a number");
   return *v;
 }
 
@@ -229,7 +249,7 @@ std::optional<fs::path> TableReader::path(std::string_view key, bool must_exist)
 
 fs::path TableReader::required_path(std::string_view key, bool must_exist) {
   auto v = path(key, must_exist);
-  if (!v) fail_table("missing required key '" + std::string(key) + "' (a file path)");
+  if (!v) fail_missing(key, "a file path");
   return *v;
 }
 
@@ -374,14 +394,7 @@ void TableReader::finish(const std::vector<std::string>& extra_valid) const {
   std::vector<std::string> valid(used_->begin(), used_->end());
   valid.insert(valid.end(), extra_valid.begin(), extra_valid.end());
   const std::string& key = unused.front();
-  auto it = table_->find(key);
-  SourceLocation loc = where();
-  if (it != table_->end()) {
-    const auto& ks = it->first.source();
-    loc = ks.begin.line > 0 ? SourceLocation{file_, static_cast<std::uint32_t>(ks.begin.line),
-                                             static_cast<std::uint32_t>(ks.begin.column)}
-                            : location_of(it->second, file_);
-  }
+  const SourceLocation loc = key_location(key);
   std::string msg = "unknown key '" + key_name(key) + "'" + did_you_mean(key, valid);
   if (!valid.empty()) {
     std::vector<std::string> sorted = valid;

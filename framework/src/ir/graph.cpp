@@ -85,7 +85,7 @@ TensorId GraphBuilder::find_tensor(std::string_view n) const {
 
 namespace {
 [[noreturn]] void op_error(const Operator& op, const std::string& message) {
-  throw UserError(op.origin, "operator '" + op.name + "' (" + op.type + "): " + message);
+  throw UserError(op.origin, "operator '" + op.name + "'" + (op.type.empty() ? "" : " (" + op.type + ")") + ": " + message);
 }
 
 /// Checks an operand's access relation against its tensor.

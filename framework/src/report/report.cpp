@@ -153,7 +153,10 @@ std::string relative_to(const fs::path& file, const fs::path& dir) {
   const fs::path abs_file = fs::absolute(file).lexically_normal();
   const fs::path abs_dir = fs::absolute(dir).lexically_normal();
   const fs::path rel = abs_file.lexically_relative(abs_dir);
-  return rel.empty() ? abs_file.string() : rel.generic_string();
+  // Relative only when the file and the folder share more than the root (a copied project stays valid).
+  const auto first = [](const fs::path& p) { return std::next(p.begin()) == p.end() ? fs::path() : *std::next(p.begin()); };
+  if (rel.empty() || first(abs_file) != first(abs_dir)) return abs_file.string();
+  return rel.generic_string();
 }
 
 void write_params(std::ostringstream& out, const PluginChoice& c, const fs::path& dir) {

@@ -2,16 +2,57 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <map>
 
 namespace monet {
 
 namespace {
 
-/// Time at which shared resources (links, the off-chip port) become free.
-struct Resources {
-  std::vector<std::int64_t> link_free;
-  std::int64_t offchip_free = 0;
+struct Interval {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+};
+
+/// Busy periods of a shared resource (a link, the off-chip port). Transfers go into the earliest gap that
+/// is long enough, so a transfer planned later in CN order can still use an idle period earlier in time.
+class Timeline {
+ public:
+  /// Earliest start >= t of a free period of length d, also avoiding the tentative intervals `extra`.
+  [[nodiscard]] std::int64_t fit(std::int64_t t, std::int64_t d, const std::vector<Interval>& extra) const {
+    while (true) {
+      const std::int64_t a = fit_busy(t, d);
+      std::int64_t b = a;
+      for (const Interval& i : extra) {
+        if (i.start < b + d && b < i.end) b = i.end;
+      }
+      if (b == a) return a;
+      t = b;
+    }
+  }
+  void reserve(std::int64_t start, std::int64_t end) {
+    if (end <= start) return;
+    busy_[start] = end;
+  }
+
+ private:
+  [[nodiscard]] std::int64_t fit_busy(std::int64_t t, std::int64_t d) const {
+    auto it = busy_.upper_bound(t);
+    if (it != busy_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second > t) t = prev->second;
+    }
+    for (; it != busy_.end() && it->first < t + d; ++it) t = std::max(t, it->second);
+    return t;
+  }
+  std::map<std::int64_t, std::int64_t> busy_;  // start -> end, non-overlapping
+};
+
+/// Reservations of one plan that are not committed yet.
+struct Tentative {
+  std::map<std::size_t, std::vector<Interval>> links;
+  std::vector<Interval> port;
 };
 
 /// An interval of residency of data in a core's memories.
@@ -26,7 +67,7 @@ class Scheduler {
  public:
   explicit Scheduler(const ScheduleInputs& in)
       : in_(in), g_(in.graph), cns_(in.cns), acc_(in.accelerator) {
-    res_.link_free.assign(acc_.links.size(), 0);
+    links_.resize(acc_.links.size());
     core_free_.assign(acc_.cores.size(), 0);
     location_.assign(cns_.nodes.size(), Accelerator::kOffChip);
     release_.assign(cns_.nodes.size(), 0);
@@ -49,27 +90,35 @@ class Scheduler {
     std::vector<Transfer> transfers;
   };
 
-  /// Moves `bits` from one endpoint to another, starting no earlier than `earliest`; reserves resources.
+  /// Moves `bits` from one endpoint to another, starting no earlier than `earliest`, in the first period where
+  /// the link (and the off-chip port, if involved) is free; the reservation is tentative until commit.
   std::int64_t move(int from, int to, std::int64_t bits, OperandSlot slot, std::int64_t earliest, int cn,
-                    TensorId tensor, Resources& r, std::vector<Transfer>& out) const {
+                    TensorId tensor, Tentative& tent, std::vector<Transfer>& out) const {
     if (bits <= 0 || from == to) return earliest;
     const Link* link = acc_.link_between(from, to);
     if (!link) {  // two hops through off-chip memory
-      const std::int64_t t = move(from, Accelerator::kOffChip, bits, OperandSlot::O, earliest, cn, tensor, r, out);
-      return move(Accelerator::kOffChip, to, bits, slot, t, cn, tensor, r, out);
+      const std::int64_t t = move(from, Accelerator::kOffChip, bits, OperandSlot::O, earliest, cn, tensor, tent, out);
+      return move(Accelerator::kOffChip, to, bits, slot, t, cn, tensor, tent, out);
     }
     const auto li = static_cast<std::size_t>(link - acc_.links.data());
     const bool offchip = from == Accelerator::kOffChip || to == Accelerator::kOffChip;
     double bw = link->bandwidth_bits_per_cycle;
-    std::int64_t start = std::max(earliest, r.link_free[li]);
-    if (offchip) {
-      bw = std::min(bw, acc_.offchip.bandwidth_bits_per_cycle);
-      start = std::max(start, r.offchip_free);
-    }
+    if (offchip) bw = std::min(bw, acc_.offchip.bandwidth_bits_per_cycle);
     const auto duration = static_cast<std::int64_t>(std::ceil(static_cast<double>(bits) / bw));
+    std::vector<Interval>& link_tent = tent.links[li];
+    std::int64_t start = earliest;
+    while (true) {  // a period free on both the link and the port
+      const std::int64_t on_link = links_[li].fit(start, duration, link_tent);
+      const std::int64_t on_port = offchip ? port_.fit(on_link, duration, tent.port) : on_link;
+      if (on_port == on_link) {
+        start = on_link;
+        break;
+      }
+      start = on_port;
+    }
     const std::int64_t end = start + duration;
-    r.link_free[li] = end;
-    if (offchip) r.offchip_free = end;
+    link_tent.push_back(Interval{start, end});
+    if (offchip) tent.port.push_back(Interval{start, end});
 
     Transfer t;
     t.tensor = tensor;
@@ -98,8 +147,9 @@ class Scheduler {
 
   const Core& core(int id) const { return *acc_.cores[static_cast<std::size_t>(id)].core; }
 
-  Plan plan(const ComputationNode& cn, int c, Resources& r) const {
+  Plan plan(const ComputationNode& cn, int c) const {
     Plan p;
+    Tentative r;
     p.core = c;
     const auto i = static_cast<std::size_t>(cn.id);
     std::int64_t ready = core_free_[static_cast<std::size_t>(c)];
@@ -167,16 +217,13 @@ class Scheduler {
     Plan best;
     bool have = false;
     for (int c : candidates) {
-      Resources trial = res_;
-      Plan p = plan(cn, c, trial);
+      Plan p = plan(cn, c);
       if (!have || p.end < best.end || (p.end == best.end && p.finish < best.finish)) {
         best = std::move(p);
         have = true;
       }
     }
-    // Commit: replay the chosen plan on the real resources (identical result, as the trial started from them).
-    Plan committed = plan(cn, best.core, res_);
-    commit(cn, std::move(committed));
+    commit(cn, std::move(best));
   }
 
   void commit(const ComputationNode& cn, Plan p) {
@@ -187,6 +234,8 @@ class Scheduler {
     release_[i] = p.finish;
     core_free_[c] = p.end;
     for (Transfer& t : p.transfers) {
+      links_[static_cast<std::size_t>(t.link)].reserve(t.start, t.end);
+      if (t.from == Accelerator::kOffChip || t.to == Accelerator::kOffChip) port_.reserve(t.start, t.end);
       if (t.cn == cn.id && t.to == p.core) {
         // Data brought in for this CN stays until the CN is done.
         residencies_.push_back(Residency{p.core, t.start, p.end, t.bits});
@@ -269,7 +318,8 @@ class Scheduler {
   const Graph& g_;
   const CNGraph& cns_;
   const Accelerator& acc_;
-  Resources res_;
+  std::vector<Timeline> links_;
+  Timeline port_;
   std::vector<std::int64_t> core_free_;
   std::vector<int> location_;
   std::vector<std::int64_t> release_;

@@ -28,7 +28,8 @@ std::vector<std::string> closest_names(std::string_view word, const std::vector<
     const std::string& c = candidates[i];
     std::size_t d = edit_distance(word, c);
     const bool prefix = word.size() >= 3 && (c.rfind(word, 0) == 0 || word.rfind(c, 0) == 0);
-    if (d <= limit || prefix) scored.emplace_back(prefix ? std::min(d, limit) : d, i);
+    const bool total_rewrite = d >= std::max(word.size(), c.size());  // 'W' -> 'O' is no suggestion
+    if ((d <= limit && !total_rewrite) || prefix) scored.emplace_back(prefix ? std::min(d, limit) : d, i);
   }
   std::stable_sort(scored.begin(), scored.end(), [](auto& x, auto& y) { return x.first < y.first; });
   std::vector<std::string> out;

@@ -105,10 +105,14 @@ class MONET_API TableReader {
   // --- messages ---
   [[nodiscard]] SourceLocation where() const;
   [[nodiscard]] SourceLocation where(std::string_view key) const;
+  /// Location of a key's name (where(key) is the location of its value).
+  [[nodiscard]] SourceLocation key_location(std::string_view key) const;
   /// "workload.file" style name of a key of this table.
   [[nodiscard]] std::string key_name(std::string_view key) const;
   [[noreturn]] void fail(std::string_view key, const std::string& message) const;
   [[noreturn]] void fail_table(const std::string& message) const;
+  /// A required key is absent: points at a present key that looks like a typo of it, if any.
+  [[noreturn]] void fail_missing(std::string_view key, std::string_view what) const;
 
   [[nodiscard]] const toml::table& raw() const { return *table_; }
   [[nodiscard]] const std::string& file() const { return file_; }

@@ -72,7 +72,8 @@ struct ScheduleInputs {
 /// where it finishes first (lowest id on ties). Inputs from other cores cross the widest link between the
 /// two (or go through off-chip memory when there is none); source tensors are fetched from off-chip when
 /// the core is ready for the CN; graph outputs are written back off-chip. Links and the off-chip port carry
-/// one transfer at a time. Views take no time and stay where their input is.
+/// one transfer at a time, each placed in the earliest free period long enough for it (so a transfer
+/// planned later can use an earlier idle period). Views take no time and stay where their input is.
 MONET_API ScheduleResult schedule(const ScheduleInputs& in);
 
 }  // namespace monet

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian machine (run as root, or with sudo available):
+#   scripts/bootstrap.sh run    install missing Debian packages, build, run experiments/quickstart.toml
+#   scripts/bootstrap.sh test   install missing Debian packages, build, run the whole test suite
+#                               (normal build, then AddressSanitizer + UndefinedBehaviorSanitizer build)
+# Idempotent: installs only what is missing, rebuilds only what changed. Builds use every core.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+mode=${1:-}
+case "$mode" in
+  run|test) ;;
+  *) echo "usage: $0 run|test" >&2; exit 2 ;;
+esac
+
+packages=(
+  cmake ninja-build g++ pkg-config git
+  libboost-dev libtomlplusplus-dev libspdlog-dev libfmt-dev libtbb-dev
+  libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  librsvg2-bin
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing missing Debian packages: ${missing[*]}"
+  if [[ $(id -u) -eq 0 ]]; then sudo=(); elif command -v sudo >/dev/null; then sudo=(sudo); else
+    echo "error: run as root (or install sudo) to install: ${missing[*]}" >&2; exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+jobs=$(nproc)
+build() {  # build <dir> [cmake options...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+build build
+if [[ $mode == run ]]; then
+  exec ./build/bin/monet run experiments/quickstart.toml
+fi
+
+ctest --test-dir build -j "$jobs" --output-on-failure
+echo "== sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer =="
+build build-asan -DMONET_SANITIZE=ON -DMONET_BUILD_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -j "$jobs" --output-on-failure

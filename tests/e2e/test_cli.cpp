@@ -1,0 +1,137 @@
+// The CLI contract: exit codes (0 ok, 2 bad input, 1 internal), messages with file:line:col, nothing
+// half-written on failure, plugin listing and description, validation of every file kind.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+std::string experiment(const std::string& extra) {
+  const auto src = test::source_dir();
+  return "[workload]\nfile = \"" + (src / "workloads/tiny_cnn.toml").string() + "\"\n[architecture]\nfile = \"" +
+         (src / "architectures/dual_core.toml").string() + "\"\n" + extra;
+}
+
+TEST(Cli, VersionAndHelp) {
+  const auto v = test::monet("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_THAT(v.out, HasSubstr("monet 0.1.0 (git "));
+  EXPECT_THAT(v.out, HasSubstr("plugin API 1"));
+  EXPECT_EQ(test::monet("--help").exit_code, 0);
+  EXPECT_EQ(test::monet("frobnicate").exit_code, 2);
+  EXPECT_EQ(test::monet("run").exit_code, 2);  // missing experiment
+  EXPECT_EQ(test::monet("run x.toml --threads -3").exit_code, 2);
+}
+
+TEST(Cli, BadExperimentExitsWithTwoAndLeavesNoOutput) {
+  test::ScratchDir dir;
+  const auto exp = dir.write("bad.toml", experiment("[cost_model.roofline]\nutilization = 3\n[output]\ndir = \"" +
+                                                    (dir.path() / "out").string() + "\"\n"));
+  const auto r = test::monet("run " + quoted(exp));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, exp.string() + ":6:15: error: cost_model.roofline.utilization: expected a value in (0, 1], got 3\n");
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  // Nothing else in the folder: no temporary output either.
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path())) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(Cli, BadWorkloadReportsTheWorkloadFile) {
+  test::ScratchDir dir;
+  const auto w = dir.write("w.toml", "[[inputs]]\nname = \"x\"\nshape = [1, 4, 8, 8]\n\n[[layers]]\nname = \"c\"\nop = \"conv\"\n"
+                                     "input = \"y\"\nout_channels = 4\n");
+  const auto src = test::source_dir();
+  const auto exp = dir.write("e.toml", "[workload]\nfile = \"w.toml\"\n[architecture]\nfile = \"" +
+                                           (src / "architectures/dual_core.toml").string() + "\"\n");
+  const auto r = test::monet("run " + quoted(exp) + " --out " + quoted(dir.path() / "o"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr(w.string() + ":8:9: error: layers[0].input: 'y' is not an input or an earlier layer"));
+  EXPECT_FALSE(fs::exists(dir.path() / "o"));
+}
+
+TEST(Cli, ExistingOutputIsKeptWhenTheRunFails) {
+  test::ScratchDir dir;
+  const auto out = dir.path() / "out";
+  const auto good = dir.write("good.toml", experiment(""));
+  ASSERT_EQ(test::monet("run " + quoted(good) + " --out " + quoted(out)).exit_code, 0);
+  const std::string before = test::read_file(out / "results.json");
+  const auto bad = dir.write("bad.toml", experiment("[search]\nplugin = \"nope\"\n"));
+  EXPECT_EQ(test::monet("run " + quoted(bad) + " --out " + quoted(out)).exit_code, 2);
+  EXPECT_EQ(test::read_file(out / "results.json"), before);
+  // overwrite = false refuses to replace results.
+  const auto keep = dir.write("keep.toml", experiment("[output]\noverwrite = false\n"));
+  const auto r = test::monet("run " + quoted(keep) + " --out " + quoted(out));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("output folder exists and [output] overwrite = false"));
+}
+
+TEST(Cli, ValidateRecognisesEveryFileKind) {
+  const auto src = test::source_dir();
+  const std::vector<std::pair<fs::path, std::string>> files{
+      {src / "experiments/quickstart.toml", "valid experiment 'quickstart'"},
+      {src / "architectures/dual_core.toml", "valid accelerator 'dual_core' with 2 cores"},
+      {src / "architectures/cores/systolic_8x8.toml", "valid core 'systolic_8x8' (64 PEs, 1 memory levels)"},
+      {src / "workloads/tiny_cnn.toml", "valid workload 'tiny_cnn' with 4 operators"}};
+  for (const auto& [file, what] : files) {
+    const auto r = test::monet("validate " + quoted(file));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr(what));
+  }
+  test::ScratchDir dir;
+  const auto junk = dir.write("junk.toml", "x = 1\n");
+  const auto r = test::monet("validate " + quoted(junk));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("cannot tell what this file describes"));
+  const auto syntax = dir.write("syntax.toml", "[core\n");
+  EXPECT_EQ(test::monet("validate " + quoted(syntax)).exit_code, 2);
+  EXPECT_EQ(test::monet("validate " + quoted(dir.path() / "missing.toml")).exit_code, 2);
+}
+
+TEST(Cli, PluginsListsTheFourPluginsWithParameters) {
+  const auto r = test::monet("plugins");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* name : {"toml 1.0.0", "roofline 1.0.0", "layer_by_layer 1.0.0", "fixed 1.0.0"}) {
+    EXPECT_THAT(r.out, HasSubstr(name));
+  }
+  EXPECT_THAT(r.out, HasSubstr("utilization (number, fraction of PEs; default 1.0)"));
+  const auto d = test::monet("plugins --describe roofline");
+  ASSERT_EQ(d.exit_code, 0);
+  EXPECT_THAT(d.out, HasSubstr("roofline (cost_model plugin, version 1.0.0)"));
+  EXPECT_THAT(d.out, HasSubstr("fraction of the operational array doing useful work every cycle"));
+  const auto missing = test::monet("plugins --describe roofln");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.out, HasSubstr("did you mean 'roofline'?"));
+}
+
+TEST(Cli, PluginPathAddsPluginsAndReportsBrokenOnes) {
+  const std::string env = std::string("MONET_PLUGIN_PATH='") + MONET_TEST_PLUGIN_DIR + "/extra:" + MONET_TEST_PLUGIN_DIR +
+                          "/broken' ";
+  const auto list = test::run_command(env + "'" + MONET_CLI + "' plugins");
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_THAT(list.out, HasSubstr("first_operator_sweep 0.0.1"));
+  EXPECT_THAT(list.out, HasSubstr("monet_test_missing_entry.so: not a monet plugin: the library has no symbol "
+                                  "'monet_plugin_entry'"));
+  EXPECT_THAT(list.out, HasSubstr("monet_test_wrong_api.so: plugin API version mismatch"));
+  // A plugin from MONET_PLUGIN_PATH takes part in a run; broken libraries are warned about, not fatal.
+  test::ScratchDir dir;
+  const auto exp = dir.write("e.toml", experiment("[search]\nplugin = \"first_operator_sweep\"\nrepeat = 2\n"));
+  const auto run = test::run_command(env + "'" + MONET_CLI + "' run " + quoted(exp) + " --out " + quoted(dir.path() / "o"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("[warning] plugin library"));
+  EXPECT_THAT(run.out, HasSubstr("first_operator_sweep: 2 evaluation(s)"));
+  // Without the path, the plugin is unknown: exit 2 with the list of available ones.
+  const auto without = test::monet("run " + quoted(exp));
+  EXPECT_EQ(without.exit_code, 2);
+  EXPECT_THAT(without.out, HasSubstr("no search plugin named 'first_operator_sweep'; available: fixed"));
+}
+
+}  // namespace
+}  // namespace monet

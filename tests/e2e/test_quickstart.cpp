@@ -1,0 +1,132 @@
+// End to end: `monet run experiments/quickstart.toml` gives the latency and energy worked out by hand below,
+// and `monet run resolved.toml` reproduces it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using json = nlohmann::json;
+using ::testing::HasSubstr;
+
+json run_quickstart(const test::ScratchDir& dir, const std::string& extra = "") {
+  const auto out = dir.path() / "quick";
+  const auto r = test::monet("run '" + (test::source_dir() / "experiments/quickstart.toml").string() + "' --out '" +
+                             out.string() + "' --log-level warn " + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return json::parse(test::read_file(out / "results.json"));
+}
+
+// The hand computation. tiny_cnn (int8): image [1,4,8,8] -> conv1 (8 out, 3x3, pad 1) -> relu1 -> flatten ->
+// fc (10 out). dual_core: core0 = 8x8 MACs (64 PEs, 0.5 pJ/MAC), SRAM read 0.1 pJ/bit and write 0.2 pJ/bit
+// through 64-bit ports; core1 = 16 lanes (0.25 pJ/op), SRAM read 0.05 and write 0.1 pJ/bit through 128-bit
+// ports; p2p link core0-core1 128 bit/cycle, 0.25 pJ/bit; bus core0-core1-dram 64 bit/cycle, 1 pJ/bit;
+// DRAM 10 pJ/bit read and write, 64 bit/cycle port. Roofline cost model, utilization 1.
+//
+// conv1 on core0: 1·8·4·8·8·3·3 = 18,432 MACs / 64 PEs = 288 cycles. Reads image 256·8 = 2,048 bits and
+//   weights 288·8 = 2,304 bits through the read port: 4,352 / 64 = 68 cycles < 288 -> compute bound.
+//   Energy 18,432·0.5 = 9,216 MAC + 4,352·0.1 + 4,096·0.2 = 1,254.4 memory -> 10,470.4 pJ.
+//   Fetches over the bus from DRAM: image [0,32), weights [32,68). Runs [68,356).
+// relu1 on core1: 512 ops / 16 = 32 cycles; 4,096 bits in / 128 = 32, out 32 -> 32 cycles.
+//   Energy 512·0.25 = 128 + 4,096·0.05 + 4,096·0.1 = 614.4 -> 742.4 pJ.
+//   conv1's output crosses the p2p link [356,388) (4,096 / 128). Runs [388,420).
+// flatten: a view, stays on core1 at t = 420.
+// fc on core0: 5,120 MACs / 64 = 80 cycles; reads 512·8 + 5,120·8 = 45,056 bits / 64 = 704 cycles -> memory
+//   bound, 704 cycles. Energy 5,120·0.5 = 2,560 + 45,056·0.1 + 80·0.2 = 4,521.6 -> 7,081.6 pJ.
+//   Input back over p2p [420,452); weights fetched when core0 is free (356): bus [356,996). Runs [996,1700).
+//   The 80-bit output is written to DRAM over the bus [1700,1702).
+// Latency: 1,702 cycles.
+// Energy: MAC 9,216 + 128 + 2,560 = 11,904 pJ.
+//   Transfers: each bit costs link + source memory read + destination memory write:
+//   image 2,048·(1 + 10 + 0.2), weights 2,304·(1 + 10 + 0.2), conv1->relu1 4,096·(0.25 + 0.1 + 0.1),
+//   flatten->fc 4,096·(0.25 + 0.05 + 0.2), fc weights 40,960·(1 + 10 + 0.2), output 80·(0.1 + 1 + 10).
+//   On-chip memory: 1,254.4 + 614.4 + 4,521.6 (cost model) + 409.6 + 460.8 + 819.2 + 1,024 + 8,192 + 8
+//   (transfers) = 17,304 pJ. Off-chip: (2,048 + 2,304 + 40,960)·10 + 80·10 = 453,920 pJ.
+//   Links: bus (2,048 + 2,304 + 40,960 + 80)·1 = 45,392 + p2p 8,192·0.25 = 2,048 -> 47,440 pJ.
+//   Total 11,904 + 17,304 + 453,920 + 47,440 = 530,568 pJ.
+// The numbers are exact in binary floating point up to rounding of sums of tenths: tolerance 1e-6 relative.
+TEST(Quickstart, MatchesTheHandComputation) {
+  test::ScratchDir dir;
+  const json r = run_quickstart(dir);
+  EXPECT_EQ(r["latency_cycles"].get<long>(), 1702);
+  EXPECT_NEAR(r["latency_s"].get<double>(), 1702 / 500e6, 1e-15);
+  EXPECT_NEAR(r["energy_pj"].get<double>(), 530568.0, 530568.0 * 1e-6);
+  const json& e = r["energy_breakdown"];
+  EXPECT_NEAR(e["mac_energy_pj"].get<double>(), 11904.0, 1e-6);
+  EXPECT_NEAR(e["onchip_memory_energy_pj"].get<double>(), 17304.0, 1e-6);
+  EXPECT_NEAR(e["offchip_energy_pj"].get<double>(), 453920.0, 1e-6);
+  EXPECT_NEAR(e["link_energy_pj"].get<double>(), 47440.0, 1e-6);
+  EXPECT_EQ(r["offchip_read_bytes"].get<long>(), (2048 + 2304 + 40960) / 8);
+  EXPECT_EQ(r["workload"]["macs"].get<long>(), 18432 + 5120);
+  EXPECT_EQ(r["workload"]["parameters"].get<long>(), 288 + 5120);
+
+  const json& nodes = r["computation_nodes"];
+  ASSERT_EQ(nodes.size(), 4u);
+  const std::vector<std::tuple<std::string, std::string, long, long>> expected{
+      {"conv1", "core0", 68, 356}, {"relu1", "core1", 388, 420}, {"flatten", "core1", 420, 420}, {"fc", "core0", 996, 1700}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(nodes[i]["name"], std::get<0>(expected[i]));
+    EXPECT_EQ(nodes[i]["core"], std::get<1>(expected[i]));
+    EXPECT_EQ(nodes[i]["start_cycle"].get<long>(), std::get<2>(expected[i]));
+    EXPECT_EQ(nodes[i]["end_cycle"].get<long>(), std::get<3>(expected[i]));
+  }
+  EXPECT_EQ(nodes[3]["bound"], "sram_256KB.r");
+  EXPECT_NEAR(nodes[0]["energy_pj"].get<double>(), 10470.4, 1e-9);
+}
+
+TEST(Quickstart, ResolvedConfigurationReproducesTheResults) {
+  test::ScratchDir dir;
+  const json first = run_quickstart(dir);
+  const auto resolved = dir.path() / "quick/resolved.toml";
+  const std::string text = test::read_file(resolved);
+  EXPECT_THAT(text, HasSubstr("[provenance]"));
+  EXPECT_THAT(text, HasSubstr("utilization = 1.0"));
+  EXPECT_THAT(text, HasSubstr("\"search:fixed\" = \"1.0.0\""));
+  const auto again = test::monet("run '" + resolved.string() + "' --out '" + (dir.path() / "again").string() + "'");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  json second = json::parse(test::read_file(dir.path() / "again/results.json"));
+  EXPECT_EQ(first, second);  // every number, every schedule entry
+  // The resolved file of the re-run is the same configuration; only the output folder and the source differ.
+  auto strip_source = [](const std::string& s) {
+    std::string kept;
+    std::istringstream lines(s);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("dir = ", 0) != 0 && line.rfind("source = ", 0) != 0) kept += line + "\n";
+    }
+    return kept;
+  };
+  EXPECT_EQ(strip_source(text), strip_source(test::read_file(dir.path() / "again/resolved.toml")));
+}
+
+TEST(Quickstart, OverridesAndThreadCountsBehave) {
+  test::ScratchDir dir;
+  const json base = run_quickstart(dir, "--threads 1");
+  const json same = run_quickstart(dir, "--threads 2");
+  EXPECT_EQ(base, same);
+  // Half the PEs doing useful work doubles conv1's 288 compute cycles; fc stays memory bound.
+  const json half = run_quickstart(dir, "--set cost_model.roofline.utilization=0.5");
+  EXPECT_EQ(half["computation_nodes"][0]["latency_cycles"].get<long>(), 576);
+  EXPECT_EQ(half["computation_nodes"][3]["latency_cycles"].get<long>(), 704);
+  EXPECT_GT(half["latency_cycles"].get<long>(), base["latency_cycles"].get<long>());
+}
+
+TEST(Quickstart, WritesCsvAndPrintsASummary) {
+  test::ScratchDir dir;
+  const auto out = dir.path() / "q";
+  const auto r = test::monet("run '" + (test::source_dir() / "experiments/quickstart.toml").string() + "' --out '" +
+                             out.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("latency       1,702 cycles = 3.404 us at 500 MHz"));
+  EXPECT_THAT(r.out, HasSubstr("(530568 pJ)"));
+  const std::string csv = test::read_file(out / "schedule.csv");
+  EXPECT_THAT(csv, HasSubstr("cn,operator,kind,phase,core,start_cycle,end_cycle,latency_cycles,energy_pj,bound\n"));
+  EXPECT_THAT(csv, HasSubstr("3,fc,gemm,forward,core0,996,1700,704,"));
+}
+
+}  // namespace
+}  // namespace monet

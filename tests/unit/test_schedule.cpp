@@ -1,0 +1,215 @@
+// Computation-node graphs and the list scheduler, on cases small enough to work out by hand.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "monet/ir/ops.hpp"
+#include "monet/schedule/schedule.hpp"
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+TensorId tensor(GraphBuilder& b, const std::string& name, Shape shape, TensorRole role = TensorRole::activation) {
+  Tensor t;
+  t.name = name;
+  t.shape = std::move(shape);
+  t.role = role;
+  return b.add_tensor(std::move(t));  // fp32
+}
+
+Operator named(const std::string& name) {
+  Operator op;
+  op.name = name;
+  return op;
+}
+
+/// x[1,1,8,8] -> conv1 (3x3, pad 1) -> y -> conv2 (3x3, pad 1) -> z, all fp32.
+GraphPtr two_convs() {
+  GraphBuilder b("two_convs");
+  const TensorId x = tensor(b, "x", {1, 1, 8, 8}, TensorRole::input);
+  const TensorId w1 = tensor(b, "w1", {1, 1, 3, 3}, TensorRole::weight);
+  const TensorId w2 = tensor(b, "w2", {1, 1, 3, 3}, TensorRole::weight);
+  const TensorId y = tensor(b, "y", {1, 1, 8, 8});
+  const TensorId z = tensor(b, "z", {1, 1, 8, 8});
+  ops::Conv2dSpec s;
+  s.kernel = {3, 3};
+  s.pads = {1, 1, 1, 1};
+  ops::conv2d(b, named("conv1"), x, w1, std::nullopt, y, s);
+  ops::conv2d(b, named("conv2"), y, w2, std::nullopt, z, s);
+  return std::move(b).build();
+}
+
+/// Tiles of an operator split in two along a dimension.
+std::vector<ComputationNode> halves(const Graph& g, OperatorId op, const std::string& dim) {
+  const Operator& o = g.op(op);
+  const auto d = static_cast<std::size_t>(o.dim_index(dim));
+  std::vector<ComputationNode> out(2);
+  for (int i = 0; i < 2; ++i) {
+    out[static_cast<std::size_t>(i)].op = op;
+    out[static_cast<std::size_t>(i)].ranges = o.full_ranges();
+    const std::int64_t half = o.dims[d].size / 2;
+    out[static_cast<std::size_t>(i)].ranges[d] = Range{i * half, (i + 1) * half};
+  }
+  return out;
+}
+
+TEST(CNGraph, EdgesFollowTheConvolutionHalo) {
+  const GraphPtr g = two_convs();
+  auto nodes = halves(*g, 0, "OY");
+  auto second = halves(*g, 1, "OY");
+  nodes.insert(nodes.end(), second.begin(), second.end());
+  const CNGraph cn = connect_tiles(*g, nodes);
+  // conv2 rows [0,4) read y rows [-1,5) -> [0,5): 4 rows from conv1's first tile, 1 from its second.
+  // conv2 rows [4,8) read y rows [3,9) -> [3,8): 1 row from the first tile, 4 from the second. Row = 8 × 32 bits.
+  ASSERT_EQ(cn.edges.size(), 4u);
+  auto bits = [&](int src, int dst) {
+    for (const CNEdge& e : cn.edges) {
+      if (e.src == src && e.dst == dst) return e.bits;
+    }
+    return std::int64_t{-1};
+  };
+  EXPECT_EQ(bits(0, 2), 4 * 256);
+  EXPECT_EQ(bits(1, 2), 1 * 256);
+  EXPECT_EQ(bits(0, 3), 1 * 256);
+  EXPECT_EQ(bits(1, 3), 4 * 256);
+  // conv1's first tile reads x rows [0,5) and the whole 3x3 weight from off-chip.
+  ASSERT_EQ(cn.source_reads[0].size(), 2u);
+  EXPECT_EQ(cn.source_reads[0][0].bits, 5 * 256);
+  EXPECT_EQ(cn.source_reads[0][1].bits, 9 * 32);
+  // z is the graph output: each conv2 tile writes half of it.
+  EXPECT_EQ(cn.sink_bits[2], 4 * 256);
+  EXPECT_EQ(cn_name(*g, cn.nodes[3]), "conv2[OY 4:8]");
+}
+
+TEST(CNGraph, TilesMustCoverAndComeInDependencyOrder) {
+  const GraphPtr g = two_convs();
+  auto nodes = halves(*g, 0, "OY");
+  auto second = halves(*g, 1, "OY");
+  auto missing = nodes;
+  missing.push_back(second[0]);  // conv2's second half is missing
+  EXPECT_THROW(connect_tiles(*g, missing), InternalError);
+  auto reversed = second;  // conv2 before conv1
+  reversed.insert(reversed.end(), nodes.begin(), nodes.end());
+  EXPECT_THROW(connect_tiles(*g, reversed), InternalError);
+}
+
+const char* kVectorCore = R"([core]
+name = "vec"
+op_kinds = ["elementwise"]
+[array]
+dims = ["D1"]
+sizes = [4]
+unit_energy_pj = 0
+[[memories]]
+name = "sram"
+size_bits = 1_000_000
+read_energy_pj = 0
+write_energy_pj = 0
+operands = ["I1", "I2", "O"]
+  [[memories.ports]]
+  name = "rw"
+  type = "read_write"
+  bandwidth_bits = 64
+  allocation = { I1 = ["tl"], I2 = ["tl"], O = ["fl"] }
+)";
+
+/// Two cores that only reach each other through DRAM (one link each).
+const char* kViaDram = R"([accelerator]
+name = "via_dram"
+[[cores]]
+name = "c0"
+file = "vec.toml"
+[[cores]]
+name = "c1"
+file = "vec.toml"
+[offchip]
+size_bits = 1_000_000_000
+read_energy_pj_per_bit = 1
+write_energy_pj_per_bit = 2
+bandwidth_bits_per_cycle = 64
+[[links]]
+name = "l0"
+endpoints = ["c0", "dram"]
+bandwidth_bits_per_cycle = 64
+[[links]]
+name = "l1"
+endpoints = ["c1", "dram"]
+bandwidth_bits_per_cycle = 64
+energy_pj_per_bit = 0.5
+)";
+
+TEST(Scheduler, DataBetweenUnlinkedCoresGoesThroughDram) {
+  test::ScratchDir dir;
+  dir.write("vec.toml", kVectorCore);
+  const AcceleratorPtr acc = load_accelerator(dir.write("acc.toml", kViaDram));
+  GraphBuilder b("chain");
+  const TensorId x = tensor(b, "x", {256}, TensorRole::input);  // 256 × 32 = 8192 bits
+  const TensorId a = tensor(b, "a", {256});
+  const TensorId c = tensor(b, "c", {256});
+  ops::elementwise(b, named("first"), {x}, a, 1);
+  ops::elementwise(b, named("second"), {a}, c, 1);
+  const GraphPtr g = std::move(b).build();
+  const CNGraph cns = connect_tiles(*g, {{0, 0, g->op(0).full_ranges(), 0}, {1, 1, g->op(1).full_ranges(), 1}});
+  const std::vector<std::vector<int>> allowed{{0}, {1}};
+  const std::vector<int> fixed{-1, -1};
+  const CostFunction cost = [](const ComputationNode&, int) {
+    Cost c;
+    c.cycles = 100;
+    return c;
+  };
+  const ScheduleResult r = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost});
+  // first on c0: fetch x over l0, 8192 / 64 = 128 cycles [0,128); compute [128,228).
+  EXPECT_EQ(r.nodes[0].start, 128);
+  EXPECT_EQ(r.nodes[0].end, 228);
+  // a to c1 via DRAM: c0 -> dram [228,356), dram -> c1 [356,484); second computes [484,584).
+  ASSERT_EQ(r.transfers.size(), 4u);
+  EXPECT_EQ(r.transfers[1].to, Accelerator::kOffChip);
+  EXPECT_EQ(r.transfers[1].start, 228);
+  EXPECT_EQ(r.transfers[2].end, 484);
+  EXPECT_EQ(r.nodes[1].start, 484);
+  // c is the graph output: written back over l1 [584,712).
+  EXPECT_EQ(r.transfers[3].start, 584);
+  EXPECT_EQ(r.summary.latency_cycles, 712);
+  EXPECT_EQ(r.summary.offchip_read_bits, 2 * 8192);
+  EXPECT_EQ(r.summary.offchip_write_bits, 2 * 8192);
+  // Off-chip energy 16384 × 1 + 16384 × 2; links: only l1 costs 0.5 pJ/bit (dram -> c1 and the write-back).
+  EXPECT_DOUBLE_EQ(r.summary.energy.offchip_pj, 16384 * 1.0 + 16384 * 2.0);
+  EXPECT_DOUBLE_EQ(r.summary.energy.link_pj, 2 * 8192 * 0.5);
+  // c0 holds x [0,228) and a [128,356): both during [128,228). c1 holds a [356,584) and c [484,712).
+  EXPECT_EQ(r.summary.peak_memory_bits, (std::vector<std::int64_t>{16384, 16384}));
+}
+
+TEST(Scheduler, PicksTheCoreThatFinishesFirstAndSerializesALink) {
+  test::ScratchDir dir;
+  dir.write("vec.toml", kVectorCore);
+  const AcceleratorPtr acc = load_accelerator(dir.write("acc.toml", kViaDram));
+  GraphBuilder b("fanout");
+  const TensorId x = tensor(b, "x", {64}, TensorRole::input);  // 2048 bits: 32 cycles on a link
+  const TensorId y = tensor(b, "y", {64}, TensorRole::input);
+  ops::elementwise(b, named("p"), {x}, tensor(b, "p_out", {64}), 1);
+  ops::elementwise(b, named("q"), {y}, tensor(b, "q_out", {64}), 1);
+  const GraphPtr g = std::move(b).build();
+  const CNGraph cns = connect_tiles(*g, {{0, 0, g->op(0).full_ranges(), 0}, {1, 1, g->op(1).full_ranges(), 1}});
+  const std::vector<std::vector<int>> allowed{{0, 1}, {0, 1}};
+  const std::vector<int> fixed{-1, -1};
+  const CostFunction cost = [](const ComputationNode&, int) {
+    Cost c;
+    c.cycles = 1000;
+    return c;
+  };
+  const ScheduleResult r = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost});
+  // p takes c0 (tie -> lowest id); q finishes earlier on the idle c1. Both fetch through the one DRAM port:
+  // p's input [0,32), q's input waits for the port: [32,64).
+  EXPECT_EQ(r.nodes[0].core, 0);
+  EXPECT_EQ(r.nodes[1].core, 1);
+  EXPECT_EQ(r.nodes[1].start, 64);
+  // Fixing q on c0 instead makes it wait for p.
+  const std::vector<int> on_c0{-1, 0};
+  const ScheduleResult s = schedule(ScheduleInputs{*g, cns, *acc, allowed, on_c0, cost});
+  EXPECT_EQ(s.nodes[1].core, 0);
+  // c0 is free at 1032, but p's write-back holds l0 and the port during [1032,1064): fetch [1064,1096).
+  EXPECT_EQ(s.nodes[1].start, 1096);
+}
+
+}  // namespace
+}  // namespace monet
