@@ -58,6 +58,7 @@ class TomlWorkload {
     auto inputs = root_.table_array("inputs");
     if (inputs.empty()) root_.fail_table("a workload needs at least one [[inputs]] entry (name, shape)");
     for (TableReader& in : inputs) read_input(in);
+    if (inputs.size() == 1) last_ = 0;  // the first layer reads the only input unless it says otherwise
     auto layers = root_.table_array("layers");
     if (layers.empty()) root_.fail_table("a workload needs at least one [[layers]] entry");
     for (TableReader& l : layers) read_layer(l);
@@ -90,6 +91,7 @@ class TomlWorkload {
     const std::string role = t.choice("role", {"input", "label"}).value_or("input");
     x.role = role == "label" ? TensorRole::label : TensorRole::input;
     t.finish();
+    defined_.insert(x.name);
     builder_->add_tensor(std::move(x));
   }
 
@@ -115,7 +117,11 @@ class TomlWorkload {
     } else if (last_ != kNone) {
       names.push_back(builder_->tensor(last_).name);  // default: the previous layer
     } else {
-      t.fail_table("missing 'input' (the name of an input or an earlier layer)");
+      t.fail_table("missing 'input': the workload has several inputs (" + [&] {
+        std::vector<std::string> n;
+        for (const auto& d : defined_) n.push_back(d);
+        return join(n);
+      }() + ")");
     }
     if (names.size() != expected) {
       t.fail(key, "this operator takes " + std::to_string(expected) + " input(s), got " + std::to_string(names.size()));
