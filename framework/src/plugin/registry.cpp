@@ -111,7 +111,7 @@ std::vector<fs::path> Registry::default_search_path() {
       start = colon + 1;
     }
   }
-  const fs::path kernel_dir = fs::path(boost::dll::this_line_location().string()).parent_path();
+  const fs::path kernel_dir = fs::path(boost::dll::this_line_location().string()).lexically_normal().parent_path();
   out.push_back(kernel_dir / MONET_PLUGIN_SUBDIR);
   return out;
 }
