@@ -10,6 +10,8 @@
 
 #include "monet/config/toml_reader.hpp"
 #include "monet/experiment/runner.hpp"
+#include "monet/ir/workload_toml.hpp"
+#include "monet/report/inspect.hpp"
 #include "monet/report/report.hpp"
 #include "monet/util/strings.hpp"
 
@@ -80,6 +82,36 @@ int validate_command(const std::string& file) {
                                           "(an experiment), [accelerator], [core], or [[layers]] (a workload)");
   }
   std::cout << file << ": valid " << what << "\n";
+  return 0;
+}
+
+int inspect_command(const InspectOptions& o) {
+  const Registry& registry = Registry::global();
+  const fs::path file = o.workload;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) throw UserError(SourceLocation{o.workload}, "file not found");
+  const PluginHandle* frontend = nullptr;
+  if (!o.plugin.empty()) {
+    frontend = &registry.require(PluginKind::frontend, o.plugin, SourceLocation{"--plugin"});
+  } else {
+    frontend = registry.frontend_for(file);
+    if (!frontend) {
+      throw UserError(SourceLocation{o.workload}, "no workload frontend reads '" + file.extension().string() +
+                                                      "' files; frontends: " + registry.frontend_extensions());
+    }
+  }
+  // Frontend parameters from the command line, validated like an experiment's [workload] section.
+  toml::table params;
+  for (const std::string& s : o.sets) apply_override(params, s);
+  if (o.batch > 0) params.insert_or_assign("batch", o.batch);
+  TableReader reader(params, "<command line>", "workload", fs::current_path());
+  const ParamValues values = read_params(reader, frontend->info.params);
+  reader.finish();
+  const GraphPtr graph = registry.create<WorkloadFrontend>(*frontend, values)->load(file);
+  if (!o.emit_toml.empty()) {
+    write_file_atomically(o.emit_toml, workload_toml(*graph));
+  }
+  std::cout << (o.json ? inspect_json(*graph, file.string()) : inspect_text(*graph));
   return 0;
 }
 

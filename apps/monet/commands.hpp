@@ -1,6 +1,7 @@
 #pragma once
 // The subcommands of the monet CLI. Each returns the process exit code; user errors are thrown as
 // monet::UserError and turned into exit code 2 by main().
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,16 @@ struct RunOptions {
 int run_command(const RunOptions& options);
 
 int validate_command(const std::string& file);
+
+struct InspectOptions {
+  std::string workload;
+  bool json = false;
+  std::int64_t batch = 0;
+  std::vector<std::string> sets;  // frontend parameters, key=value
+  std::string plugin;             // "" = by extension
+  std::string emit_toml;          // write the workload in the native TOML format
+};
+int inspect_command(const InspectOptions& options);
 
 struct PluginsOptions {
   std::string describe;  // plugin name, "" = list all

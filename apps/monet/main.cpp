@@ -37,6 +37,15 @@ int real_main(int argc, char** argv) {
       app.add_subcommand("validate", "check an experiment, accelerator, core or workload file without running it");
   validate_cmd->add_option("file", validate_file, "TOML file")->required();
 
+  monet::cli::InspectOptions inspect;
+  CLI::App* inspect_cmd = app.add_subcommand("inspect", "show a workload operator by operator, with totals");
+  inspect_cmd->add_option("workload", inspect.workload, "workload file (.onnx, .toml)")->required();
+  inspect_cmd->add_flag("--json", inspect.json, "print JSON instead of a table");
+  inspect_cmd->add_option("--batch", inspect.batch, "override the batch size")->check(CLI::NonNegativeNumber);
+  inspect_cmd->add_option("--set", inspect.sets, "a frontend parameter: key=value (repeatable)");
+  inspect_cmd->add_option("--plugin", inspect.plugin, "frontend plugin (default: from the file extension)");
+  inspect_cmd->add_option("--emit-toml", inspect.emit_toml, "also write the workload in monet's TOML format");
+
   monet::cli::PluginsOptions plugins;
   CLI::App* plugins_cmd = app.add_subcommand("plugins", "list the plugins found, or describe one");
   plugins_cmd->add_option("--describe", plugins.describe, "plugin name: print its parameters and documentation");
@@ -66,6 +75,7 @@ int real_main(int argc, char** argv) {
   if (*run_cmd) return monet::cli::run_command(run);
   if (*validate_cmd) return monet::cli::validate_command(validate_file);
   if (*plugins_cmd) return monet::cli::plugins_command(plugins);
+  if (*inspect_cmd) return monet::cli::inspect_command(inspect);
   std::cout << app.help();
   return 0;
 }

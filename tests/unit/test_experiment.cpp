@@ -104,7 +104,7 @@ TEST_F(ExperimentTest, MissingFilesAndSections) {
               HasSubstr(path() + ":2:8: error: workload.file: file not found: "));
   dir_.write("model.xyz", "");
   EXPECT_EQ(fail("[workload]\nfile = \"model.xyz\"\n"),
-            path() + ":2:8: error: workload.file: no workload frontend reads '.xyz' files; frontends: toml (.toml); "
+            path() + ":2:8: error: workload.file: no workload frontend reads '.xyz' files; frontends: onnx (.onnx), toml (.toml); "
                      "name one with [workload] plugin = \"...\"");
 }
 

@@ -175,7 +175,7 @@ const std::string kHead = "[[inputs]]\nname = \"x\"\nshape = [1, 4, 8, 8]\n\n";
 TEST_F(TomlFrontendTest, MistakesNameTheLayerKey) {
   EXPECT_EQ(fail(kHead + "[[layers]]\nname = \"c\"\nop = \"convv\"\n"),
             path() + ":7:6: error: layers[0].op: unknown operator 'convv' (did you mean 'conv'?); supported: conv, "
-                     "linear, gemm, matmul, maxpool, avgpool, global_avgpool, softmax, flatten, reshape, relu, relu6, "
+                     "linear, gemm, matmul, maxpool, avgpool, global_avgpool, softmax, flatten, reshape, loopnest, relu, relu6, "
                      "clip, sigmoid, tanh, gelu, silu, identity, add, sub, mul, div");
   EXPECT_EQ(fail(kHead + "[[layers]]\nname = \"c\"\nop = \"conv\"\n"),
             path() + ":5:1: error: [layers[0]]: missing required key 'out_channels' (an integer)");
@@ -201,6 +201,74 @@ TEST_F(TomlFrontendTest, MistakesNameTheLayerKey) {
             path() + ":9:1: error: operator 'm': inner dimensions differ: [1, 4, 8, 8] x [1, 256] (8 vs 1)");
   EXPECT_EQ(fail("[[inputs]]\nname = \"a\"\nshape = [4]\n[[inputs]]\nname = \"b\"\nshape = [4]\n[[layers]]\nname = \"r\"\nop = \"relu\"\n"),
             path() + ":7:1: error: [layers[0]]: missing 'input': the workload has several inputs (a, b)");
+}
+
+// A generic layer: any loop nest, spelled out.
+const char* kLoopnest = R"([workload]
+name = "generic"
+
+[[inputs]]
+name = "x"
+shape = [1, 3, 16, 16]
+
+[[tensors]]
+name = "w"
+shape = [8, 3, 3, 3]
+
+[[tensors]]
+name = "mask"
+shape = [8]
+role = "buffer"
+
+[[layers]]
+name = "strided_conv"
+op = "loopnest"
+kind = "conv"
+dims = ["B", "K", "C", "OY", "OX", "FY", "FX"]
+sizes = [1, 8, 3, 7, 7, 3, 3]
+outputs = [{ tensor = "y", shape = [1, 8, 7, 7], index = ["B", "K", "OY", "OX"], partial_sum_bits = 48 }]
+inputs = [{ tensor = "x", index = ["B", "C", "2*OY + FY", "2*OX + FX"] },
+          { tensor = "w", index = ["K", "C", "FY", "FX"] }]
+attributes = { strides = [2, 2] }
+
+[[layers]]
+name = "flat"
+op = "loopnest"
+kind = "view"
+outputs = [{ tensor = "f", shape = [1, 392] }]
+inputs = [{ tensor = "y" }]
+)";
+
+TEST_F(TomlFrontendTest, GenericLoopNests) {
+  const GraphPtr g = load(kLoopnest);
+  const Operator* c = g->find_operator("strided_conv");
+  EXPECT_EQ(c->macs(), 8 * 3 * 7 * 7 * 9);
+  EXPECT_EQ(c->operands[1].access[2].str(c->dim_names()), "2*OY + FY");
+  EXPECT_EQ(c->operands[0].partial_sum_bits, 48);
+  EXPECT_EQ(c->attributes.at("strides"), (std::vector<std::int64_t>{2, 2}));
+  EXPECT_TRUE(g->find_operator("flat")->is_view());
+  EXPECT_EQ(g->find_tensor("mask")->role, TensorRole::buffer);
+  EXPECT_EQ(g->parameter_count(), 8 * 27);
+}
+
+TEST_F(TomlFrontendTest, GenericLoopNestMistakes) {
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string s = kLoopnest;
+    const auto pos = s.find(from);
+    EXPECT_NE(pos, std::string::npos) << from;
+    return s.replace(pos, from.size(), to);
+  };
+  EXPECT_EQ(fail(with("\"2*OY + FY\"", "\"2*OY + FZ\"")),
+            path() + ":24:35: error: layers[0].inputs[0].index: not an index expression over the loop dims (B, K, "
+                     "C, OY, OX, FY, FX): '2*OY + FZ': 'FZ' is not a loop dimension");
+  EXPECT_EQ(fail(with("tensor = \"w\", index", "tensor = \"ww\", index")),
+            path() + ":25:22: error: layers[0].inputs[1].tensor: 'ww' is not an input, a [[tensors]] entry or an "
+                     "earlier layer's output (did you mean 'w'?)");
+  EXPECT_EQ(fail(with("sizes = [1, 8, 3, 7, 7, 3, 3]", "sizes = [1, 8, 3, 7, 7, 3]")),
+            path() + ":22:9: error: layers[0].sizes: expected 7 sizes (one per entry of 'dims'), got 6");
+  EXPECT_THAT(fail(with("sizes = [1, 8, 3, 7, 7, 3, 3]", "sizes = [1, 8, 3, 9, 7, 3, 3]")),
+              HasSubstr("operator 'strided_conv' (conv): axis 2 of 'y' [1, 8, 7, 7] indexed by OY spans [0, 9): an "
+                        "output must be covered exactly"));
 }
 
 }  // namespace

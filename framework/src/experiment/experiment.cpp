@@ -225,26 +225,14 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
     e.workload_file = w.required_path("file");
     std::string name;
     if (!w.has("plugin")) {
-      const std::string ext = e.workload_file.extension().string();
-      std::vector<std::string> known;
-      for (const PluginHandle& p : registry.plugins()) {
-        if (p.info.kind != PluginKind::frontend) continue;
-        for (const std::string& x : p.info.file_extensions) {
-          known.push_back(p.info.name + " (" + x + ")");
-          if (x == ext && name.empty()) name = p.info.name;
-        }
+      const PluginHandle* h = registry.frontend_for(e.workload_file);
+      if (!h) {
+        w.fail("file", "no workload frontend reads '" + e.workload_file.extension().string() + "' files; frontends: " +
+                           registry.frontend_extensions() + "; name one with [workload] plugin = \"...\"");
       }
-      if (name.empty()) {
-        w.fail("file", "no workload frontend reads '" + ext + "' files; frontends: " +
-                           (known.empty() ? std::string("none") : join(known)) +
-                           "; name one with [workload] plugin = \"...\"");
-      }
-      w.mark_used("plugin");
-      TableReader copy = w;
-      e.frontend = choose(copy, PluginKind::frontend, name, registry, {"file"});
-    } else {
-      e.frontend = choose(w, PluginKind::frontend, "", registry, {"file"});
+      name = h->info.name;
     }
+    e.frontend = choose(w, PluginKind::frontend, name, registry, {"file"});
   }
 
   read_training(root, e, registry);

@@ -44,6 +44,14 @@ std::int64_t Graph::parameter_count() const {
   return n;
 }
 
+std::int64_t Graph::trainable_parameter_count() const {
+  std::int64_t n = 0;
+  for (const Tensor& t : tensors_) {
+    if (t.is_trainable()) n += t.elements();
+  }
+  return n;
+}
+
 std::int64_t Graph::buffer_count() const {
   std::int64_t n = 0;
   for (const Tensor& t : tensors_) {
@@ -111,8 +119,8 @@ void check_access(const Operator& op, const Operand& o, const Tensor& t) {
                              std::to_string(b.end) + ")";
     if (o.is_output()) {
       if (b.begin != 0 || b.end != extent) op_error(op, what + ": an output must be covered exactly");
-    } else if (e.is_plain_dim() && b.size() != extent) {
-      op_error(op, what + ": loop dimension and tensor disagree");
+    } else if (e.is_plain_dim() && b.size() > extent && !(o.indirect && axis == 0)) {
+      op_error(op, what + ": the loop dimension is larger than the tensor");
     } else if (b.end <= 0 || b.begin >= extent) {
       op_error(op, what + ": it never touches the tensor");
     }

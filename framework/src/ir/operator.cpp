@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 #include "monet/ir/graph.hpp"
@@ -35,6 +36,81 @@ std::string AffineExpr::str(std::span<const std::string> dim_names) const {
     s += offset < 0 ? " - " + std::to_string(-offset) : " + " + std::to_string(offset);
   }
   return s;
+}
+
+std::optional<AffineExpr> parse_affine(std::string_view text, std::span<const std::string> dim_names,
+                                       std::string* error) {
+  AffineExpr e;
+  std::size_t i = 0;
+  auto fail = [&](const std::string& why) -> std::optional<AffineExpr> {
+    if (error) *error = "'" + std::string(text) + "': " + why;
+    return std::nullopt;
+  };
+  auto skip = [&] {
+    while (i < text.size() && text[i] == ' ') ++i;
+  };
+  auto number = [&](std::int64_t& v) {
+    const std::size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == start) return false;
+    v = std::stoll(std::string(text.substr(start, i - start)));
+    return true;
+  };
+  auto ident = [&](std::string& s) {
+    const std::size_t start = i;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    s = std::string(text.substr(start, i - start));
+    return !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0]));
+  };
+  auto dim_of = [&](const std::string& name) -> int {
+    for (std::size_t d = 0; d < dim_names.size(); ++d) {
+      if (dim_names[d] == name) return static_cast<int>(d);
+    }
+    return -1;
+  };
+  skip();
+  if (i == text.size()) return fail("empty expression");
+  std::int64_t sign = 1;
+  bool first = true;
+  while (i < text.size()) {
+    skip();
+    if (!first || text[i] == '-' || text[i] == '+') {
+      if (text[i] != '+' && text[i] != '-') return fail("expected '+' or '-' at position " + std::to_string(i + 1));
+      sign = text[i] == '-' ? -1 : 1;
+      ++i;
+      skip();
+    }
+    first = false;
+    std::int64_t coeff = 1;
+    std::string name;
+    if (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      number(coeff);
+      skip();
+      if (i < text.size() && text[i] == '*') {
+        ++i;
+        skip();
+        if (!ident(name)) return fail("expected a dimension name after '*'");
+      }
+    } else if (ident(name)) {
+      skip();
+      if (i < text.size() && text[i] == '*') {
+        ++i;
+        skip();
+        if (!number(coeff)) return fail("expected an integer after '*'");
+      }
+    } else {
+      return fail("expected a dimension name or an integer at position " + std::to_string(i + 1));
+    }
+    if (name.empty()) {
+      e.offset += sign * coeff;
+    } else {
+      const int d = dim_of(name);
+      if (d < 0) return fail("'" + name + "' is not a loop dimension");
+      e.terms.push_back(AffineExpr::Term{d, sign * coeff});
+    }
+    skip();
+  }
+  return e;
 }
 
 // ---------------------------------------------------------------------------------------------- tensor

@@ -299,6 +299,130 @@ OperatorId pool2d(GraphBuilder& b, Operator op, TensorId input, TensorId output,
   return b.add_operator(std::move(op));
 }
 
+// ------------------------------------------------------------------------------- norms, softmax, lookup
+
+namespace {
+/// An operand reading a tensor whose shape is the trailing part of the output's (or broadcast to it).
+std::vector<AffineExpr> trailing_access(const Shape& operand, const Shape& out, const std::vector<int>& dims) {
+  std::vector<AffineExpr> acc;
+  for (std::size_t i = 0; i < operand.size(); ++i) {
+    const std::size_t axis = out.size() - operand.size() + i;
+    acc.push_back(operand[i] == 1 && out[axis] != 1 ? AffineExpr::constant(0) : dim(dims[axis]));
+  }
+  return acc;
+}
+std::vector<int> axis_dims(Operator& op, const Shape& out) {
+  const auto names = axis_dim_names(out.size());
+  std::vector<int> dims;
+  for (std::size_t i = 0; i < out.size(); ++i) dims.push_back(add_dim(op, names[i], out[i]));
+  return dims;
+}
+std::vector<AffineExpr> all_of(const std::vector<int>& dims) {
+  std::vector<AffineExpr> acc;
+  for (int d : dims) acc.push_back(dim(d));
+  return acc;
+}
+}  // namespace
+
+OperatorId batch_norm(GraphBuilder& b, Operator op, TensorId x, TensorId scale, TensorId bias,
+                      std::optional<TensorId> mean, std::optional<TensorId> var, TensorId output, bool training) {
+  const Shape out = b.tensor(output).shape;
+  if (out.size() < 2 || b.tensor(x).shape != out) {
+    fail(op.origin, op.name, "batch normalization needs an [N, C, ...] input and an output of the same shape");
+  }
+  for (std::optional<TensorId> t : {std::optional<TensorId>(scale), std::optional<TensorId>(bias), mean, var}) {
+    if (t && b.tensor(*t).shape != Shape{out[1]}) {
+      fail(op.origin, op.name, "'" + b.tensor(*t).name + "' should have shape [" + std::to_string(out[1]) + "]");
+    }
+  }
+  op.kind = OpKind::norm;
+  if (op.type.empty()) op.type = "BatchNormalization";
+  op.ops_per_iteration = training ? kBatchNormTrainingOps : kBatchNormInferenceOps;
+  const std::vector<int> dims = axis_dims(op, out);
+  op.operands.push_back(operand(b, output, OperandSlot::O, all_of(dims)));
+  op.operands.push_back(operand(b, x, OperandSlot::I1, all_of(dims)));
+  for (std::optional<TensorId> t : {std::optional<TensorId>(scale), std::optional<TensorId>(bias), mean, var}) {
+    if (t) op.operands.push_back(operand(b, *t, OperandSlot::I2, {dim(dims[1])}));
+  }
+  op.attributes["training_mode"] = {training ? 1 : 0};
+  return b.add_operator(std::move(op));
+}
+
+OperatorId layer_norm(GraphBuilder& b, Operator op, TensorId x, std::optional<TensorId> scale,
+                      std::optional<TensorId> bias, TensorId output, std::size_t axis) {
+  const Shape out = b.tensor(output).shape;
+  if (b.tensor(x).shape != out || axis >= out.size()) {
+    fail(op.origin, op.name, "layer normalization: bad axis or output shape");
+  }
+  const Shape normalized(out.begin() + static_cast<std::ptrdiff_t>(axis), out.end());
+  op.kind = OpKind::norm;
+  if (op.type.empty()) op.type = "LayerNormalization";
+  op.ops_per_iteration = kLayerNormOps;
+  const std::vector<int> dims = axis_dims(op, out);
+  op.operands.push_back(operand(b, output, OperandSlot::O, all_of(dims)));
+  op.operands.push_back(operand(b, x, OperandSlot::I1, all_of(dims)));
+  for (std::optional<TensorId> t : {scale, bias}) {
+    if (!t) continue;
+    if (b.tensor(*t).shape != normalized) {
+      fail(op.origin, op.name, "'" + b.tensor(*t).name + "' should have shape " + to_string(normalized));
+    }
+    op.operands.push_back(operand(b, *t, OperandSlot::I2, trailing_access(normalized, out, dims)));
+  }
+  op.attributes["axis"] = {static_cast<std::int64_t>(axis)};
+  return b.add_operator(std::move(op));
+}
+
+OperatorId softmax(GraphBuilder& b, Operator op, TensorId x, std::optional<TensorId> mask, TensorId output,
+                   std::size_t axis) {
+  const Shape out = b.tensor(output).shape;
+  if (b.tensor(x).shape != out || axis >= out.size()) fail(op.origin, op.name, "softmax: bad axis or output shape");
+  op.kind = OpKind::softmax;
+  if (op.type.empty()) op.type = "Softmax";
+  op.ops_per_iteration = kSoftmaxOps + (mask ? 1 : 0);
+  const std::vector<int> dims = axis_dims(op, out);
+  op.operands.push_back(operand(b, output, OperandSlot::O, all_of(dims)));
+  op.operands.push_back(operand(b, x, OperandSlot::I1, all_of(dims)));
+  if (mask) {
+    const Shape& ms = b.tensor(*mask).shape;
+    if (broadcast_shapes({ms, out}, op.origin, op.name) != out) {
+      fail(op.origin, op.name, "mask " + to_string(ms) + " does not broadcast to " + to_string(out));
+    }
+    op.operands.push_back(operand(b, *mask, OperandSlot::I2, trailing_access(ms, out, dims)));
+  }
+  op.attributes["axis"] = {static_cast<std::int64_t>(axis)};
+  return b.add_operator(std::move(op));
+}
+
+OperatorId embedding(GraphBuilder& b, Operator op, TensorId table, std::optional<TensorId> indices, TensorId output) {
+  const Shape out = b.tensor(output).shape;
+  const Shape& ts = b.tensor(table).shape;
+  if (ts.size() != 2 || out.empty() || out.back() != ts[1]) {
+    fail(op.origin, op.name, "embedding: table " + to_string(ts) + " and output " + to_string(out) + " disagree");
+  }
+  op.kind = OpKind::embedding;
+  if (op.type.empty()) op.type = "Gather";
+  op.ops_per_iteration = 0;
+  const std::vector<int> dims = axis_dims(op, out);
+  const int lookup = out.size() >= 2 ? dims[dims.size() - 2] : -1;
+  op.operands.push_back(operand(b, output, OperandSlot::O, all_of(dims)));
+  Operand tab = operand(b, table, OperandSlot::I2,
+                        {lookup >= 0 ? dim(lookup) : AffineExpr::constant(0), dim(dims.back())});
+  if (indices) {
+    const Shape& is = b.tensor(*indices).shape;
+    if (Shape(out.begin(), out.end() - 1) != is) {
+      fail(op.origin, op.name, "embedding: indices " + to_string(is) + " do not match output " + to_string(out));
+    }
+    std::vector<AffineExpr> acc(dims.size() - 1);
+    for (std::size_t i = 0; i + 1 < dims.size(); ++i) acc[i] = dim(dims[i]);
+    op.operands.push_back(operand(b, *indices, OperandSlot::I1, std::move(acc)));
+    tab.indirect = true;
+  } else if (lookup < 0 || out[out.size() - 2] > ts[0]) {
+    fail(op.origin, op.name, "embedding: more positions than table rows");
+  }
+  op.operands.push_back(std::move(tab));
+  return b.add_operator(std::move(op));
+}
+
 // ------------------------------------------------------------------------------------------------- view
 
 OperatorId view(GraphBuilder& b, Operator op, TensorId input, TensorId output) {

@@ -168,6 +168,26 @@ std::vector<std::string> Registry::names(PluginKind kind) const {
   return out;
 }
 
+const PluginHandle* Registry::frontend_for(const fs::path& file) const {
+  const std::string ext = file.extension().string();
+  for (const PluginHandle& p : plugins_) {
+    if (p.info.kind != PluginKind::frontend) continue;
+    for (const std::string& x : p.info.file_extensions) {
+      if (x == ext) return &p;
+    }
+  }
+  return nullptr;
+}
+
+std::string Registry::frontend_extensions() const {
+  std::vector<std::string> known;
+  for (const PluginHandle& p : plugins_) {
+    if (p.info.kind != PluginKind::frontend) continue;
+    for (const std::string& x : p.info.file_extensions) known.push_back(p.info.name + " (" + x + ")");
+  }
+  return known.empty() ? "none" : join(known);
+}
+
 const PluginHandle& Registry::require(PluginKind kind, std::string_view name, const SourceLocation& where) const {
   if (const PluginHandle* p = find(kind, name)) return *p;
   const auto available = names(kind);

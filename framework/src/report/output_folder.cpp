@@ -26,6 +26,29 @@ void remove_stale_temporaries(const fs::path& parent, const std::string& name) {
 }
 }  // namespace
 
+void write_file_atomically(const fs::path& file_in, const std::string& content) {
+  const fs::path file = fs::absolute(file_in).lexically_normal();
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) throw UserError(SourceLocation{file.string()}, "is a folder, expected a file name");
+  fs::create_directories(file.parent_path(), ec);
+  const fs::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp-" + std::to_string(getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << content;
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw UserError(SourceLocation{file.string()}, "cannot write the file");
+    }
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    throw UserError(SourceLocation{file.string()}, "cannot write the file: " + why);
+  }
+}
+
 void write_folder_atomically(const fs::path& dir_in, bool overwrite,
                              const std::vector<std::pair<std::string, std::string>>& files) {
   const fs::path dir = fs::absolute(dir_in).lexically_normal();

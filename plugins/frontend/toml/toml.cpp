@@ -30,7 +30,7 @@ constexpr PointwiseOp kPointwise[] = {
 const std::vector<std::string>& op_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n{"conv", "linear", "gemm", "matmul", "maxpool", "avgpool", "global_avgpool",
-                               "softmax", "flatten", "reshape"};
+                               "softmax", "flatten", "reshape", "loopnest"};
     for (const PointwiseOp& p : kPointwise) n.emplace_back(p.name);
     return n;
   }();
@@ -59,6 +59,7 @@ class TomlWorkload {
     if (inputs.empty()) root_.fail_table("a workload needs at least one [[inputs]] entry (name, shape)");
     for (TableReader& in : inputs) read_input(in);
     if (inputs.size() == 1) last_ = 0;  // the first layer reads the only input unless it says otherwise
+    for (TableReader& t : root_.table_array("tensors")) read_stored_tensor(t);
     auto layers = root_.table_array("layers");
     if (layers.empty()) root_.fail_table("a workload needs at least one [[layers]] entry");
     for (TableReader& l : layers) read_layer(l);
@@ -93,6 +94,114 @@ class TomlWorkload {
     t.finish();
     defined_.insert(x.name);
     builder_->add_tensor(std::move(x));
+  }
+
+  /// [[tensors]]: stored tensors (parameters and buffers) that generic layers read.
+  void read_stored_tensor(TableReader& t) {
+    Tensor x;
+    x.origin = t.where();
+    x.name = t.required_string("name");
+    if (builder_->find_tensor(x.name) != kNone) t.fail("name", "'" + x.name + "' is defined twice");
+    auto shape = t.integer_list("shape", Bounds::at_least(1));
+    if (!shape) t.fail_missing("shape", "a list of positive integers");
+    x.shape = *shape;
+    x.dtype = element_type(t, "dtype").value_or(weight_dtype_.value_or(dtype_));
+    const std::string role = t.choice("role", {"weight", "buffer"}).value_or("weight");
+    x.role = role == "buffer" ? TensorRole::buffer : TensorRole::weight;
+    x.frozen = t.boolean("frozen").value_or(false);
+    if (x.frozen && x.role != TensorRole::weight) t.fail("frozen", "only weights can be frozen");
+    t.finish();
+    defined_.insert(x.name);
+    builder_->add_tensor(std::move(x));
+  }
+
+  /// A tensor that generic layers may read: inputs, stored tensors and earlier outputs.
+  TensorId existing(TableReader& t, std::string_view key, const std::string& name) {
+    const TensorId id = builder_->find_tensor(name);
+    if (id == kNone) {
+      std::vector<std::string> known(defined_.begin(), defined_.end());
+      t.fail(key, "'" + name + "' is not an input, a [[tensors]] entry or an earlier layer's output" +
+                      did_you_mean(name, known));
+    }
+    return id;
+  }
+
+  std::vector<AffineExpr> index_of(TableReader& t, const std::vector<std::string>& dims) {
+    std::vector<AffineExpr> acc;
+    auto index = t.string_list("index");
+    if (!index) return acc;  // the whole tensor, without an affine relation (views)
+    for (const std::string& text : *index) {
+      std::string error;
+      auto e = parse_affine(text, dims, &error);
+      if (!e) t.fail("index", "not an index expression over the loop dims (" + join(dims) + "): " + error);
+      acc.push_back(*e);
+    }
+    return acc;
+  }
+
+  /// op = "loopnest": any operator, spelled out (what `monet inspect --emit-toml` writes).
+  OperatorId read_loopnest(TableReader& t, Operator op) {
+    op.kind = *parse_op_kind(t.choice("kind", all_op_kind_names()).value_or("elementwise"));
+    op.type = t.string("type").value_or(to_string(op.kind));
+    if (auto phase = t.choice("phase", {"forward", "loss", "backward_dx", "backward_dw", "optimizer", "recompute"})) {
+      op.phase = *parse_phase(*phase);
+    }
+    const auto dims = t.string_list("dims").value_or(std::vector<std::string>{});
+    const auto sizes = t.integer_list("sizes", Bounds::at_least(1)).value_or(std::vector<std::int64_t>{});
+    if (dims.size() != sizes.size()) {
+      t.fail("sizes", "expected " + std::to_string(dims.size()) + " sizes (one per entry of 'dims'), got " +
+                          std::to_string(sizes.size()));
+    }
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      if (!seen.insert(dims[i]).second) t.fail("dims", "dimension '" + dims[i] + "' is listed twice");
+      op.dims.push_back(LoopDim{dims[i], sizes[i]});
+    }
+    op.ops_per_iteration = t.number("ops_per_iteration", Bounds::non_negative()).value_or(1);
+    auto outputs = t.table_array("outputs");
+    if (outputs.empty()) t.fail_missing("outputs", "a list of { tensor, shape, index } tables");
+    for (TableReader& o : outputs) {
+      Tensor y;
+      y.origin = o.where();
+      y.name = o.required_string("tensor");
+      if (builder_->find_tensor(y.name) != kNone) o.fail("tensor", "'" + y.name + "' is defined twice");
+      auto shape = o.integer_list("shape", Bounds::at_least(1));
+      if (!shape) o.fail_missing("shape", "a list of positive integers");
+      y.shape = *shape;
+      y.dtype = element_type(o, "dtype").value_or(dtype_);
+      y.role = o.choice("role", {"activation", "buffer"}).value_or("activation") == "buffer" ? TensorRole::buffer
+                                                                                               : TensorRole::activation;
+      Operand operand;
+      operand.slot = OperandSlot::O;
+      operand.access = index_of(o, dims);
+      operand.precision_bits = static_cast<int>(o.integer("precision_bits", Bounds::at_least(1)).value_or(bits_of(y.dtype)));
+      operand.partial_sum_bits = static_cast<int>(o.integer("partial_sum_bits", Bounds::at_least(1)).value_or(0));
+      o.finish();
+      defined_.insert(y.name);
+      operand.tensor = builder_->add_tensor(std::move(y));
+      op.operands.push_back(std::move(operand));
+    }
+    auto inputs = t.table_array("inputs");
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      TableReader& in = inputs[k];
+      Operand operand;
+      const std::string name = in.required_string("tensor");
+      operand.tensor = existing(in, "tensor", name);
+      const std::string slot = in.choice("slot", {"I1", "I2"}).value_or(k == 0 ? "I1" : "I2");
+      operand.slot = *parse_operand_slot(slot);
+      operand.access = index_of(in, dims);
+      operand.precision_bits = static_cast<int>(
+          in.integer("precision_bits", Bounds::at_least(1)).value_or(bits_of(builder_->tensor(operand.tensor).dtype)));
+      operand.indirect = in.boolean("indirect").value_or(false);
+      in.finish();
+      op.operands.push_back(std::move(operand));
+    }
+    if (auto attrs = t.table("attributes")) {
+      for (const std::string& k : attrs->keys()) op.attributes[k] = *attrs->integer_list(k);
+      attrs->finish();
+    }
+    op.source_nodes = t.string_list("source_nodes").value_or(std::vector<std::string>{});
+    return builder_->add_operator(std::move(op));
   }
 
   TensorId lookup(TableReader& t, std::string_view key, const std::string& name) {
@@ -187,7 +296,9 @@ class TomlWorkload {
     const SourceLocation where = t.where();
 
     OperatorId id = kNone;
-    if (kind == "conv") {
+    if (kind == "loopnest") {
+      id = read_loopnest(t, std::move(op));
+    } else if (kind == "conv") {
       const TensorId x = read_inputs(t, 1)[0];
       const std::int64_t k = t.required_integer("out_channels", Bounds::at_least(1));
       ops::Conv2dSpec s;
@@ -324,9 +435,12 @@ class TomlWorkload {
         if (o.is_output()) o.partial_sum_bits = psum;
       }
     }
-    const std::string& produced = builder_->op(id).name;
-    defined_.insert(produced);
-    last_ = builder_->find_tensor(produced);
+    for (const Operand& o : builder_->op(id).operands) {
+      if (!o.is_output()) continue;
+      defined_.insert(builder_->tensor(o.tensor).name);
+      last_ = o.tensor;  // the next layer's default input
+      break;
+    }
   }
 
   const TomlDocument& doc_;

@@ -2,6 +2,8 @@
 // Index ranges and affine access relations of loop nests: a tensor axis is indexed by
 // offset + Σ coeff·dim, e.g. the input row of a convolution  iy = s·oy + d·fy − p.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,5 +46,10 @@ struct AffineExpr {
   [[nodiscard]] MONET_API std::string str(std::span<const std::string> dim_names) const;
   bool operator==(const AffineExpr&) const = default;
 };
+
+/// Parses "2*OY + FY - 3" (terms: integer, dim, integer*dim, dim*integer; + and -) against dimension names.
+/// Returns nullopt and sets `error` when the text is not such an expression.
+MONET_API std::optional<AffineExpr> parse_affine(std::string_view text, std::span<const std::string> dim_names,
+                                                 std::string* error);
 
 }  // namespace monet

@@ -28,7 +28,8 @@ class MONET_API Graph {
   // Totals over all operators.
   [[nodiscard]] std::int64_t total_macs() const;
   [[nodiscard]] double total_vector_ops() const;
-  [[nodiscard]] std::int64_t parameter_count() const;  // elements of weight tensors
+  [[nodiscard]] std::int64_t parameter_count() const;  // elements of weight tensors (trainable and frozen)
+  [[nodiscard]] std::int64_t trainable_parameter_count() const;  // elements of weights that are not frozen
   [[nodiscard]] std::int64_t buffer_count() const;     // elements of buffer tensors
 
  private:

@@ -28,6 +28,9 @@ struct Operand {
   std::vector<AffineExpr> access;
   int precision_bits = 0;     // bits per element as read or written by the arithmetic
   int partial_sum_bits = 0;   // outputs: bits of partial sums while the reduction runs (0 = precision_bits)
+  /// Gathered operand (embedding tables): the index along axis 0 is data dependent. access[0] enumerates the
+  /// lookups instead, so regions have the right size (one row per lookup) though not the rows' identity.
+  bool indirect = false;
 
   [[nodiscard]] bool is_output() const { return slot == OperandSlot::O; }
   [[nodiscard]] int accumulation_bits() const { return partial_sum_bits > 0 ? partial_sum_bits : precision_bits; }
@@ -45,6 +48,7 @@ struct Operator {
   OperatorId derived_from = kNone;  // backward / optimizer / recompute operators: the forward operator
   std::map<std::string, std::vector<std::int64_t>> attributes;  // stride, pads, groups, ... as given
   SourceLocation origin;            // where the user defined it
+  std::vector<std::string> source_nodes;  // imported graphs: every original node this operator stands for
 
   /// Product of all loop sizes.
   [[nodiscard]] MONET_API std::int64_t iterations() const;

@@ -65,6 +65,30 @@ MONET_API OperatorId pool2d(GraphBuilder& b, Operator base, TensorId input, Tens
 /// A view (reshape, flatten, squeeze, ...): the output aliases the input; no loop nest, no cost.
 MONET_API OperatorId view(GraphBuilder& b, Operator base, TensorId input, TensorId output);
 
+/// Arithmetic operations per element of the normalisation and softmax operators: statistics count one
+/// operation per element per reduction pass. Batch norm in training: mean and variance (2) + normalise
+/// (subtract, scale) + affine (multiply, add) = 6; in inference the per-channel affine map is folded: 2.
+/// Layer norm always computes its statistics: 6. Softmax: max, subtract, exp, sum, divide = 5, +1 with a mask.
+inline constexpr double kBatchNormTrainingOps = 6;
+inline constexpr double kBatchNormInferenceOps = 2;
+inline constexpr double kLayerNormOps = 6;
+inline constexpr double kSoftmaxOps = 5;
+
+/// Batch normalization of x ([N, C, ...]) per channel C; scale, bias, mean, var are [C].
+MONET_API OperatorId batch_norm(GraphBuilder& b, Operator base, TensorId x, TensorId scale, TensorId bias,
+                                std::optional<TensorId> mean, std::optional<TensorId> var, TensorId output,
+                                bool training);
+/// Layer normalization of x over its axes from `axis` on; scale and bias have those axes' shape.
+MONET_API OperatorId layer_norm(GraphBuilder& b, Operator base, TensorId x, std::optional<TensorId> scale,
+                                std::optional<TensorId> bias, TensorId output, std::size_t axis);
+/// Softmax of x along `axis`, with an optional mask (additive or boolean) broadcast to x.
+MONET_API OperatorId softmax(GraphBuilder& b, Operator base, TensorId x, std::optional<TensorId> mask,
+                             TensorId output, std::size_t axis);
+/// Embedding lookup out[..., t, k] = table[index(..., t)][k] from a [V, K] table. With `indices` the rows are
+/// data dependent (the table operand is indirect); without, the rows are 0..T-1 (positions).
+MONET_API OperatorId embedding(GraphBuilder& b, Operator base, TensorId table, std::optional<TensorId> indices,
+                               TensorId output);
+
 /// Names of the axes of a rank-r activation used for elementwise dims: 4 → B K OY OX, 3 → B D K, 2 → D K, 1 → K.
 MONET_API std::vector<std::string> axis_dim_names(std::size_t rank);
 

@@ -20,6 +20,7 @@ struct Tensor {
   Shape shape;
   ElementType dtype = ElementType::fp32;
   TensorRole role = TensorRole::activation;
+  bool frozen = false;                // a weight that receives no gradient (fine-tuning, LoRA-style studies)
   OperatorId producer = kNone;       // filled by GraphBuilder::build
   std::vector<OperatorId> consumers;  // filled by GraphBuilder::build, in operator order
   SourceLocation origin;             // where the user defined it (for messages)
@@ -29,6 +30,7 @@ struct Tensor {
   /// Storage in whole bytes (sub-byte types are packed, rounded up).
   [[nodiscard]] std::int64_t bytes() const { return (bits() + 7) / 8; }
   [[nodiscard]] bool is_parameter() const { return role == TensorRole::weight; }
+  [[nodiscard]] bool is_trainable() const { return role == TensorRole::weight && !frozen; }
 };
 
 }  // namespace monet

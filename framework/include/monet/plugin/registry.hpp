@@ -47,6 +47,10 @@ class MONET_API Registry {
   [[nodiscard]] const std::vector<std::filesystem::path>& search_path() const { return search_path_; }
   [[nodiscard]] const PluginHandle* find(PluginKind kind, std::string_view name) const;
   [[nodiscard]] std::vector<std::string> names(PluginKind kind) const;
+  /// The first frontend that declares the file's extension; nullptr when none does.
+  [[nodiscard]] const PluginHandle* frontend_for(const std::filesystem::path& file) const;
+  /// "toml (.toml), onnx (.onnx)" for messages.
+  [[nodiscard]] std::string frontend_extensions() const;
   /// Like find, but a missing plugin is a UserError at `where` listing the closest names and any library
   /// that failed to load.
   [[nodiscard]] const PluginHandle& require(PluginKind kind, std::string_view name, const SourceLocation& where) const;

@@ -28,6 +28,9 @@ MONET_API std::string summary_text(const PreparedExperiment& prepared, const Run
 /// Writes a set of files as one folder, atomically: everything goes into a hidden sibling folder that is
 /// renamed into place at the end, so a failed run leaves no partial folder. An existing folder is replaced
 /// only when `overwrite` is set (else UserError).
+/// Writes one file atomically (a temporary file in the same folder, renamed into place).
+MONET_API void write_file_atomically(const std::filesystem::path& file, const std::string& content);
+
 MONET_API void write_folder_atomically(const std::filesystem::path& dir, bool overwrite,
                                        const std::vector<std::pair<std::string, std::string>>& files);
 

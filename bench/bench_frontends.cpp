@@ -1,0 +1,25 @@
+// Workload import speed. Target (frontend issue): loading gpt2_small.onnx and building its IR < 0.5 s.
+#include <benchmark/benchmark.h>
+
+#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/registry.hpp"
+
+namespace {
+
+void load_model(benchmark::State& state, const char* file) {
+  const monet::Registry& r = monet::Registry::global();
+  const monet::PluginHandle* h = r.find(monet::PluginKind::frontend, "onnx");
+  const auto frontend = r.create<monet::WorkloadFrontend>(*h, monet::default_params(h->info.params, "bench"));
+  const auto path = std::filesystem::path(MONET_SOURCE_DIR) / "workloads/onnx" / file;
+  std::size_t operators = 0;
+  for (auto _ : state) operators = frontend->load(path)->operators().size();
+  state.counters["operators"] = static_cast<double>(operators);
+}
+
+void BM_LoadGpt2Small(benchmark::State& state) { load_model(state, "gpt2_small.onnx"); }
+BENCHMARK(BM_LoadGpt2Small)->Unit(benchmark::kMillisecond);
+
+void BM_LoadResNet18(benchmark::State& state) { load_model(state, "resnet18.onnx"); }
+BENCHMARK(BM_LoadResNet18)->Unit(benchmark::kMillisecond);
+
+}  // namespace

@@ -1,0 +1,155 @@
+#include "monet/report/inspect.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "monet/util/strings.hpp"
+
+namespace monet {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+/// Elements of stored parameters an operator is the first reader of (shared weights count once).
+std::int64_t new_parameters(const Graph& g, const Operator& op) {
+  std::int64_t n = 0;
+  std::vector<TensorId> seen;
+  for (const Operand& o : op.operands) {
+    const Tensor& t = g.tensor(o.tensor);
+    if (o.is_output() || t.role != TensorRole::weight || t.producer != kNone) continue;
+    if (t.consumers.empty() || t.consumers.front() != op.id) continue;
+    if (std::find(seen.begin(), seen.end(), t.id) != seen.end()) continue;
+    seen.push_back(t.id);
+    n += t.elements();
+  }
+  return n;
+}
+
+std::string dims_text(const Operator& op) {
+  std::string s;
+  for (const LoopDim& d : op.dims) {
+    if (!s.empty()) s += " ";
+    s += d.name + "=" + std::to_string(d.size);
+  }
+  return s.empty() ? "-" : s;
+}
+
+const Tensor* first_output(const Graph& g, const Operator& op) {
+  for (const Operand& o : op.operands) {
+    if (o.is_output()) return &g.tensor(o.tensor);
+  }
+  return nullptr;
+}
+
+std::int64_t output_bytes(const Graph& g, const Operator& op) {
+  std::int64_t b = 0;
+  for (const Operand& o : op.operands) {
+    if (o.is_output()) b += g.tensor(o.tensor).bytes();
+  }
+  return b;
+}
+
+}  // namespace
+
+WorkloadTotals workload_totals(const Graph& g) {
+  WorkloadTotals t;
+  t.operators = static_cast<std::int64_t>(g.operators().size());
+  t.macs = g.total_macs();
+  t.vector_ops = g.total_vector_ops();
+  for (const Tensor& x : g.tensors()) {
+    if (x.producer != kNone) continue;
+    if (x.role == TensorRole::weight) {
+      (x.frozen ? t.params_frozen : t.params_trainable) += x.elements();
+      t.parameter_bytes += x.bytes();
+    } else if (x.role == TensorRole::buffer) {
+      t.params_buffers += x.elements();
+    }
+  }
+  for (const Operator& op : g.operators()) {
+    if (!op.is_view()) t.activation_bytes += output_bytes(g, op);
+  }
+  return t;
+}
+
+std::string inspect_text(const Graph& g) {
+  std::ostringstream out;
+  std::size_t name_w = 4;
+  for (const Operator& op : g.operators()) name_w = std::max(name_w, op.name.size());
+  name_w = std::min<std::size_t>(name_w, 48);
+  auto pad = [](std::string s, std::size_t w, bool right = false) {
+    if (s.size() > w) s = s.substr(0, w - 1) + "~";
+    const std::string fill(w - s.size(), ' ');
+    return right ? fill + s : s + fill;
+  };
+  out << pad("operator", name_w) << "  " << pad("kind", 11) << "  " << pad("type", 18) << "  " << pad("MACs", 15, true)
+      << "  " << pad("params", 11, true) << "  " << pad("output", 20) << "  " << pad("out bytes", 11, true)
+      << "  loop dims\n";
+  for (const Operator& op : g.operators()) {
+    const Tensor* y = first_output(g, op);
+    out << pad(op.name, name_w) << "  " << pad(to_string(op.kind), 11) << "  " << pad(op.type, 18) << "  "
+        << pad(with_thousands(op.macs()), 15, true) << "  " << pad(with_thousands(new_parameters(g, op)), 11, true)
+        << "  " << pad(y ? to_string(y->shape) : "-", 20) << "  " << pad(with_thousands(output_bytes(g, op)), 11, true)
+        << "  " << dims_text(op) << "\n";
+  }
+  const WorkloadTotals t = workload_totals(g);
+  out << "\nworkload          " << g.name() << "\n"
+      << "operators         " << t.operators << "\n"
+      << "forward MACs      " << with_thousands(t.macs) << "\n"
+      << "vector ops        " << with_thousands(static_cast<long long>(t.vector_ops)) << "\n"
+      << "parameters        " << with_thousands(t.params_trainable) << " trainable, " << with_thousands(t.params_frozen)
+      << " frozen (" << with_thousands(t.parameter_bytes) << " bytes)\n"
+      << "buffers           " << with_thousands(t.params_buffers) << " elements\n"
+      << "activations       " << with_thousands(t.activation_bytes) << " bytes written by operators\n";
+  return out.str();
+}
+
+std::string inspect_json(const Graph& g, const std::string& file) {
+  const WorkloadTotals t = workload_totals(g);
+  json j;
+  j["workload"] = g.name();
+  j["file"] = file;
+  j["params_trainable"] = t.params_trainable;
+  j["params_frozen"] = t.params_frozen;
+  j["params_buffers"] = t.params_buffers;
+  j["parameter_bytes"] = t.parameter_bytes;
+  j["forward_macs"] = t.macs;
+  j["vector_ops"] = t.vector_ops;
+  j["activation_bytes"] = t.activation_bytes;
+  auto tensors = [&](const std::vector<TensorId>& ids) {
+    json a = json::array();
+    for (TensorId id : ids) {
+      const Tensor& x = g.tensor(id);
+      a.push_back(json{{"name", x.name}, {"shape", x.shape}, {"dtype", to_string(x.dtype)}, {"role", to_string(x.role)}});
+    }
+    return a;
+  };
+  std::vector<TensorId> inputs;
+  for (const Tensor& x : g.tensors()) {
+    if (x.role == TensorRole::input || x.role == TensorRole::label) inputs.push_back(x.id);
+  }
+  j["inputs"] = tensors(inputs);
+  j["outputs"] = tensors(g.outputs());
+  json ops = json::array();
+  for (const Operator& op : g.operators()) {
+    json dims = json::object();
+    for (const LoopDim& d : op.dims) dims[d.name] = d.size;
+    const Tensor* y = first_output(g, op);
+    json o{{"name", op.name},
+           {"kind", to_string(op.kind)},
+           {"type", op.type},
+           {"dims", dims},
+           {"macs", op.macs()},
+           {"vector_ops", op.vector_ops()},
+           {"params", new_parameters(g, op)},
+           {"output_shape", y ? json(y->shape) : json(nullptr)},
+           {"output_bytes", output_bytes(g, op)}};
+    if (!op.source_nodes.empty()) o["source_nodes"] = op.source_nodes;
+    ops.push_back(std::move(o));
+  }
+  j["operators"] = ops;
+  return j.dump(1) + "\n";
+}
+
+}  // namespace monet
