@@ -13,6 +13,7 @@
 #include "monet/ir/workload_toml.hpp"
 #include "monet/report/inspect.hpp"
 #include "monet/report/report.hpp"
+#include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet::cli {
@@ -107,11 +108,32 @@ int inspect_command(const InspectOptions& o) {
   TableReader reader(params, "<command line>", "workload", fs::current_path());
   const ParamValues values = read_params(reader, frontend->info.params);
   reader.finish();
-  const GraphPtr graph = registry.create<WorkloadFrontend>(*frontend, values)->load(file);
+  GraphPtr graph = registry.create<WorkloadFrontend>(*frontend, values)->load(file);
+  if (o.training) {
+    TrainingSettings settings;
+    settings.micro_batches = o.micro_batches;
+    if (!o.precision.empty()) {
+      settings.precision = Precision::preset_named(o.precision);
+      if (!settings.precision) {
+        throw UserError("--precision '" + o.precision + "' is not a preset; presets: " + join(Precision::preset_names()) +
+                        did_you_mean(o.precision, Precision::preset_names()));
+      }
+    }
+    const PluginHandle& bw = registry.require(PluginKind::backward, "autodiff", SourceLocation{"--training"});
+    graph = registry.create<BackwardGenerator>(bw, default_params(bw.info.params, "autodiff"))->generate(*graph, settings);
+    const PluginHandle& opt = registry.require(PluginKind::optimizer, o.optimizer, SourceLocation{"--optimizer"});
+    graph = registry.create<OptimizerModel>(opt, default_params(opt.info.params, o.optimizer))->apply(*graph, settings);
+    if (settings.precision) graph = apply_precision(*graph, *settings.precision);
+  }
   if (!o.emit_toml.empty()) {
     write_file_atomically(o.emit_toml, workload_toml(*graph));
   }
-  std::cout << (o.json ? inspect_json(*graph, file.string()) : inspect_text(*graph));
+  if (o.json) {
+    std::cout << inspect_json(*graph, file.string(), o.training);
+  } else {
+    std::cout << inspect_text(*graph);
+    if (o.training) std::cout << inspect_training_text(*graph);
+  }
   return 0;
 }
 

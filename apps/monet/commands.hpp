@@ -24,6 +24,10 @@ struct InspectOptions {
   std::vector<std::string> sets;  // frontend parameters, key=value
   std::string plugin;             // "" = by extension
   std::string emit_toml;          // write the workload in the native TOML format
+  bool training = false;          // show the training step (autodiff + optimizer)
+  std::string optimizer = "sgd";
+  std::string precision;          // a precision preset ("" = the workload's element types)
+  std::int64_t micro_batches = 1;
 };
 int inspect_command(const InspectOptions& options);
 

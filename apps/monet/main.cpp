@@ -45,6 +45,11 @@ int real_main(int argc, char** argv) {
   inspect_cmd->add_option("--set", inspect.sets, "a frontend parameter: key=value (repeatable)");
   inspect_cmd->add_option("--plugin", inspect.plugin, "frontend plugin (default: from the file extension)");
   inspect_cmd->add_option("--emit-toml", inspect.emit_toml, "also write the workload in monet's TOML format");
+  inspect_cmd->add_flag("--training", inspect.training, "show one training step: forward, loss, backward, optimizer");
+  inspect_cmd->add_option("--optimizer", inspect.optimizer, "optimizer plugin for --training")->capture_default_str();
+  inspect_cmd->add_option("--precision", inspect.precision, "precision preset for --training (fp32, mixed_bf16, int8_stream)");
+  inspect_cmd->add_option("--micro-batches", inspect.micro_batches, "gradient accumulation steps for --training")
+      ->check(CLI::PositiveNumber);
 
   monet::cli::PluginsOptions plugins;
   CLI::App* plugins_cmd = app.add_subcommand("plugins", "list the plugins found, or describe one");

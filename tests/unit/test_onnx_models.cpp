@@ -118,7 +118,7 @@ TEST(OnnxModels, Gpt2Small) {
   const Operator* sm = g->find_operator("/blocks.0/Softmax");
   EXPECT_EQ(sm->operands.size(), 3u);  // output, scores, causal mask
   EXPECT_EQ(sm->attributes.at("mask"), std::vector<std::int64_t>{1});
-  EXPECT_EQ(g->tensor(sm->operands[2].tensor).role, TensorRole::buffer);
+  EXPECT_EQ(g->tensor(sm->operands[2].tensor).role, TensorRole::activation);  // built by torch.tril in forward
   const Operator* qkv = g->find_operator("/blocks.0/qkv/MatMul");
   EXPECT_EQ(qkv->kind, OpKind::gemm);
   EXPECT_EQ(qkv->operands.size(), 4u);  // output, x, weight (read transposed), bias

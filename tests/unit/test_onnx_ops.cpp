@@ -222,7 +222,7 @@ TEST_F(OnnxOps, SemanticPatterns) {
   const Operator* sm = g->find_operator("Softmax");
   EXPECT_EQ(sm->attributes.at("mask"), std::vector<std::int64_t>{1});
   EXPECT_EQ(g->tensor(sm->operands[1].tensor).name, "scores");
-  EXPECT_EQ(g->tensor(sm->operands[2].tensor).role, TensorRole::buffer);
+  EXPECT_EQ(g->tensor(sm->operands[2].tensor).role, TensorRole::activation);  // computed in forward
   EXPECT_EQ(g->find_operator("Where"), nullptr);
   // Every parameter once: table, W, bias.
   EXPECT_EQ(workload_totals(*g).params_trainable, 100 * 16 + 16 * 16 + 16);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "monet/config/toml_reader.hpp"
+#include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet {
@@ -12,8 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kSections{"experiment", "workload", "training", "architecture", "cost_model",
-                                         "allocation", "fusion", "search", "output", "provenance"};
+const std::vector<std::string> kSections{"experiment", "workload", "training", "precision", "architecture",
+                                         "cost_model", "allocation", "fusion", "search", "output", "provenance"};
 
 /// Keys the kernel owns in a plugin section; plugins may not declare parameters with these names.
 bool is_kernel_key(const std::string& k) { return k == "plugin" || k == "file"; }
@@ -236,6 +237,11 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   }
 
   read_training(root, e, registry);
+  if (auto p = root.table("precision")) {
+    e.precision = read_precision(*p);
+    p->finish();
+    e.training.precision = e.precision;
+  }
 
   {
     TableReader a = root.required_table("architecture");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet {
@@ -132,7 +133,9 @@ PreparedExperiment prepare(Experiment e, const Registry& registry) {
     p.graph = backward->generate(*p.forward, e.training);
     auto optimizer = registry.create<OptimizerModel>(*e.optimizer->plugin, e.optimizer->params);
     p.graph = optimizer->apply(*p.graph, e.training);
+    spdlog::info("training step: {} operators", p.graph->operators().size());
   }
+  if (e.precision) p.graph = apply_precision(*p.graph, *e.precision);
 
   std::map<std::string, std::shared_ptr<const CostModel>> models;
   for (const auto& [name, choice] : e.cost_models) {

@@ -118,7 +118,12 @@ void check_access(const Operator& op, const Operand& o, const Tensor& t) {
                              " indexed by " + e.str(names) + " spans [" + std::to_string(b.begin) + ", " +
                              std::to_string(b.end) + ")";
     if (o.is_output()) {
-      if (b.begin != 0 || b.end != extent) op_error(op, what + ": an output must be covered exactly");
+      // A plain index must cover its axis exactly; a compound one (scatter, strided) must stay inside it
+      // after clipping the padding, and touch it.
+      if (o.indirect && axis == 0) continue;
+      if (e.is_plain_dim() ? (b.begin != 0 || b.end != extent) : b.intersect(Range{0, extent}).empty()) {
+        op_error(op, what + ": an output must be covered exactly");
+      }
     } else if (e.is_plain_dim() && b.size() > extent && !(o.indirect && axis == 0)) {
       op_error(op, what + ": the loop dimension is larger than the tensor");
     } else if (b.end <= 0 || b.begin >= extent) {
@@ -162,7 +167,8 @@ GraphPtr GraphBuilder::build() && {
           op_error(op, "tensor '" + t.name + "' is already produced by '" +
                            g->operators_[static_cast<std::size_t>(t.producer)].name + "'");
         }
-        if (t.role == TensorRole::weight || t.role == TensorRole::input || t.role == TensorRole::label) {
+        const bool update = op.phase == Phase::optimizer && t.role != TensorRole::input && t.role != TensorRole::label;
+        if (!update && (t.role == TensorRole::weight || t.role == TensorRole::input || t.role == TensorRole::label)) {
           op_error(op, "writes '" + t.name + "', which is a " + to_string(t.role));
         }
         t.producer = op.id;
@@ -178,6 +184,9 @@ GraphPtr GraphBuilder::build() && {
         op_error(op, "reads '" + t.name + "' before it is produced (operators must be in dependency order)");
       }
       if (t.consumers.empty() || t.consumers.back() != op.id) t.consumers.push_back(op.id);
+    }
+    for (TensorId k : op.keeps_alive) {
+      ensure(k >= 0 && static_cast<std::size_t>(k) < g->tensors_.size(), "keeps_alive refers to no tensor");
     }
   }
   for (const Tensor& t : g->tensors_) {

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <iomanip>
+#include <map>
 #include <sstream>
 
+#include "json_parts.hpp"
+#include "monet/training/memory.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet {
@@ -56,8 +60,11 @@ std::int64_t output_bytes(const Graph& g, const Operator& op) {
 WorkloadTotals workload_totals(const Graph& g) {
   WorkloadTotals t;
   t.operators = static_cast<std::int64_t>(g.operators().size());
-  t.macs = g.total_macs();
-  t.vector_ops = g.total_vector_ops();
+  for (const Operator& op : g.operators()) {
+    if (op.phase != Phase::forward) continue;  // the forward pass only (a training graph has more)
+    t.macs += op.macs();
+    t.vector_ops += op.vector_ops();
+  }
   for (const Tensor& x : g.tensors()) {
     if (x.producer != kNone) continue;
     if (x.role == TensorRole::weight) {
@@ -105,7 +112,7 @@ std::string inspect_text(const Graph& g) {
   return out.str();
 }
 
-std::string inspect_json(const Graph& g, const std::string& file) {
+std::string inspect_json(const Graph& g, const std::string& file, bool training) {
   const WorkloadTotals t = workload_totals(g);
   json j;
   j["workload"] = g.name();
@@ -145,11 +152,78 @@ std::string inspect_json(const Graph& g, const std::string& file) {
            {"params", new_parameters(g, op)},
            {"output_shape", y ? json(y->shape) : json(nullptr)},
            {"output_bytes", output_bytes(g, op)}};
+    if (training) o["phase"] = to_string(op.phase);
     if (!op.source_nodes.empty()) o["source_nodes"] = op.source_nodes;
     ops.push_back(std::move(o));
   }
   j["operators"] = ops;
+  if (training) j["training"] = detail::training_json(g, training_summary(g));
   return j.dump(1) + "\n";
+}
+
+namespace detail {
+
+nlohmann::ordered_json training_json(const Graph& g, const TrainingSummary& s) {
+  const TrainingMemory& m = s.memory;
+  json saved = json::array();
+  std::map<OperatorId, std::int64_t> by_layer;
+  for (const SavedStorage& x : m.saved) by_layer[x.producer] += x.bytes;
+  for (const auto& [op, bytes] : by_layer) {
+    saved.push_back(json{{"operator", op == kNone ? std::string("(graph inputs)") : g.op(op).name}, {"bytes", bytes}});
+  }
+  return json{{"operators_forward", s.forward.operators},
+              {"operators_backward", s.backward_dx.operators + s.backward_dw.operators},
+              {"operators_optimizer", s.optimizer.operators},
+              {"macs_forward", s.forward.macs},
+              {"macs_backward_dx", s.backward_dx.macs},
+              {"macs_backward_dw", s.backward_dw.macs},
+              {"macs_total", s.forward.macs + s.loss.macs + s.backward_dx.macs + s.backward_dw.macs + s.optimizer.macs},
+              {"vector_ops_forward", s.forward.vector_ops},
+              {"vector_ops_loss", s.loss.vector_ops},
+              {"vector_ops_backward", s.backward_dx.vector_ops + s.backward_dw.vector_ops},
+              {"optimizer_ops", s.optimizer.vector_ops},
+              {"param_bytes", m.parameter_bytes},
+              {"buffer_bytes", m.buffer_bytes},
+              {"input_bytes", m.input_bytes},
+              {"saved_activation_bytes", m.saved_activation_bytes},
+              {"grad_bytes", m.gradient_bytes},
+              {"optimizer_state_bytes", m.optimizer_state_bytes},
+              {"master_weight_bytes", m.master_weight_bytes},
+              {"peak_bytes", m.peak_bytes},
+              {"saved_by_layer", saved}};
+}
+
+}  // namespace detail
+
+std::string inspect_training_text(const Graph& g) {
+  const TrainingSummary s = training_summary(g);
+  const TrainingMemory& m = s.memory;
+  std::ostringstream out;
+  auto row = [&](const char* phase, const PhaseTotals& t) {
+    out << "  " << phase << std::string(14 - std::string(phase).size(), ' ') << std::setw(7) << t.operators
+        << " operators  " << std::setw(22) << with_thousands(t.macs) << " MACs  " << std::setw(18)
+        << with_thousands(static_cast<long long>(t.vector_ops)) << " vector ops\n";
+  };
+  out << "\ntraining step     " << g.name() << "\n";
+  row("forward", s.forward);
+  row("loss", s.loss);
+  row("backward dX", s.backward_dx);
+  row("backward dW", s.backward_dw);
+  row("optimizer", s.optimizer);
+  auto bytes = [&](const char* what, std::int64_t b) {
+    out << "  " << what << std::string(26 - std::string(what).size(), ' ') << std::setw(18) << with_thousands(b)
+        << " bytes\n";
+  };
+  out << "memory\n";
+  bytes("parameters", m.parameter_bytes);
+  bytes("buffers", m.buffer_bytes);
+  bytes("inputs and labels", m.input_bytes);
+  bytes("saved activations", m.saved_activation_bytes);
+  bytes("parameter gradients", m.gradient_bytes);
+  bytes("optimizer states", m.optimizer_state_bytes);
+  bytes("master weights", m.master_weight_bytes);
+  bytes("peak (sequential walk)", m.peak_bytes);
+  return out.str();
 }
 
 }  // namespace monet

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "json_parts.hpp"
+#include "monet/training/memory.hpp"
 #include "monet/util/strings.hpp"
 #include "monet/util/version.hpp"
 
@@ -115,6 +117,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                              {"energy_pj", t.energy_pj}});
   }
   j["transfers"] = transfers;
+  if (e.training_mode == "training") j["training"] = detail::training_json(g, training_summary(g));
   j["search"] = json{{"plugin", e.search.name()}, {"evaluations", r.evaluation_count}, {"reported_points", r.evaluations.size()}};
   j["provenance"] = provenance(p);
   return j.dump(1) + "\n";
@@ -201,6 +204,8 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
     out << "\n[training.optimizer]\nplugin = " << toml_string(e.optimizer->name()) << "\n";
     write_params(out, *e.optimizer, dir);
   }
+
+  if (e.precision) out << "\n[precision]\n" << precision_toml(*e.precision);
 
   out << "\n[architecture]\nfile = " << toml_string(relative_to(e.architecture_file, dir)) << "\n";
 

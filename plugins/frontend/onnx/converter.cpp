@@ -409,7 +409,8 @@ class Converter {
     if (val.kind == ValueKind::initializer) {
       t.role = TensorRole::weight;  // classified at the end
     } else if (val.kind == ValueKind::constant) {
-      t.role = TensorRole::buffer;
+      // Computed from constants in the forward pass (torch.tril(ones), arange): not a stored buffer.
+      t.role = t.dtype == ElementType::int64 || t.dtype == ElementType::int32 ? TensorRole::index : TensorRole::activation;
     } else {
       throw InternalError("activation '" + val.name + "' has no IR tensor");
     }

@@ -49,6 +49,7 @@ struct Experiment {
   TrainingSettings training;
   std::optional<PluginChoice> backward;
   std::optional<PluginChoice> optimizer;
+  std::optional<Precision> precision;  // [precision]; absent: the workload's own element types
 
   std::filesystem::path architecture_file;
   AcceleratorPtr accelerator;

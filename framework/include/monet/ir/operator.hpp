@@ -49,6 +49,9 @@ struct Operator {
   std::map<std::string, std::vector<std::int64_t>> attributes;  // stride, pads, groups, ... as given
   SourceLocation origin;            // where the user defined it
   std::vector<std::string> source_nodes;  // imported graphs: every original node this operator stands for
+  /// Tensors this operator needs to exist without reading their data (autograd keeps them, e.g. the input of
+  /// average pooling): they count as saved and live until this operator has run.
+  std::vector<TensorId> keeps_alive;
 
   /// Product of all loop sizes.
   [[nodiscard]] MONET_API std::int64_t iterations() const;

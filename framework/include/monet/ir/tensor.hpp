@@ -21,6 +21,8 @@ struct Tensor {
   ElementType dtype = ElementType::fp32;
   TensorRole role = TensorRole::activation;
   bool frozen = false;                // a weight that receives no gradient (fine-tuning, LoRA-style studies)
+  TensorId in_place_of = kNone;       // the tensor this one overwrites in place (optimizer updates): one storage
+  TensorId gradient_of = kNone;       // a parameter's complete gradient (what the optimizer reads)
   OperatorId producer = kNone;       // filled by GraphBuilder::build
   std::vector<OperatorId> consumers;  // filled by GraphBuilder::build, in operator order
   SourceLocation origin;             // where the user defined it (for messages)

@@ -13,6 +13,7 @@
 #include "monet/plugin/plugin.hpp"
 #include "monet/schedule/cn_graph.hpp"
 #include "monet/schedule/schedule.hpp"
+#include "monet/training/precision.hpp"
 
 namespace monet {
 
@@ -29,7 +30,8 @@ class MONET_API WorkloadFrontend : public Plugin {
 /// Kernel-owned [training] settings shared by backward generators and optimizer models.
 struct TrainingSettings {
   std::string loss = "cross_entropy";
-  std::int64_t micro_batches = 1;
+  std::int64_t micro_batches = 1;  // gradient accumulation: forward + backward this many times per update
+  std::optional<Precision> precision;  // [precision] when given (master weights, loss scaling)
 };
 
 // -------------------------------------------------------------------------------- backward generator

@@ -24,6 +24,8 @@ MONET_API WorkloadTotals workload_totals(const Graph& graph);
 MONET_API std::string inspect_text(const Graph& graph);
 /// The same as JSON: {"workload", "params_trainable", "params_frozen", "params_buffers", "forward_macs",
 /// "vector_ops", "activation_bytes", "inputs", "outputs", "operators": [...]}.
-MONET_API std::string inspect_json(const Graph& graph, const std::string& file);
+MONET_API std::string inspect_json(const Graph& graph, const std::string& file, bool training = false);
+/// The training view: operators, MACs and vector operations per phase, and the memory table.
+MONET_API std::string inspect_training_text(const Graph& graph);
 
 }  // namespace monet

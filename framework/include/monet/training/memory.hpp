@@ -1,0 +1,60 @@
+#pragma once
+// Memory of one training step, by tensor class, and the tensors autograd keeps between forward and backward.
+#include <cstdint>
+#include <vector>
+
+#include "monet/ir/graph.hpp"
+
+namespace monet {
+
+/// The tensor whose storage a tensor uses: through single-input views (reshape, transpose, split, slice ...)
+/// and in-place updates. Multi-input views (concat) allocate their own storage.
+MONET_API TensorId storage_of(const Graph& graph, TensorId tensor);
+
+struct SavedStorage {
+  TensorId storage = kNone;     // the storage root
+  std::int64_t bytes = 0;
+  OperatorId producer = kNone;  // the forward operator that produced it (kNone: a graph input or label)
+};
+
+/// The saved set: distinct storages of forward tensors (activations, inputs, labels, indices, statistics)
+/// that backward operators read or keep alive. Parameters and buffers are not counted.
+MONET_API std::vector<SavedStorage> saved_tensors(const Graph& graph);
+
+struct TrainingMemory {
+  std::int64_t parameter_bytes = 0;         // weights (trainable and frozen)
+  std::int64_t buffer_bytes = 0;            // non-trainable stored tensors
+  std::int64_t saved_activation_bytes = 0;  // the saved set
+  std::int64_t gradient_bytes = 0;          // gradients of parameters (accumulators included)
+  std::int64_t optimizer_state_bytes = 0;
+  std::int64_t master_weight_bytes = 0;
+  std::int64_t input_bytes = 0;             // inputs and labels of the step
+  std::int64_t peak_bytes = 0;              // sequential liveness walk in operator order
+  std::vector<SavedStorage> saved;
+};
+
+/// Memory accounting of a graph (a training step, or a forward graph).
+MONET_API TrainingMemory training_memory(const Graph& graph);
+
+}  // namespace monet
+
+namespace monet {
+
+/// Work of a training step by phase.
+struct PhaseTotals {
+  std::int64_t operators = 0;
+  std::int64_t macs = 0;
+  double vector_ops = 0;
+};
+struct TrainingSummary {
+  PhaseTotals forward;
+  PhaseTotals loss;
+  PhaseTotals backward_dx;
+  PhaseTotals backward_dw;
+  PhaseTotals optimizer;
+  PhaseTotals recompute;
+  TrainingMemory memory;
+};
+MONET_API TrainingSummary training_summary(const Graph& graph);
+
+}  // namespace monet

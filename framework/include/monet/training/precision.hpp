@@ -1,0 +1,41 @@
+#pragma once
+// Precision per tensor class: the element type of activations, weights, gradients, weight gradients,
+// optimizer states, master weights and partial sums — from a preset or set one by one in [precision].
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "monet/config/toml_reader.hpp"
+#include "monet/ir/graph.hpp"
+
+namespace monet {
+
+struct MONET_API Precision {
+  std::string preset = "fp32";
+  ElementType activation = ElementType::fp32;
+  ElementType weight = ElementType::fp32;
+  ElementType gradient = ElementType::fp32;
+  ElementType weight_gradient = ElementType::fp32;
+  ElementType optimizer_state = ElementType::fp32;
+  ElementType master_weight = ElementType::fp32;
+  ElementType partial_sum = ElementType::fp32;
+  bool loss_scaling = false;  // scale the loss, unscale and check the gradients (fp16 training)
+
+  /// Master weights exist when they are wider than the working weights.
+  [[nodiscard]] bool has_master_weights() const { return bits_of(master_weight) > bits_of(weight); }
+  /// fp32 (everything 32-bit), mixed_bf16 (bf16 activations/weights/gradients; fp32 master weights, states,
+  /// partial sums), int8_stream (int8 activations and weights, 16-bit partial sums: Stream's and MONET's).
+  static std::optional<Precision> preset_named(const std::string& name);
+  static std::vector<std::string> preset_names();
+};
+
+/// Reads [precision]: `preset` then per-class overrides given as element types ("bf16") or bits (16).
+MONET_API Precision read_precision(TableReader& table);
+/// The TOML text of a precision (for resolved.toml).
+MONET_API std::string precision_toml(const Precision& p);
+
+/// Sets the element type of every floating-point tensor by its role (integer and boolean tensors keep theirs)
+/// and every operand's precision accordingly; outputs of conv/gemm/matmul accumulate in `partial_sum`.
+MONET_API GraphPtr apply_precision(const Graph& graph, const Precision& precision);
+
+}  // namespace monet

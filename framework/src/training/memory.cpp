@@ -1,0 +1,154 @@
+#include "monet/training/memory.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace monet {
+
+TensorId storage_of(const Graph& g, TensorId t) {
+  for (int guard = 0; guard < 1 << 20; ++guard) {
+    const Tensor& x = g.tensor(t);
+    if (x.in_place_of != kNone) {
+      t = x.in_place_of;
+      continue;
+    }
+    if (x.producer == kNone) return t;
+    const Operator& op = g.op(x.producer);
+    if (!op.is_view()) return t;
+    TensorId single = kNone;
+    int inputs = 0;
+    for (const Operand& o : op.operands) {
+      if (!o.is_output()) {
+        single = o.tensor;
+        ++inputs;
+      }
+    }
+    if (inputs != 1) return t;  // concatenation: a new storage
+    t = single;
+  }
+  return t;
+}
+
+namespace {
+bool is_backward(Phase p) { return p == Phase::backward_dx || p == Phase::backward_dw; }
+bool is_forward(Phase p) { return p == Phase::forward || p == Phase::loss; }
+bool stored_state(TensorRole r) {
+  return r == TensorRole::weight || r == TensorRole::buffer || r == TensorRole::optimizer_state ||
+         r == TensorRole::master_weight;
+}
+}  // namespace
+
+std::vector<SavedStorage> saved_tensors(const Graph& g) {
+  std::set<TensorId> roots;
+  auto consider = [&](TensorId id) {
+    const TensorId root = storage_of(g, id);
+    const Tensor& t = g.tensor(root);
+    if (stored_state(t.role) || t.role == TensorRole::gradient || t.role == TensorRole::weight_gradient) return;
+    if (t.producer != kNone && !is_forward(g.op(t.producer).phase)) return;
+    roots.insert(root);
+  };
+  for (const Operator& op : g.operators()) {
+    if (!is_backward(op.phase)) continue;
+    for (const Operand& o : op.operands) {
+      if (!o.is_output()) consider(o.tensor);
+    }
+    for (TensorId k : op.keeps_alive) consider(k);
+  }
+  std::vector<SavedStorage> out;
+  for (TensorId r : roots) {
+    const Tensor& t = g.tensor(r);
+    out.push_back(SavedStorage{r, t.bytes(), t.producer});
+  }
+  return out;
+}
+
+TrainingMemory training_memory(const Graph& g) {
+  TrainingMemory m;
+  for (const Tensor& t : g.tensors()) {
+    if (t.in_place_of != kNone) continue;  // the same storage as the tensor it updates
+    const bool source = t.producer == kNone;
+    switch (t.role) {
+      case TensorRole::weight: if (source) m.parameter_bytes += t.bytes(); break;
+      case TensorRole::buffer: if (source) m.buffer_bytes += t.bytes(); break;
+      case TensorRole::weight_gradient:
+        if (t.gradient_of != kNone) m.gradient_bytes += t.bytes();  // the complete gradient; pieces are transient
+        break;
+      case TensorRole::optimizer_state: m.optimizer_state_bytes += t.bytes(); break;
+      case TensorRole::master_weight: m.master_weight_bytes += t.bytes(); break;
+      case TensorRole::input: case TensorRole::label: if (source) m.input_bytes += t.bytes(); break;
+      default: break;
+    }
+  }
+  m.saved = saved_tensors(g);
+  for (const SavedStorage& s : m.saved) m.saved_activation_bytes += s.bytes;
+
+  // Sequential liveness: storages are allocated by their producer (stored tensors from the start) and freed
+  // after the last operator that reads or keeps alive any tensor using them.
+  const std::size_t n = g.operators().size();
+  std::vector<TensorId> root(g.tensors().size());
+  for (const Tensor& t : g.tensors()) root[static_cast<std::size_t>(t.id)] = storage_of(g, t.id);
+  std::map<TensorId, std::size_t> last_use;
+  for (const Operator& op : g.operators()) {
+    auto use = [&](TensorId t) {
+      auto& l = last_use[root[static_cast<std::size_t>(t)]];
+      l = std::max(l, static_cast<std::size_t>(op.id));
+    };
+    for (const Operand& o : op.operands) use(o.tensor);
+    for (TensorId k : op.keeps_alive) use(k);
+  }
+  std::int64_t live = 0;
+  std::set<TensorId> allocated;
+  for (const Tensor& t : g.tensors()) {
+    const TensorId r = root[static_cast<std::size_t>(t.id)];
+    if (r == t.id && t.producer == kNone && t.in_place_of == kNone) {
+      live += t.bytes();
+      allocated.insert(r);
+    }
+  }
+  m.peak_bytes = live;
+  std::vector<std::vector<TensorId>> frees(n);
+  for (const auto& [r, l] : last_use) {
+    const Tensor& t = g.tensor(r);
+    const bool persistent = t.producer == kNone;  // stored tensors, inputs: live for the whole step
+    if (!persistent) frees[l].push_back(r);
+  }
+  for (const Operator& op : g.operators()) {
+    for (const Operand& o : op.operands) {
+      if (!o.is_output()) continue;
+      const TensorId r = root[static_cast<std::size_t>(o.tensor)];
+      if (allocated.insert(r).second) live += g.tensor(r).bytes();
+    }
+    m.peak_bytes = std::max(m.peak_bytes, live);
+    for (TensorId r : frees[static_cast<std::size_t>(op.id)]) {
+      if (allocated.erase(r)) live -= g.tensor(r).bytes();
+    }
+  }
+  return m;
+}
+
+}  // namespace monet
+
+namespace monet {
+
+TrainingSummary training_summary(const Graph& g) {
+  TrainingSummary s;
+  for (const Operator& op : g.operators()) {
+    PhaseTotals* t = nullptr;
+    switch (op.phase) {
+      case Phase::forward: t = &s.forward; break;
+      case Phase::loss: t = &s.loss; break;
+      case Phase::backward_dx: t = &s.backward_dx; break;
+      case Phase::backward_dw: t = &s.backward_dw; break;
+      case Phase::optimizer: t = &s.optimizer; break;
+      case Phase::recompute: t = &s.recompute; break;
+    }
+    ++t->operators;
+    t->macs += op.macs();
+    t->vector_ops += op.vector_ops();
+  }
+  s.memory = training_memory(g);
+  return s;
+}
+
+}  // namespace monet

@@ -1,0 +1,944 @@
+// The autodiff backward generator: forward graph -> one training step (forward, loss, backward).
+//
+// Gradient rules follow PyTorch's derivatives.yaml: each rule reads exactly the forward tensors PyTorch's
+// autograd node saves (conv/linear their input, ReLU/sigmoid/tanh/softmax their output, GELU/SiLU/BN/LN their
+// input plus statistics, max pooling its indices, cross-entropy its log-probabilities, embeddings their indices),
+// so the saved set is the set of forward tensors that backward operators read. Gradients are loop nests:
+//   * bilinear operators (gemm, matmul, conv dW): the same loop nest with the gradient in place of one operand;
+//   * conv dX: a transposed convolution in gather form, split into stride_y x stride_x stride-1 phases so no
+//     multiply is spent on inserted zeros, the phases interleaved by a zero-cost view;
+//   * norms and softmax: a reduction, then an elementwise pass; pointwise ops: one elementwise pass.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "monet/ir/ops.hpp"
+#include "monet/plugin/entry.hpp"
+#include "monet/plugin/interfaces.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet::plugins {
+namespace {
+
+/// What a pointwise operator's gradient reads and costs (operations per element).
+struct PointwiseRule {
+  enum class Saves { nothing, input, output, mask };
+  Saves saves;
+  double ops;
+};
+const std::map<std::string, PointwiseRule> kPointwise{
+    {"Relu", {PointwiseRule::Saves::output, 1}},     {"Clip", {PointwiseRule::Saves::input, 2}},
+    {"Sigmoid", {PointwiseRule::Saves::output, 3}},  {"Tanh", {PointwiseRule::Saves::output, 3}},
+    {"Gelu", {PointwiseRule::Saves::input, 8}},      {"Silu", {PointwiseRule::Saves::input, 6}},
+    {"Erf", {PointwiseRule::Saves::input, 4}},       {"Sqrt", {PointwiseRule::Saves::output, 2}},
+    {"Exp", {PointwiseRule::Saves::output, 1}},      {"Log", {PointwiseRule::Saves::input, 1}},
+    {"Neg", {PointwiseRule::Saves::nothing, 1}},     {"Reciprocal", {PointwiseRule::Saves::output, 2}},
+    {"Abs", {PointwiseRule::Saves::input, 1}},       {"LeakyRelu", {PointwiseRule::Saves::input, 2}},
+    {"Softplus", {PointwiseRule::Saves::input, 4}},  {"HardSigmoid", {PointwiseRule::Saves::input, 2}},
+    {"HardSwish", {PointwiseRule::Saves::input, 3}}, {"Cast", {PointwiseRule::Saves::nothing, 1}},
+    {"Identity", {PointwiseRule::Saves::nothing, 0}}, {"Dropout", {PointwiseRule::Saves::mask, 2}},
+    {"Pow", {PointwiseRule::Saves::input, 2}},
+};
+const std::set<std::string> kPartialViews{"Split", "Slice"};  // gradients of these are disjoint pieces
+const std::set<std::string> kNoGradient{"Equal", "Less", "Greater", "Not", "And", "Or"};
+
+/// One micro-batch's copy of the forward graph inside the training graph.
+struct Instance {
+  std::vector<TensorId> tensor;    // forward tensor id -> training-graph tensor id
+  std::vector<OperatorId> op;      // forward operator id -> training-graph operator id
+  std::string suffix;              // "" for the first micro-batch, "@2", "@3", ...
+  std::map<OperatorId, std::vector<TensorId>> extra;  // forward op -> tensors added for autograd (stats, indices)
+};
+
+struct Piece {
+  TensorId tensor = kNone;
+  bool disjoint = false;  // a part of the gradient (Split/Slice), combined by a view rather than added
+};
+
+class Generator {
+ public:
+  Generator(const Graph& forward, const TrainingSettings& settings) : f_(forward), s_(settings), b_(forward) {}
+
+  GraphPtr run() {
+    for (const Operator& op : f_.operators()) {
+      if (op.phase != Phase::forward) {
+        throw UserError(op.origin, "autodiff: the workload already contains non-forward operator '" + op.name + "'");
+      }
+    }
+    const TensorId logits = find_logits();
+    std::map<TensorId, std::vector<TensorId>> weight_grads;  // trainable weight -> gradient per micro-batch
+    for (std::int64_t mb = 0; mb < s_.micro_batches; ++mb) {
+      Instance inst = mb == 0 ? identity() : copy_forward("@" + std::to_string(mb + 1));
+      augment(inst);
+      compute_requires_grad(inst);
+      const TensorId dlogits = append_loss(inst, logits);
+      backward(inst, logits, dlogits);
+      for (const Tensor& t : f_.tensors()) {
+        if (!t.is_trainable()) continue;
+        auto it = grads_.find(t.id);  // weights are shared by all micro-batches: keyed by forward id
+        if (it == grads_.end() || it->second.empty()) continue;
+        weight_grads[t.id].push_back(combine(t.id, it->second, true, inst));
+      }
+      grads_.clear();
+    }
+    // Gradient accumulation: the accumulator lives from the first micro-batch to the optimizer.
+    for (auto& [w, gs] : weight_grads) {
+      TensorId acc = gs[0];
+      if (gs.size() == 1) b_.tensor(acc).gradient_of = w;
+      for (std::size_t i = 1; i < gs.size(); ++i) {
+        const Tensor& wt = f_.tensor(w);
+        const TensorId next = new_tensor("grad(" + wt.name + ")#acc" + std::to_string(i), wt.shape,
+                                         b_.tensor(gs[0]).dtype, TensorRole::weight_gradient);
+        Operator op = make_op("accumulate(" + wt.name + ")#" + std::to_string(i), OpKind::elementwise,
+                              "GradAccumulate", Phase::backward_dw, kNone);
+        ops::elementwise(b_, std::move(op), {acc, gs[i]}, next, 1);
+        acc = next;
+      }
+      b_.tensor(acc).gradient_of = w;
+    }
+    return std::move(b_).build();
+  }
+
+ private:
+  // ------------------------------------------------------------------------------------------- helpers
+  std::string unique_tensor_name(const std::string& base) {
+    std::string name = base;
+    for (int k = 2; b_.find_tensor(name) != kNone; ++k) name = base + "#" + std::to_string(k);
+    return name;
+  }
+  std::string unique_op_name(const std::string& base) {
+    std::string name = base;
+    for (int k = 2; b_.has_operator(name); ++k) name = base + "#" + std::to_string(k);
+    return name;
+  }
+  TensorId new_tensor(const std::string& name, Shape shape, ElementType dtype, TensorRole role) {
+    Tensor t;
+    t.name = unique_tensor_name(name);
+    t.shape = std::move(shape);
+    t.dtype = dtype;
+    t.role = role;
+    return b_.add_tensor(std::move(t));
+  }
+  Operator make_op(const std::string& name, OpKind kind, std::string type, Phase phase, OperatorId from) {
+    Operator op;
+    op.name = unique_op_name(name);
+    op.kind = kind;
+    op.type = std::move(type);
+    op.phase = phase;
+    op.derived_from = from;
+    return op;
+  }
+  Operand operand(TensorId t, OperandSlot slot, std::vector<AffineExpr> access) const {
+    Operand o;
+    o.tensor = t;
+    o.slot = slot;
+    o.access = std::move(access);
+    o.precision_bits = bits_of(b_.tensor(t).dtype);
+    return o;
+  }
+  /// A gradient tensor for forward tensor x (of this instance).
+  TensorId grad_tensor(const Instance& inst, TensorId fx) {
+    const Tensor& x = b_.tensor(inst.tensor[static_cast<std::size_t>(fx)]);
+    const bool weight = f_.tensor(fx).role == TensorRole::weight;
+    return new_tensor((weight ? "grad(" : "d(") + x.name + ")", x.shape, x.dtype,
+                      weight ? TensorRole::weight_gradient : TensorRole::gradient);
+  }
+  bool is_weight(TensorId fx) const { return f_.tensor(fx).role == TensorRole::weight; }
+  Phase phase_for(TensorId fx) const { return is_weight(fx) ? Phase::backward_dw : Phase::backward_dx; }
+  void add_piece(TensorId fx, TensorId g, bool disjoint = false) { grads_[fx].push_back(Piece{g, disjoint}); }
+
+  // ------------------------------------------------------------------------------------------ instances
+  Instance identity() const {
+    Instance inst;
+    inst.tensor.resize(f_.tensors().size());
+    std::iota(inst.tensor.begin(), inst.tensor.end(), 0);
+    inst.op.resize(f_.operators().size());
+    std::iota(inst.op.begin(), inst.op.end(), 0);
+    return inst;
+  }
+
+  /// Another micro-batch: fresh inputs and activations, the same weights and buffers.
+  Instance copy_forward(const std::string& suffix) {
+    Instance inst;
+    inst.suffix = suffix;
+    inst.tensor.resize(f_.tensors().size());
+    for (const Tensor& t : f_.tensors()) {
+      if (t.role == TensorRole::weight || t.role == TensorRole::buffer) {
+        inst.tensor[static_cast<std::size_t>(t.id)] = t.id;
+        continue;
+      }
+      Tensor copy = t;
+      copy.name = t.name + suffix;
+      inst.tensor[static_cast<std::size_t>(t.id)] = b_.add_tensor(std::move(copy));
+    }
+    for (const Operator& fop : f_.operators()) {
+      Operator op = fop;
+      op.name = unique_op_name(fop.name + suffix);
+      for (Operand& o : op.operands) o.tensor = inst.tensor[static_cast<std::size_t>(o.tensor)];
+      inst.op.push_back(b_.add_operator(std::move(op)));
+    }
+    return inst;
+  }
+
+  // ------------------------------------------------------------------------- forward augmentation
+  /// Adds the tensors autograd keeps that the forward graph does not name: batch/layer-norm statistics,
+  /// max-pooling indices, dropout masks.
+  void augment(Instance& inst) {
+    for (const Operator& fop : f_.operators()) {
+      Operator& op = b_.op(inst.op[static_cast<std::size_t>(fop.id)]);
+      const std::string base = b_.tensor(op.operands[0].tensor).name;
+      if (fop.kind == OpKind::norm && fop.type == "BatchNormalization" && training_bn(fop)) {
+        const Shape c{f_.tensor(fop.operands[1].tensor).shape.at(1)};
+        for (const char* what : {"save_mean", "save_invstd"}) {
+          const TensorId t = new_tensor(base + ":" + what, c, ElementType::fp32, TensorRole::activation);
+          op.operands.push_back(operand(t, OperandSlot::O, {AffineExpr::of_dim(1)}));
+          inst.extra[fop.id].push_back(t);
+        }
+      } else if (fop.kind == OpKind::norm && fop.type == "LayerNormalization") {
+        const std::size_t axis = static_cast<std::size_t>(fop.attributes.at("axis").at(0));
+        const Shape& x = f_.tensor(fop.operands[1].tensor).shape;
+        Shape tokens(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(axis));
+        std::vector<AffineExpr> acc;
+        for (std::size_t a = 0; a < axis; ++a) acc.push_back(AffineExpr::of_dim(static_cast<int>(a)));
+        if (tokens.empty()) {
+          tokens = {1};
+          acc = {AffineExpr::constant(0)};
+        }
+        for (const char* what : {"mean", "rstd"}) {
+          const TensorId t = new_tensor(base + ":" + what, tokens, ElementType::fp32, TensorRole::activation);
+          op.operands.push_back(operand(t, OperandSlot::O, acc));
+          inst.extra[fop.id].push_back(t);
+        }
+      } else if (fop.kind == OpKind::pooling && fop.type == "MaxPool") {
+        const TensorId t = new_tensor(base + ":indices", f_.tensor(fop.operands[0].tensor).shape, ElementType::int64,
+                                      TensorRole::index);
+        op.operands.push_back(operand(t, OperandSlot::O, fop.operands[0].access));
+        inst.extra[fop.id].push_back(t);
+      } else if (fop.kind == OpKind::elementwise && fop.type == "Dropout") {
+        const TensorId t = new_tensor(base + ":mask", f_.tensor(fop.operands[0].tensor).shape, ElementType::boolean,
+                                      TensorRole::activation);
+        op.operands.push_back(operand(t, OperandSlot::O, fop.operands[0].access));
+        inst.extra[fop.id].push_back(t);
+      }
+    }
+  }
+  static bool training_bn(const Operator& op) {
+    auto it = op.attributes.find("training_mode");
+    return it == op.attributes.end() || it->second.empty() || it->second[0] != 0;
+  }
+
+  // ------------------------------------------------------------------------------------ requires grad
+  void compute_requires_grad(const Instance& /*inst*/) {
+    rg_.assign(f_.tensors().size(), false);
+    for (const Tensor& t : f_.tensors()) rg_[static_cast<std::size_t>(t.id)] = t.is_trainable();
+    for (const Operator& op : f_.operators()) {
+      bool any = false;
+      for (const Operand& o : op.operands) {
+        if (!o.is_output() && rg_[static_cast<std::size_t>(o.tensor)]) any = true;
+      }
+      if (kNoGradient.contains(op.type)) any = false;
+      for (const Operand& o : op.operands) {
+        if (!o.is_output()) continue;
+        const ElementType dt = f_.tensor(o.tensor).dtype;
+        const bool floating = dt == ElementType::fp32 || dt == ElementType::fp16 || dt == ElementType::bf16 ||
+                              dt == ElementType::fp64 || dt == ElementType::fp8 || dt == ElementType::int8 ||
+                              dt == ElementType::int16 || dt == ElementType::int4;  // quantised activations too
+        if (any && floating) rg_[static_cast<std::size_t>(o.tensor)] = true;
+      }
+    }
+  }
+  bool rg(TensorId fx) const { return rg_[static_cast<std::size_t>(fx)]; }
+
+  // ---------------------------------------------------------------------------------------------- loss
+  TensorId find_logits() const {
+    std::vector<TensorId> candidates;
+    for (TensorId t : f_.outputs()) {
+      const Tensor& x = f_.tensor(t);
+      if (x.role == TensorRole::activation && x.dtype != ElementType::int64 && x.dtype != ElementType::boolean) {
+        candidates.push_back(t);
+      }
+    }
+    if (candidates.size() != 1) {
+      std::vector<std::string> names;
+      for (TensorId t : candidates) names.push_back(f_.tensor(t).name);
+      throw UserError("autodiff: the loss needs exactly one network output (the logits); the workload '" +
+                      f_.name() + "' has " + std::to_string(candidates.size()) +
+                      (names.empty() ? std::string() : ": " + join(names)));
+    }
+    if (f_.tensor(candidates[0]).shape.size() < 2) {
+      throw UserError("autodiff: cross-entropy needs logits of rank >= 2 ([rows..., classes]), got '" +
+                      f_.tensor(candidates[0]).name + "' " + to_string(f_.tensor(candidates[0]).shape));
+    }
+    return candidates[0];
+  }
+
+  /// Cross-entropy on the logits: LogSoftmax (saves its output) and NLL (saves the labels), plus the gradient
+  /// d(logits) = (softmax − one_hot(labels)) / rows.
+  TensorId append_loss(const Instance& inst, TensorId flogits) {
+    const TensorId logits = inst.tensor[static_cast<std::size_t>(flogits)];
+    const Tensor lt = b_.tensor(logits);
+    const Shape rows(lt.shape.begin(), lt.shape.end() - 1);
+    const TensorId labels = new_tensor("labels" + inst.suffix, rows, ElementType::int64, TensorRole::label);
+    const TensorId logp = new_tensor(lt.name + ":log_probs", lt.shape, lt.dtype, TensorRole::activation);
+    const TensorId loss = new_tensor("loss" + inst.suffix, {1}, ElementType::fp32, TensorRole::loss);
+    Operator ls = make_op("loss/LogSoftmax" + inst.suffix, OpKind::softmax, "LogSoftmax", Phase::loss, kNone);
+    ls.phase = Phase::loss;
+    const OperatorId ls_id = ops::softmax(b_, std::move(ls), logits, std::nullopt, logp, lt.shape.size() - 1);
+    b_.op(ls_id).ops_per_iteration = 5;  // max, subtract, exp, sum, log-subtract
+    b_.op(ls_id).phase = Phase::loss;
+
+    Operator nll = make_op("loss/NLLLoss" + inst.suffix, OpKind::loss, "NLLLoss", Phase::loss, kNone);
+    std::vector<AffineExpr> row_access;
+    for (std::size_t a = 0; a < rows.size(); ++a) {
+      nll.dims.push_back(LoopDim{ops::axis_dim_names(lt.shape.size())[a], rows[a]});
+      row_access.push_back(AffineExpr::of_dim(static_cast<int>(a)));
+    }
+    std::vector<AffineExpr> picked = row_access;
+    picked.push_back(AffineExpr::constant(0));  // one log-probability per row, selected by its label
+    std::vector<AffineExpr> scalar{AffineExpr::constant(0)};
+    nll.operands.push_back(operand(loss, OperandSlot::O, scalar));
+    nll.operands.push_back(operand(logp, OperandSlot::I1, picked));
+    nll.operands.push_back(operand(labels, OperandSlot::I2, row_access));
+    nll.ops_per_iteration = 2;  // negate and accumulate the mean
+    b_.add_operator(std::move(nll));
+
+    const TensorId dlogits = new_tensor("d(" + lt.name + ")", lt.shape, lt.dtype, TensorRole::gradient);
+    Operator g = make_op("loss/CrossEntropyGrad" + inst.suffix, OpKind::elementwise, "CrossEntropyGrad",
+                         Phase::backward_dx, ls_id);
+    const std::vector<AffineExpr> all = b_.op(ls_id).operands[0].access;
+    g.dims = b_.op(ls_id).dims;
+    g.ops_per_iteration = 3;  // exp, subtract the one-hot, scale by 1/rows
+    g.operands.push_back(operand(dlogits, OperandSlot::O, all));
+    g.operands.push_back(operand(logp, OperandSlot::I1, all));
+    g.operands.push_back(operand(labels, OperandSlot::I2, std::vector<AffineExpr>(all.begin(), all.end() - 1)));
+    b_.add_operator(std::move(g));
+    return dlogits;
+  }
+
+  // ------------------------------------------------------------------------------------------ backward
+  void backward(Instance& inst, TensorId flogits, TensorId dlogits) {
+    add_piece(flogits, dlogits);
+    for (auto it = f_.operators().rbegin(); it != f_.operators().rend(); ++it) {
+      const Operator& f = *it;
+      // The gradient of the operator's (first) output.
+      TensorId fy = kNone;
+      for (const Operand& o : f.operands) {
+        if (o.is_output()) {
+          fy = o.tensor;
+          break;
+        }
+      }
+      auto g = grads_.find(fy);
+      if (fy == kNone || g == grads_.end() || g->second.empty()) continue;
+      const TensorId dy = combine(fy, g->second, false, inst);
+      grads_.erase(g);
+      bool any_input = false;
+      for (const Operand& o : f.operands) any_input |= !o.is_output() && rg(o.tensor);
+      if (!any_input) continue;
+      apply_rule(inst, f, dy);
+    }
+  }
+
+  /// Sums (or, for disjoint parts, joins) the gradient pieces of a forward tensor.
+  TensorId combine(TensorId fx, std::vector<Piece> pieces, bool final_weight, const Instance& inst) {
+    std::vector<TensorId> disjoint;
+    std::vector<TensorId> summed;
+    for (const Piece& p : pieces) (p.disjoint ? disjoint : summed).push_back(p.tensor);
+    const Tensor& x = b_.tensor(inst.tensor[static_cast<std::size_t>(fx)]);
+    const Phase phase = phase_for(fx);
+    if (disjoint.size() == 1) {
+      summed.push_back(disjoint[0]);
+    } else if (disjoint.size() > 1) {
+      const TensorId joined = grad_tensor(inst, fx);
+      Operator op = make_op("grad_join(" + x.name + ")", OpKind::view, "GradJoin", phase, kNone);
+      op.ops_per_iteration = 0;
+      op.operands.push_back(operand(joined, OperandSlot::O, {}));
+      for (TensorId d : disjoint) op.operands.push_back(operand(d, OperandSlot::I1, {}));
+      b_.add_operator(std::move(op));
+      summed.push_back(joined);
+    }
+    if (summed.size() == 1) return summed[0];
+    // Fan-out: the gradients of every consumer add up.
+    const TensorId total = grad_tensor(inst, fx);
+    Operator op = make_op("grad_sum(" + x.name + ")", OpKind::elementwise, "GradSum", phase, kNone);
+    ops::elementwise(b_, std::move(op), summed, total, static_cast<double>(summed.size() - 1));
+    (void)final_weight;
+    return total;
+  }
+
+  TensorId T(const Instance& inst, TensorId fx) const { return inst.tensor[static_cast<std::size_t>(fx)]; }
+
+  /// A backward operator with the forward operator's loop nest.
+  Operator like(const Operator& f, const Instance& inst, const std::string& suffix, std::string type, Phase phase) {
+    Operator op = make_op(b_.op(inst.op[static_cast<std::size_t>(f.id)]).name + "/" + suffix, f.kind,
+                          std::move(type), phase, inst.op[static_cast<std::size_t>(f.id)]);
+    op.dims = f.dims;
+    op.attributes = f.attributes;
+    return op;
+  }
+
+  void apply_rule(Instance& inst, const Operator& f, TensorId dy) {
+    switch (f.kind) {
+      case OpKind::conv: case OpKind::gemm: case OpKind::matmul: return bilinear(inst, f, dy);
+      case OpKind::elementwise: return pointwise(inst, f, dy);
+      case OpKind::softmax: return softmax(inst, f, dy);
+      case OpKind::norm: return norm(inst, f, dy);
+      case OpKind::pooling: return pooling(inst, f, dy);
+      case OpKind::embedding: return embedding(inst, f, dy);
+      case OpKind::view: case OpKind::copy: return view(inst, f, dy);
+      default:
+        throw UserError(f.origin, "autodiff: no gradient rule for operator '" + f.name + "' of kind " +
+                                      to_string(f.kind) + " (type " + f.type + ")");
+    }
+  }
+
+  // ----------------------------------------------------------------------------------- bilinear ops
+  /// Y = A · B over a loop nest: dA reads dY and B, dB reads dY and A, in the same loop nest; a bias sums dY.
+  void bilinear(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& out = f.operands[0];
+    for (std::size_t j = 1; j < f.operands.size(); ++j) {
+      const Operand& x = f.operands[j];
+      if (x.is_output() || !rg(x.tensor)) continue;
+      if (j >= 3) {
+        bias_grad(inst, f, x, dy);
+        continue;
+      }
+      const bool has_geometry = f.attributes.contains("strides") && f.attributes.contains("dilations") &&
+                                f.attributes.contains("pads") && f.attributes.contains("kernel_shape");
+      if (f.kind == OpKind::conv && j == 1 && has_geometry) {
+        conv_dx(inst, f, dy);
+        continue;
+      }
+      const Operand& other = f.operands[j == 1 ? 2 : 1];
+      const bool w = is_weight(x.tensor);
+      Operator op = like(f, inst, w ? "dW" : (j == 1 ? "dX" : "dB"), f.type + (w ? ".dW" : (j == 1 ? ".dX" : ".dB")),
+                         phase_for(x.tensor));
+      const TensorId g = grad_tensor(inst, x.tensor);
+      op.operands.push_back(operand(g, OperandSlot::O, x.access));
+      op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+      op.operands.push_back(operand(T(inst, other.tensor), OperandSlot::I2, other.access));
+      b_.add_operator(std::move(op));
+      add_piece(x.tensor, g);
+    }
+  }
+
+  /// d(bias) = Σ dY over every output dimension the bias does not index.
+  void bias_grad(Instance& inst, const Operator& f, const Operand& bias, TensorId dy) {
+    const Operand& out = f.operands[0];
+    std::vector<int> keep;  // forward dims that index the output
+    for (const AffineExpr& e : out.access) {
+      for (const auto& t : e.terms) {
+        if (std::find(keep.begin(), keep.end(), t.dim) == keep.end()) keep.push_back(t.dim);
+      }
+    }
+    std::sort(keep.begin(), keep.end());
+    auto remap = [&](const std::vector<AffineExpr>& acc) {
+      std::vector<AffineExpr> r = acc;
+      for (AffineExpr& e : r) {
+        for (auto& t : e.terms) t.dim = static_cast<int>(std::find(keep.begin(), keep.end(), t.dim) - keep.begin());
+      }
+      return r;
+    };
+    Operator op = like(f, inst, "dBias", f.type + ".dBias", phase_for(bias.tensor));
+    op.kind = OpKind::reduction;
+    op.dims.clear();
+    for (int d : keep) op.dims.push_back(f.dims[static_cast<std::size_t>(d)]);
+    const TensorId g = grad_tensor(inst, bias.tensor);
+    op.operands.push_back(operand(g, OperandSlot::O, remap(bias.access)));
+    op.operands.push_back(operand(dy, OperandSlot::I1, remap(out.access)));
+    b_.add_operator(std::move(op));
+    add_piece(bias.tensor, g);
+  }
+
+  /// Conv dX as a transposed convolution in gather form. For stride s the input rows split into s phases
+  /// (iy = s·j + r); phase r only meets the kernel taps fy with (r + p − d·fy) ≡ 0 (mod s), which form an
+  /// arithmetic progression: each phase is a stride-1 convolution over its taps, and the s_y·s_x phases are
+  /// interleaved into dX by a view. No multiply touches an inserted zero; Σ phases = the forward MACs when
+  /// the input extent is s × the output extent.
+  void conv_dx(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& xin = f.operands[1];
+    const Operand& w = f.operands[2];
+    const Shape x_shape = f_.tensor(xin.tensor).shape;
+    const Shape y_shape = f_.tensor(f.operands[0].tensor).shape;
+    const auto stride = f.attributes.at("strides");
+    const auto dil = f.attributes.at("dilations");
+    const auto pads = f.attributes.at("pads");
+    const auto kernel = f.attributes.at("kernel_shape");
+    const int dG = f.dim_index("G");
+    const int dB = f.dim_index("B");
+    const int dK = f.dim_index("K");
+    const int dC = f.dim_index("C");
+    const std::int64_t K = f.dims[static_cast<std::size_t>(dK)].size;
+    const std::int64_t C = f.dims[static_cast<std::size_t>(dC)].size;
+
+    struct AxisPhase {
+      std::int64_t rows = 0;   // output rows of the phase (j)
+      std::int64_t taps = 0;   // kernel taps it uses (m)
+      std::int64_t f0 = 0;     // first tap
+      std::int64_t step = 1;   // tap stride
+      std::int64_t e = 1;      // dO index change per tap
+      std::int64_t c = 0;      // dO index offset
+    };
+    auto phases_of = [&](int a) {
+      const std::int64_t s = stride[static_cast<std::size_t>(a)];
+      const std::int64_t d = dil[static_cast<std::size_t>(a)];
+      const std::int64_t p = pads[static_cast<std::size_t>(a)];
+      const std::int64_t F = kernel[static_cast<std::size_t>(a)];
+      const std::int64_t H = x_shape[static_cast<std::size_t>(2 + a)];
+      std::vector<AxisPhase> out;
+      for (std::int64_t r = 0; r < s; ++r) {
+        AxisPhase ph;
+        ph.rows = (H - r + s - 1) / s;
+        std::vector<std::int64_t> taps;
+        for (std::int64_t fy = 0; fy < F; ++fy) {
+          if (((r + p - d * fy) % s + s) % s == 0) taps.push_back(fy);
+        }
+        if (!taps.empty()) {
+          ph.f0 = taps[0];
+          ph.step = taps.size() > 1 ? taps[1] - taps[0] : 1;
+          ph.taps = static_cast<std::int64_t>(taps.size());
+          ph.e = d * ph.step / s;
+          ph.c = (r + p - d * ph.f0) / s;
+        }
+        out.push_back(ph);
+      }
+      return out;
+    };
+    const auto py = phases_of(0);
+    const auto px = phases_of(1);
+    const bool single = py.size() == 1 && px.size() == 1;
+    const std::string base = b_.op(inst.op[static_cast<std::size_t>(f.id)]).name;
+    std::vector<TensorId> parts;
+    for (std::size_t ry = 0; ry < py.size(); ++ry) {
+      for (std::size_t rx = 0; rx < px.size(); ++rx) {
+        const AxisPhase& a = py[ry];
+        const AxisPhase& bph = px[rx];
+        if (a.rows <= 0 || bph.rows <= 0 || a.taps == 0 || bph.taps == 0) continue;  // no gradient reaches these
+        const std::string tag = single ? "" : "[" + std::to_string(ry) + "," + std::to_string(rx) + "]";
+        Operator op = make_op(base + "/dX" + tag, OpKind::conv, f.type + ".dX", Phase::backward_dx,
+                              inst.op[static_cast<std::size_t>(f.id)]);
+        op.attributes = f.attributes;
+        op.attributes["phase"] = {static_cast<std::int64_t>(ry), static_cast<std::int64_t>(rx)};
+        const int nB = static_cast<int>(op.dims.size());
+        op.dims.push_back(f.dims[static_cast<std::size_t>(dB)]);
+        int nG = -1;
+        if (dG >= 0) {
+          nG = static_cast<int>(op.dims.size());
+          op.dims.push_back(f.dims[static_cast<std::size_t>(dG)]);
+        }
+        const int nC = static_cast<int>(op.dims.size());
+        op.dims.push_back(LoopDim{"K", C});  // dX channels: the forward input channels
+        const int nK = static_cast<int>(op.dims.size());
+        op.dims.push_back(LoopDim{"C", K});  // reduced: the forward output channels
+        const int nY = static_cast<int>(op.dims.size());
+        op.dims.push_back(LoopDim{"OY", a.rows});
+        const int nX = static_cast<int>(op.dims.size());
+        op.dims.push_back(LoopDim{"OX", bph.rows});
+        const int nFY = static_cast<int>(op.dims.size());
+        op.dims.push_back(LoopDim{"FY", a.taps});
+        const int nFX = static_cast<int>(op.dims.size());
+        op.dims.push_back(LoopDim{"FX", bph.taps});
+        auto channel = [&](int d, std::int64_t per_group) {
+          if (nG < 0) return AffineExpr::of_dim(d);
+          return AffineExpr{{{nG, per_group}, {d, 1}}, 0};
+        };
+        // Taps flipped so every coefficient on the dO side is positive: m' = taps − 1 − m.
+        auto dO_index = [](int j, int m, const AxisPhase& ph) {
+          return AffineExpr{{{j, 1}, {m, ph.e}}, ph.c - ph.e * (ph.taps - 1)};
+        };
+        auto w_index = [](int m, const AxisPhase& ph) {
+          return AffineExpr{{{m, -ph.step}}, ph.f0 + ph.step * (ph.taps - 1)};
+        };
+        const Shape part_shape{x_shape[0], x_shape[1], a.rows, bph.rows};
+        const TensorId part = single ? grad_tensor(inst, xin.tensor)
+                                     : new_tensor("d(" + b_.tensor(T(inst, xin.tensor)).name + ")" + tag, part_shape,
+                                                  b_.tensor(T(inst, xin.tensor)).dtype, TensorRole::gradient);
+        op.operands.push_back(operand(part, OperandSlot::O,
+                                      {AffineExpr::of_dim(nB), channel(nC, C), AffineExpr::of_dim(nY), AffineExpr::of_dim(nX)}));
+        op.operands.push_back(operand(dy, OperandSlot::I1,
+                                      {AffineExpr::of_dim(nB), channel(nK, K), dO_index(nY, nFY, a), dO_index(nX, nFX, bph)}));
+        op.operands.push_back(operand(T(inst, w.tensor), OperandSlot::I2,
+                                      {channel(nK, K), AffineExpr::of_dim(nC), w_index(nFY, a), w_index(nFX, bph)}));
+        b_.add_operator(std::move(op));
+        parts.push_back(part);
+      }
+    }
+    (void)y_shape;
+    if (parts.empty()) return;
+    if (single) {
+      add_piece(xin.tensor, parts[0]);
+      return;
+    }
+    const TensorId dx = grad_tensor(inst, xin.tensor);
+    Operator join = make_op(base + "/dX.interleave", OpKind::view, "Interleave", Phase::backward_dx,
+                            inst.op[static_cast<std::size_t>(f.id)]);
+    join.ops_per_iteration = 0;
+    join.operands.push_back(operand(dx, OperandSlot::O, {}));
+    for (TensorId p : parts) join.operands.push_back(operand(p, OperandSlot::I1, {}));
+    b_.add_operator(std::move(join));
+    add_piece(xin.tensor, dx);
+  }
+
+  // ------------------------------------------------------------------------------------ pointwise
+  void pointwise(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& out = f.operands[0];
+    std::vector<std::size_t> inputs;
+    for (std::size_t j = 1; j < f.operands.size(); ++j) {
+      if (!f.operands[j].is_output()) inputs.push_back(j);
+    }
+    const std::string& type = f.type;
+    auto emit = [&](std::size_t j, const std::vector<std::pair<TensorId, std::vector<AffineExpr>>>& reads,
+                    double ops_per_element, const std::vector<TensorId>& keep = {}) {
+      const Operand& x = f.operands[j];
+      const bool broadcast = x.access != out.access;
+      // d(x) is dY itself: no operator (never for weights, whose gradient gets its own tensor).
+      if (ops_per_element == 0 && !broadcast && reads.empty() && !is_weight(x.tensor) &&
+          b_.tensor(dy).dtype == b_.tensor(T(inst, x.tensor)).dtype) {
+        add_piece(x.tensor, dy);
+        return;
+      }
+      Operator op = like(f, inst, "d" + std::to_string(j), type + ".grad", phase_for(x.tensor));
+      op.kind = broadcast ? OpKind::reduction : OpKind::elementwise;
+      op.ops_per_iteration = std::max(ops_per_element, 1.0);
+      const TensorId g = grad_tensor(inst, x.tensor);
+      op.operands.push_back(operand(g, OperandSlot::O, x.access));
+      op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+      for (const auto& [t, acc] : reads) op.operands.push_back(operand(t, OperandSlot::I2, acc));
+      op.keeps_alive = keep;
+      b_.add_operator(std::move(op));
+      add_piece(x.tensor, g);
+    };
+    auto fwd = [&](std::size_t j) {
+      return std::make_pair(T(inst, f.operands[j].tensor), f.operands[j].access);
+    };
+    if (type == "GradSum" || type == "GradAccumulate") return;
+    if (inputs.size() >= 2 && (type == "Add" || type == "Sub" || type == "Mul" || type == "Div" || type == "Max" ||
+                               type == "Min" || type == "Where")) {
+      for (std::size_t k = 0; k < inputs.size(); ++k) {
+        const std::size_t j = inputs[k];
+        if (!rg(f.operands[j].tensor)) continue;
+        if (type == "Add") emit(j, {}, 0);
+        else if (type == "Sub") emit(j, {}, k == 0 ? 0 : 1);
+        else if (type == "Mul") emit(j, {fwd(inputs[k == 0 ? 1 : 0])}, 1);
+        else if (type == "Div") emit(j, k == 0 ? std::vector{fwd(inputs[1])} : std::vector{fwd(inputs[0]), fwd(inputs[1])}, k == 0 ? 1 : 3);
+        else if (type == "Max" || type == "Min") emit(j, {fwd(inputs[0]), fwd(inputs[1])}, 2);
+        else if (type == "Where" && k > 0) emit(j, {fwd(inputs[0])}, 1);
+      }
+      return;
+    }
+    // One tensor input (a scalar constant, if any, is part of the operation).
+    const std::size_t j = inputs.at(0);
+    if (!rg(f.operands[j].tensor)) return;
+    if (type == "Add" || type == "Sub") return emit(j, {}, 0);
+    if (type == "Mul" || type == "Div") return emit(j, {}, 1);
+    auto it = kPointwise.find(type);
+    if (it == kPointwise.end()) {
+      if (warned_.insert(type).second) {
+        spdlog::warn("autodiff: no gradient rule for pointwise '{}' (first at '{}'): assuming it saves its input and "
+                     "costs as many operations as the forward", type, f.name);
+      }
+      return emit(j, {fwd(j)}, f.ops_per_iteration);
+    }
+    const PointwiseRule& rule = it->second;
+    switch (rule.saves) {
+      case PointwiseRule::Saves::nothing: return emit(j, {}, rule.ops);
+      case PointwiseRule::Saves::input: return emit(j, {fwd(j)}, rule.ops);
+      case PointwiseRule::Saves::output: return emit(j, {{T(inst, out.tensor), out.access}}, rule.ops);
+      case PointwiseRule::Saves::mask: {
+        const auto& extra = inst.extra.at(f.id);
+        return emit(j, {{extra.at(0), out.access}}, rule.ops);
+      }
+    }
+  }
+
+  // --------------------------------------------------------------------------------------- softmax
+  /// dx = y ⊙ (dy − Σ_axis dy ⊙ y): a row reduction, then an elementwise pass; both read the saved output.
+  void softmax(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& out = f.operands[0];
+    const Operand& x = f.operands[1];
+    if (!rg(x.tensor)) return;
+    const std::size_t axis = static_cast<std::size_t>(f.attributes.at("axis").at(0));
+    const TensorId y = T(inst, out.tensor);
+    Shape row_shape = b_.tensor(y).shape;
+    row_shape[axis] = 1;
+    std::vector<AffineExpr> row_access = out.access;
+    row_access[axis] = AffineExpr::constant(0);
+    const TensorId dot = new_tensor("d(" + b_.tensor(T(inst, x.tensor)).name + "):rowdot", row_shape,
+                                    b_.tensor(dy).dtype, TensorRole::gradient);
+    Operator red = like(f, inst, "dRowSum", f.type + ".grad.reduce", Phase::backward_dx);
+    red.kind = OpKind::reduction;
+    red.ops_per_iteration = 2;
+    red.operands.push_back(operand(dot, OperandSlot::O, row_access));
+    red.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+    red.operands.push_back(operand(y, OperandSlot::I2, out.access));
+    b_.add_operator(std::move(red));
+    Operator ew = like(f, inst, "dX", f.type + ".grad", Phase::backward_dx);
+    ew.kind = OpKind::elementwise;
+    ew.ops_per_iteration = 2;
+    const TensorId g = grad_tensor(inst, x.tensor);
+    ew.operands.push_back(operand(g, OperandSlot::O, x.access));
+    ew.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+    ew.operands.push_back(operand(y, OperandSlot::I2, out.access));
+    ew.operands.push_back(operand(dot, OperandSlot::I2, row_access));
+    // A boolean mask (masked_fill in PyTorch) is saved by autograd although the softmax gradient needs no mask.
+    auto mask = f.attributes.find("mask");
+    if (mask != f.attributes.end() && !mask->second.empty() && mask->second[0] == 1 && f.operands.size() > 2) {
+      ew.keeps_alive.push_back(T(inst, f.operands[2].tensor));
+    }
+    b_.add_operator(std::move(ew));
+    add_piece(x.tensor, g);
+  }
+
+  // ------------------------------------------------------------------------------------------ norms
+  void norm(Instance& inst, const Operator& f, TensorId dy) {
+    if (f.type == "LayerNormalization") return layer_norm(inst, f, dy);
+    return batch_norm(inst, f, dy);
+  }
+
+  /// Batch norm: Σdy and Σdy·x̂ per channel (= d(bias), d(scale)), then dx elementwise.
+  void batch_norm(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& out = f.operands[0];
+    const Operand& x = f.operands[1];
+    const Operand& scale = f.operands[2];
+    const Operand& bias = f.operands[3];
+    const bool training = training_bn(f);
+    std::vector<std::pair<TensorId, std::vector<AffineExpr>>> stats;
+    const std::vector<AffineExpr> per_channel{AffineExpr::of_dim(1)};
+    if (training) {
+      for (TensorId t : inst.extra.at(f.id)) stats.emplace_back(t, per_channel);
+    } else {
+      for (std::size_t j = 4; j < f.operands.size() && j < 6; ++j) stats.emplace_back(T(inst, f.operands[j].tensor), per_channel);
+    }
+    const bool params = rg(scale.tensor) || rg(bias.tensor);
+    TensorId sum_dy = kNone;
+    TensorId sum_dyx = kNone;
+    if (params || training) {
+      Operator red = like(f, inst, "dReduce", f.type + ".grad.reduce", params ? Phase::backward_dw : Phase::backward_dx);
+      red.kind = OpKind::reduction;
+      red.ops_per_iteration = 4;  // x̂ = (x − μ)·rstd, dy·x̂, and the two sums
+      const Shape channels = f_.tensor(scale.tensor).shape;
+      sum_dy = rg(bias.tensor) ? grad_tensor(inst, bias.tensor)
+                               : new_tensor(b_.tensor(T(inst, out.tensor)).name + ":sum_dy", channels,
+                                            ElementType::fp32, TensorRole::gradient);
+      sum_dyx = rg(scale.tensor) ? grad_tensor(inst, scale.tensor)
+                                 : new_tensor(b_.tensor(T(inst, out.tensor)).name + ":sum_dy_xhat", channels,
+                                              ElementType::fp32, TensorRole::gradient);
+      red.operands.push_back(operand(sum_dy, OperandSlot::O, per_channel));
+      red.operands.push_back(operand(sum_dyx, OperandSlot::O, per_channel));
+      red.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+      red.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
+      for (const auto& [t, acc] : stats) red.operands.push_back(operand(t, OperandSlot::I2, acc));
+      b_.add_operator(std::move(red));
+      if (rg(bias.tensor)) add_piece(bias.tensor, sum_dy);
+      if (rg(scale.tensor)) add_piece(scale.tensor, sum_dyx);
+    }
+    if (!rg(x.tensor)) return;
+    Operator ew = like(f, inst, "dX", f.type + ".grad", Phase::backward_dx);
+    ew.kind = OpKind::elementwise;
+    ew.ops_per_iteration = training ? 6 : 2;  // (γ·rstd/N)(N·dy − Σdy − x̂·Σdy·x̂) ; inference: dy·γ·rstd
+    const TensorId g = grad_tensor(inst, x.tensor);
+    ew.operands.push_back(operand(g, OperandSlot::O, x.access));
+    ew.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+    if (training) ew.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
+    for (const auto& [t, acc] : stats) ew.operands.push_back(operand(t, OperandSlot::I2, acc));
+    ew.operands.push_back(operand(T(inst, scale.tensor), OperandSlot::I2, scale.access));
+    if (training) {
+      ew.operands.push_back(operand(sum_dy, OperandSlot::I2, per_channel));
+      ew.operands.push_back(operand(sum_dyx, OperandSlot::I2, per_channel));
+    }
+    b_.add_operator(std::move(ew));
+    add_piece(x.tensor, g);
+  }
+
+  /// Layer norm: per token Σdy·γ and Σdy·γ·x̂ then dx; per feature Σdy·x̂ (dγ) and Σdy (dβ).
+  void layer_norm(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& out = f.operands[0];
+    const Operand& x = f.operands[1];
+    const Operand* scale = nullptr;
+    const Operand* bias = nullptr;
+    for (std::size_t j = 2; j < f.operands.size(); ++j) {
+      if (f.operands[j].is_output()) continue;
+      (scale ? bias : scale) = &f.operands[j];
+    }
+    const auto& extra = inst.extra.at(f.id);
+    const TensorId mean = extra.at(0);
+    const TensorId rstd = extra.at(1);
+    const std::vector<AffineExpr> token_access = b_.op(inst.op[static_cast<std::size_t>(f.id)]).operands.back().access;
+    auto stats_reads = [&](Operator& op) {
+      op.operands.push_back(operand(mean, OperandSlot::I2, token_access));
+      op.operands.push_back(operand(rstd, OperandSlot::I2, token_access));
+    };
+    if ((scale && rg(scale->tensor)) || (bias && rg(bias->tensor))) {
+      Operator red = like(f, inst, "dParams", f.type + ".grad.params", Phase::backward_dw);
+      red.kind = OpKind::reduction;
+      red.ops_per_iteration = 4;
+      const TensorId ds = scale && rg(scale->tensor) ? grad_tensor(inst, scale->tensor) : kNone;
+      const TensorId db = bias && rg(bias->tensor) ? grad_tensor(inst, bias->tensor) : kNone;
+      if (ds != kNone) red.operands.push_back(operand(ds, OperandSlot::O, scale->access));
+      if (db != kNone) red.operands.push_back(operand(db, OperandSlot::O, bias->access));
+      red.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+      red.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
+      stats_reads(red);
+      b_.add_operator(std::move(red));
+      if (ds != kNone) add_piece(scale->tensor, ds);
+      if (db != kNone) add_piece(bias->tensor, db);
+    }
+    if (!rg(x.tensor)) return;
+    const Shape tokens = b_.tensor(mean).shape;
+    const TensorId s1 = new_tensor("d(" + b_.tensor(T(inst, x.tensor)).name + "):sum_dxhat", tokens, ElementType::fp32,
+                                   TensorRole::gradient);
+    const TensorId s2 = new_tensor("d(" + b_.tensor(T(inst, x.tensor)).name + "):sum_dxhat_xhat", tokens,
+                                   ElementType::fp32, TensorRole::gradient);
+    Operator red = like(f, inst, "dReduce", f.type + ".grad.reduce", Phase::backward_dx);
+    red.kind = OpKind::reduction;
+    red.ops_per_iteration = 5;
+    red.operands.push_back(operand(s1, OperandSlot::O, token_access));
+    red.operands.push_back(operand(s2, OperandSlot::O, token_access));
+    red.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+    red.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
+    stats_reads(red);
+    if (scale) red.operands.push_back(operand(T(inst, scale->tensor), OperandSlot::I2, scale->access));
+    b_.add_operator(std::move(red));
+    Operator ew = like(f, inst, "dX", f.type + ".grad", Phase::backward_dx);
+    ew.kind = OpKind::elementwise;
+    ew.ops_per_iteration = 6;
+    const TensorId g = grad_tensor(inst, x.tensor);
+    ew.operands.push_back(operand(g, OperandSlot::O, x.access));
+    ew.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+    ew.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
+    stats_reads(ew);
+    if (scale) ew.operands.push_back(operand(T(inst, scale->tensor), OperandSlot::I2, scale->access));
+    ew.operands.push_back(operand(s1, OperandSlot::I2, token_access));
+    ew.operands.push_back(operand(s2, OperandSlot::I2, token_access));
+    b_.add_operator(std::move(ew));
+    add_piece(x.tensor, g);
+  }
+
+  // ---------------------------------------------------------------------------------------- pooling
+  void pooling(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& out = f.operands[0];
+    const Operand& x = f.operands[1];
+    if (!rg(x.tensor)) return;
+    const TensorId g = grad_tensor(inst, x.tensor);
+    if (f.type == "MaxPool") {
+      // Scatter each output gradient to the argmax of its window: one add per output element.
+      Operator op = like(f, inst, "dX", "MaxPool.grad", Phase::backward_dx);
+      const int fy = f.dim_index("FY");
+      const int fx = f.dim_index("FX");
+      op.dims.clear();
+      std::vector<int> map(f.dims.size(), -1);
+      for (std::size_t d = 0; d < f.dims.size(); ++d) {
+        if (static_cast<int>(d) == fy || static_cast<int>(d) == fx) continue;
+        map[d] = static_cast<int>(op.dims.size());
+        op.dims.push_back(f.dims[d]);
+      }
+      auto strip = [&](std::vector<AffineExpr> acc) {
+        for (AffineExpr& e : acc) {
+          std::vector<AffineExpr::Term> kept;
+          for (auto t : e.terms) {
+            if (map[static_cast<std::size_t>(t.dim)] < 0) continue;  // the window position: data dependent
+            t.dim = map[static_cast<std::size_t>(t.dim)];
+            kept.push_back(t);
+          }
+          e.terms = kept;
+        }
+        return acc;
+      };
+      op.ops_per_iteration = 1;
+      op.operands.push_back(operand(g, OperandSlot::O, strip(x.access)));
+      op.operands.push_back(operand(dy, OperandSlot::I1, strip(out.access)));
+      op.operands.push_back(operand(inst.extra.at(f.id).at(0), OperandSlot::I2, strip(out.access)));
+      op.keeps_alive = {T(inst, x.tensor)};  // PyTorch keeps the input too
+      b_.add_operator(std::move(op));
+    } else {
+      // Average pooling: every input position of a window gets dy / window size (a scatter).
+      Operator op = like(f, inst, "dX", f.type + ".grad", Phase::backward_dx);
+      op.ops_per_iteration = 1;
+      op.operands.push_back(operand(g, OperandSlot::O, x.access));
+      op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+      op.keeps_alive = {T(inst, x.tensor)};  // PyTorch keeps the input (for its shape)
+      b_.add_operator(std::move(op));
+    }
+    add_piece(x.tensor, g);
+  }
+
+  // -------------------------------------------------------------------------------------- embedding
+  /// Scatter-add of dY rows into the table gradient, read at the saved indices.
+  void embedding(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& out = f.operands[0];
+    for (std::size_t j = 1; j < f.operands.size(); ++j) {
+      const Operand& table = f.operands[j];
+      if (table.slot != OperandSlot::I2 || !rg(table.tensor)) continue;
+      Operator op = like(f, inst, "dW", "Embedding.dW", Phase::backward_dw);
+      op.ops_per_iteration = 1;
+      const TensorId g = grad_tensor(inst, table.tensor);
+      Operand go = operand(g, OperandSlot::O, table.access);
+      go.indirect = true;
+      op.operands.push_back(go);
+      op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+      for (std::size_t k = 1; k < f.operands.size(); ++k) {
+        if (f.operands[k].slot == OperandSlot::I1) {
+          op.operands.push_back(operand(T(inst, f.operands[k].tensor), OperandSlot::I2, f.operands[k].access));
+        }
+      }
+      b_.add_operator(std::move(op));
+      add_piece(table.tensor, g);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ views
+  void view(Instance& inst, const Operator& f, TensorId dy) {
+    for (std::size_t j = 1; j < f.operands.size(); ++j) {
+      const Operand& x = f.operands[j];
+      if (x.is_output() || !rg(x.tensor)) continue;
+      Operator op = like(f, inst, "dX" + (f.operands.size() > 2 ? std::to_string(j) : std::string()), f.type + ".grad",
+                         phase_for(x.tensor));
+      op.kind = OpKind::view;
+      op.ops_per_iteration = 0;
+      const TensorId g = grad_tensor(inst, x.tensor);
+      op.operands.push_back(operand(g, OperandSlot::O, {}));
+      op.operands.push_back(operand(dy, OperandSlot::I1, {}));
+      b_.add_operator(std::move(op));
+      add_piece(x.tensor, g, kPartialViews.contains(f.type));
+    }
+  }
+
+  const Graph& f_;
+  TrainingSettings s_;
+  GraphBuilder b_;
+  std::vector<bool> rg_;
+  std::map<TensorId, std::vector<Piece>> grads_;  // forward tensor -> gradient pieces (this micro-batch)
+  std::set<std::string> warned_;
+};
+
+class Autodiff final : public BackwardGenerator {
+ public:
+  static PluginInfo describe() {
+    PluginInfo i;
+    i.kind = PluginKind::backward;
+    i.name = "autodiff";
+    i.version = "1.0.0";
+    i.summary = "Forward graph -> one training step: forward, cross-entropy loss, backward (dX and dW)";
+    i.description =
+        "Gradient loop nests per operator (PyTorch derivative conventions for what is saved): conv dX as a "
+        "transposed convolution split into stride phases (no multiply on inserted zeros) and dW with the batch in "
+        "the reduction, gemm/matmul/attention with dY in place of one operand, batch/layer norm as a reduction then "
+        "an elementwise pass, softmax (masked too), pointwise ops, max pooling through saved indices, average "
+        "pooling as a scatter, embedding dW as a scatter-add, views, gradient sums at fan-outs. No gradient flows "
+        "to graph inputs or into paths that only reach frozen parameters. [training] micro_batches = k repeats "
+        "forward and backward k times and accumulates the weight gradients.";
+    return i;
+  }
+  explicit Autodiff(const ParamValues& /*params*/) {}
+  [[nodiscard]] GraphPtr generate(const Graph& forward, const TrainingSettings& settings) const override {
+    return Generator(forward, settings).run();
+  }
+};
+
+}  // namespace
+}  // namespace monet::plugins
+
+MONET_EXPORT_PLUGINS(monet::plugins::Autodiff)
