@@ -23,3 +23,27 @@ void BM_LoadResNet18(benchmark::State& state) { load_model(state, "resnet18.onnx
 BENCHMARK(BM_LoadResNet18)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+namespace {
+
+/// Target (training-graph issue): the training graph of gpt2_small (≈ 1,000 operators with backward and Adam)
+/// in < 1 s.
+void BM_TrainingGraphGpt2Small(benchmark::State& state) {
+  const monet::Registry& r = monet::Registry::global();
+  const monet::PluginHandle* f = r.find(monet::PluginKind::frontend, "onnx");
+  const auto forward = r.create<monet::WorkloadFrontend>(*f, monet::default_params(f->info.params, "bench"))
+                           ->load(std::filesystem::path(MONET_SOURCE_DIR) / "workloads/onnx/gpt2_small.onnx");
+  const monet::PluginHandle* b = r.find(monet::PluginKind::backward, "autodiff");
+  const monet::PluginHandle* o = r.find(monet::PluginKind::optimizer, "adam");
+  const auto backward = r.create<monet::BackwardGenerator>(*b, monet::default_params(b->info.params, "bench"));
+  const auto adam = r.create<monet::OptimizerModel>(*o, monet::default_params(o->info.params, "bench"));
+  std::size_t operators = 0;
+  for (auto _ : state) {
+    const monet::TrainingSettings settings;
+    operators = adam->apply(*backward->generate(*forward, settings), settings)->operators().size();
+  }
+  state.counters["operators"] = static_cast<double>(operators);
+}
+BENCHMARK(BM_TrainingGraphGpt2Small)->Unit(benchmark::kMillisecond);
+
+}  // namespace

@@ -79,7 +79,7 @@ TEST_F(ExperimentTest, BadOverridesNameTheOverride) {
 TEST_F(ExperimentTest, UnknownSectionSuggestsTheClosest) {
   EXPECT_EQ(fail(experiment_text("\n[serach]\nplugin = \"fixed\"\n")),
             path() + ":11:2: error: unknown key 'serach' (did you mean 'search'?); valid keys here: allocation, "
-                     "architecture, cost_model, experiment, fusion, output, provenance, search, training, workload");
+                     "architecture, cost_model, experiment, fusion, output, precision, provenance, search, training, workload");
 }
 
 TEST_F(ExperimentTest, UnknownPluginListsTheAvailableOnes) {
@@ -123,9 +123,19 @@ TEST_F(ExperimentTest, AllocationNamesAreChecked) {
               HasSubstr(path() + ":12:8: error: core 'core1' cannot run conv operators such as 'conv1'"));
 }
 
-TEST_F(ExperimentTest, TrainingModeNeedsABackwardPlugin) {
-  EXPECT_EQ(fail(experiment_text("\n[training]\nmode = \"training\"\n")),
-            path() + ":11:1: error: no backward plugin named 'autodiff'; available: none");
+TEST_F(ExperimentTest, TrainingModeResolvesItsPlugins) {
+  const Experiment e = load(experiment_text("\n[training]\nmode = \"training\"\nmicro_batches = 2\n"));
+  EXPECT_EQ(e.backward->name(), "autodiff");
+  EXPECT_EQ(e.optimizer->name(), "sgd");
+  EXPECT_EQ(e.training.micro_batches, 2);
+  EXPECT_THAT(fail(experiment_text("\n[training]\nmode = \"training\"\n[training.optimizer]\nplugin = \"adamm\"\n")),
+              HasSubstr(path() + ":14:10: error: no optimizer plugin named 'adamm' (did you mean 'adam'"));
+  EXPECT_EQ(fail(experiment_text("\n[precision]\npreset = \"mixed_fp16\"\n")),
+            path() + ":12:10: error: precision.preset: 'mixed_fp16' is not one of 'fp32', 'mixed_bf16', "
+                     "'int8_stream' (did you mean 'mixed_bf16'?)");
+  EXPECT_EQ(fail(experiment_text("\n[precision]\nweight = 12\n")),
+            path() + ":12:10: error: precision.weight: expected 64, 32, 16 (bf16), 8 (int8) or 4 (int4) bits, or an "
+                     "element type name");
   // In inference mode the training sub-tables are kept but not used.
   EXPECT_NO_THROW(load(experiment_text("\n[training]\nmode = \"inference\"\n[training.optimizer]\nplugin = \"adam\"\n")));
 }

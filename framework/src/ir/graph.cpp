@@ -36,10 +36,11 @@ double Graph::total_vector_ops() const {
   return n;
 }
 
+// Stored tensors only: the versions an optimizer writes (in place) are not new parameters.
 std::int64_t Graph::parameter_count() const {
   std::int64_t n = 0;
   for (const Tensor& t : tensors_) {
-    if (t.role == TensorRole::weight) n += t.elements();
+    if (t.role == TensorRole::weight && t.producer == kNone) n += t.elements();
   }
   return n;
 }
@@ -47,7 +48,7 @@ std::int64_t Graph::parameter_count() const {
 std::int64_t Graph::trainable_parameter_count() const {
   std::int64_t n = 0;
   for (const Tensor& t : tensors_) {
-    if (t.is_trainable()) n += t.elements();
+    if (t.is_trainable() && t.producer == kNone) n += t.elements();
   }
   return n;
 }
@@ -55,7 +56,7 @@ std::int64_t Graph::trainable_parameter_count() const {
 std::int64_t Graph::buffer_count() const {
   std::int64_t n = 0;
   for (const Tensor& t : tensors_) {
-    if (t.role == TensorRole::buffer) n += t.elements();
+    if (t.role == TensorRole::buffer && t.producer == kNone) n += t.elements();
   }
   return n;
 }

@@ -59,7 +59,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
 
   std::int64_t param_bytes = 0;
   for (const Tensor& t : g.tensors()) {
-    if (t.role == TensorRole::weight) param_bytes += t.bytes();
+    if (t.role == TensorRole::weight && t.producer == kNone) param_bytes += t.bytes();
   }
   j["workload"] = json{{"name", g.name()},
                        {"file", e.workload_file.string()},

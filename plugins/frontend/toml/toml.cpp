@@ -106,8 +106,10 @@ class TomlWorkload {
     if (!shape) t.fail_missing("shape", "a list of positive integers");
     x.shape = *shape;
     x.dtype = element_type(t, "dtype").value_or(weight_dtype_.value_or(dtype_));
-    const std::string role = t.choice("role", {"weight", "buffer"}).value_or("weight");
-    x.role = role == "buffer" ? TensorRole::buffer : TensorRole::weight;
+    // weight (trainable), buffer (stored, not trained), activation or index (computed in the forward pass
+    // from constants, e.g. a causal mask or position ids: saved for backward like activations).
+    const std::string role = t.choice("role", {"weight", "buffer", "activation", "index"}).value_or("weight");
+    x.role = *parse_tensor_role(role);
     x.frozen = t.boolean("frozen").value_or(false);
     if (x.frozen && x.role != TensorRole::weight) t.fail("frozen", "only weights can be frozen");
     t.finish();
@@ -368,11 +370,13 @@ class TomlWorkload {
       id = ops::pool2d(*builder_, std::move(op), x, y, s);
     } else if (kind == "softmax") {
       const TensorId x = read_inputs(t, 1)[0];
-      const TensorId y = add_output(op.name, builder_->tensor(x).shape, out_dtype, where);
-      op.kind = OpKind::softmax;
+      const Shape shape = builder_->tensor(x).shape;
+      const std::int64_t rank = static_cast<std::int64_t>(shape.size());
+      std::int64_t axis = t.integer("axis", Bounds{static_cast<double>(-rank), static_cast<double>(rank - 1)}).value_or(-1);
+      if (axis < 0) axis += rank;
+      const TensorId y = add_output(op.name, shape, out_dtype, where);
       op.type = "Softmax";
-      // max, subtract, exp, sum, divide: 5 operations per element
-      id = ops::elementwise(*builder_, std::move(op), {x}, y, t.number("ops_per_element", Bounds::non_negative()).value_or(5));
+      id = ops::softmax(*builder_, std::move(op), x, std::nullopt, y, static_cast<std::size_t>(axis));
     } else if (kind == "flatten" || kind == "reshape") {
       const TensorId x = read_inputs(t, 1)[0];
       const Shape in = builder_->tensor(x).shape;

@@ -1,0 +1,66 @@
+// Training from the command line: an experiment file with [training] and [precision], and inspect --training.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+TEST(TrainingRuns, ResNet18CifarWithAdamFromAnExperiment) {
+  test::ScratchDir dir;
+  const auto r = test::monet("run '" + (test::source_dir() / "experiments/resnet18_cifar_training.toml").string() +
+                             "' --out '" + (dir.path() / "out").string() + "' --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("(seed 1, training)"));
+  EXPECT_THAT(r.out, HasSubstr("11,173,962 parameters"));
+  const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
+  const json& t = j["training"];
+  EXPECT_EQ(t["macs_forward"].get<long>(), 2'221'690'880L);
+  EXPECT_EQ(t["macs_backward_dw"].get<long>(), 2'221'690'880L);
+  EXPECT_EQ(t["macs_backward_dx"].get<long>(), 2'221'690'880L - 4 * 1'769'472L);  // all but the stem
+  EXPECT_EQ(t["optimizer_state_bytes"].get<long>(), 2L * 11'173'962 * 4);
+  EXPECT_EQ(t["param_bytes"].get<long>(), 11'173'962L * 4);
+  EXPECT_GT(t["saved_activation_bytes"].get<long>(), 0);
+  EXPECT_FALSE(t["saved_by_layer"].empty());
+  // The resolved configuration keeps the training and precision settings.
+  const std::string resolved = test::read_file(dir.path() / "out/resolved.toml");
+  EXPECT_THAT(resolved, HasSubstr("[training.optimizer]\nplugin = \"adam\""));
+  EXPECT_THAT(resolved, HasSubstr("[precision]\npreset = \"fp32\""));
+  const auto again = test::monet("run '" + (dir.path() / "out/resolved.toml").string() + "' --out '" +
+                                 (dir.path() / "again").string() + "' --log-level warn");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(j, json::parse(test::read_file(dir.path() / "again/results.json")));
+}
+
+TEST(TrainingRuns, InspectTrainingJson) {
+  const auto r = test::monet("inspect '" + (test::source_dir() / "workloads/onnx/resnet18.onnx").string() +
+                             "' --training --optimizer adam --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["forward_macs"].get<long>(), 1'814'073'344L);  // still the forward pass
+  const json& t = j["training"];
+  for (const char* key : {"macs_forward", "macs_backward_dx", "macs_backward_dw", "saved_activation_bytes",
+                          "param_bytes", "grad_bytes", "optimizer_state_bytes"}) {
+    EXPECT_TRUE(t.contains(key)) << key;
+  }
+  EXPECT_EQ(t["optimizer_state_bytes"].get<long>(), 93'516'096L);
+  EXPECT_EQ(j["operators"][0]["phase"], "forward");
+  const auto text = test::monet("inspect '" + (test::source_dir() / "workloads/onnx/resnet18.onnx").string() +
+                                "' --training --precision mixed_bf16 --micro-batches 2");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr("backward dW"));
+  EXPECT_THAT(text.out, HasSubstr("master weights                    46,758,048 bytes"));
+  const auto bad = test::monet("inspect '" + (test::source_dir() / "workloads/onnx/resnet18.onnx").string() +
+                               "' --training --optimizer adamm");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("no optimizer plugin named 'adamm' (did you mean 'adam'"));
+}
+
+}  // namespace
+}  // namespace monet
