@@ -10,6 +10,7 @@
 
 #include "monet/config/toml_reader.hpp"
 #include "monet/experiment/runner.hpp"
+#include "import_zigzag.hpp"
 #include "monet/ir/workload_toml.hpp"
 #include "monet/report/inspect.hpp"
 #include "monet/report/report.hpp"
@@ -134,6 +135,36 @@ int inspect_command(const InspectOptions& o) {
     std::cout << inspect_text(*graph);
     if (o.training) std::cout << inspect_training_text(*graph);
   }
+  return 0;
+}
+
+int import_command(const ImportOptions& o) {
+  std::string text;
+  if (o.format == "zigzag-core") {
+    text = zigzag_core_to_toml(o.input, o.mapping.empty() ? std::nullopt : std::optional<fs::path>(o.mapping), o.cost_model);
+  } else {
+    text = zigzag_workload_to_toml(o.input);
+  }
+  // Check what was written reads back as a valid monet file before keeping it.
+  const fs::path out = fs::absolute(o.output);
+  const fs::path check = out.parent_path() / ("." + out.filename().string() + ".check");
+  fs::create_directories(out.parent_path());
+  write_file_atomically(check, text);
+  try {
+    if (o.format == "zigzag-core") {
+      (void)load_core(check);
+    } else {
+      const Registry& registry = Registry::global();
+      const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{o.output});
+      (void)registry.create<WorkloadFrontend>(h, default_params(h.info.params, "toml"))->load(check);
+    }
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(check, ec);
+    throw;
+  }
+  fs::rename(check, out);
+  std::cout << "wrote " << o.output << "\n";
   return 0;
 }
 

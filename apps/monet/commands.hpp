@@ -37,4 +37,13 @@ struct PluginsOptions {
 };
 int plugins_command(const PluginsOptions& options);
 
+struct ImportOptions {
+  std::string format;   // zigzag-core, zigzag-workload
+  std::string input;
+  std::string mapping;  // zigzag-core: the mapping file
+  std::string output;
+  std::string cost_model = "loopnest";
+};
+int import_command(const ImportOptions& options);
+
 }  // namespace monet::cli

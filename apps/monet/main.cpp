@@ -51,6 +51,16 @@ int real_main(int argc, char** argv) {
   inspect_cmd->add_option("--micro-batches", inspect.micro_batches, "gradient accumulation steps for --training")
       ->check(CLI::PositiveNumber);
 
+  monet::cli::ImportOptions import;
+  CLI::App* import_cmd = app.add_subcommand("import", "convert ZigZag files (accelerators, mappings, layer lists) to monet's TOML");
+  import_cmd->add_option("format", import.format, "zigzag-core or zigzag-workload")
+      ->required()
+      ->check(CLI::IsMember({"zigzag-core", "zigzag-workload"}));
+  import_cmd->add_option("input", import.input, "the YAML file")->required();
+  import_cmd->add_option("--mapping", import.mapping, "zigzag-core: the mapping file (becomes the core's mappings)");
+  import_cmd->add_option("-o,--output", import.output, "the TOML file to write")->required();
+  import_cmd->add_option("--cost-model", import.cost_model, "zigzag-core: the core's cost model")->capture_default_str();
+
   monet::cli::PluginsOptions plugins;
   CLI::App* plugins_cmd = app.add_subcommand("plugins", "list the plugins found, or describe one");
   plugins_cmd->add_option("--describe", plugins.describe, "plugin name: print its parameters and documentation");
@@ -81,6 +91,7 @@ int real_main(int argc, char** argv) {
   if (*validate_cmd) return monet::cli::validate_command(validate_file);
   if (*plugins_cmd) return monet::cli::plugins_command(plugins);
   if (*inspect_cmd) return monet::cli::inspect_command(inspect);
+  if (*import_cmd) return monet::cli::import_command(import);
   std::cout << app.help();
   return 0;
 }

@@ -82,6 +82,15 @@ std::int64_t Core::resident_capacity_bits() const {
   return bits;
 }
 
+const MappingEntry* Core::mapping_for(const std::string& op_name, const std::string& op_type) const {
+  for (const std::string& key : {op_name, op_type, std::string("default")}) {
+    for (const MappingEntry& m : mappings) {
+      if (m.name == key) return &m;
+    }
+  }
+  return nullptr;
+}
+
 // ------------------------------------------------------------------------------------------------ parse
 
 namespace {
@@ -268,27 +277,65 @@ CorePtr load_core(const std::filesystem::path& file) {
   core->array.unit_energy_pj = arr.required_number("unit_energy_pj", Bounds::non_negative());
   arr.finish();
 
-  if (auto df = root.table("dataflow")) {
-    for (const std::string& array_dim : df->keys()) {
+  // An array-dim -> { loop dim = factor } table (dataflow, spatial mappings).
+  auto read_unrolling = [&](TableReader& df, std::map<std::string, std::vector<Unrolling>>& out) {
+    for (const std::string& array_dim : df.keys()) {
       if (!seen.contains(array_dim)) {
-        df->fail(array_dim, "'" + array_dim + "' is not a dimension of the operational array" +
-                                did_you_mean(array_dim, dims));
+        df.fail(array_dim, "'" + array_dim + "' is not a dimension of the operational array" +
+                               did_you_mean(array_dim, dims));
       }
-      auto unroll = df->table(array_dim);
+      auto unroll = df.table(array_dim);
       std::int64_t product = 1;
       for (const std::string& loop_dim : unroll->keys()) {
         const std::int64_t f = *unroll->integer(loop_dim, Bounds::at_least(1));
         product *= f;
-        core->dataflow[array_dim].push_back(Unrolling{loop_dim, f});
+        out[array_dim].push_back(Unrolling{loop_dim, f});
       }
       const std::int64_t size = sizes[static_cast<std::size_t>(std::find(dims.begin(), dims.end(), array_dim) - dims.begin())];
       if (product > size) {
-        df->fail(array_dim, "unrolls " + std::to_string(product) + " iterations on an array dimension of size " +
-                                std::to_string(size));
+        df.fail(array_dim, "unrolls " + std::to_string(product) + " iterations on an array dimension of size " +
+                               std::to_string(size));
       }
       unroll->finish();
     }
-    df->finish();
+    df.finish();
+  };
+  if (auto df = root.table("dataflow")) read_unrolling(*df, core->dataflow);
+  if (auto mt = root.table("mapping")) {
+    for (const std::string& name : mt->keys()) {
+      auto m = mt->table(name);
+      MappingEntry e;
+      e.name = name;
+      if (auto sm = m->table("spatial_mapping")) read_unrolling(*sm, e.spatial_mapping);
+      if (auto hint = m->table("spatial_mapping_hint")) {
+        for (const std::string& array_dim : hint->keys()) {
+          if (!seen.contains(array_dim)) {
+            hint->fail(array_dim, "'" + array_dim + "' is not a dimension of the operational array" +
+                                      did_you_mean(array_dim, dims));
+          }
+          e.spatial_mapping_hint[array_dim] = *hint->string_list(array_dim);
+        }
+        hint->finish();
+      }
+      if (const toml::node* to = m->node("temporal_ordering")) {
+        const toml::array* arr = to->as_array();
+        if (!arr) m->fail("temporal_ordering", "expected a list of [loop dim, size] pairs, innermost first");
+        for (const toml::node& entry : *arr) {
+          const toml::array* pair = entry.as_array();
+          const SourceLocation where = location_of(entry, doc.file());
+          if (!pair || pair->size() != 2 || !(*pair)[0].is_string() ||
+              !((*pair)[1].is_integer() || ((*pair)[1].is_string() && (*pair)[1].as_string()->get() == "*"))) {
+            throw UserError(where, m->key_name("temporal_ordering") +
+                                       ": each entry is [\"DIM\", size] or [\"DIM\", \"*\"] (innermost first)");
+          }
+          const std::int64_t size = (*pair)[1].is_integer() ? (*pair)[1].as_integer()->get() : 0;
+          e.temporal_ordering.emplace_back((*pair)[0].as_string()->get(), size);
+        }
+      }
+      m->finish();
+      core->mappings.push_back(std::move(e));
+    }
+    mt->finish();
   }
 
   std::set<std::string> mem_names;

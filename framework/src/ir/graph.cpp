@@ -142,7 +142,10 @@ OperatorId GraphBuilder::add_operator(Operator op) {
   }
   for (const Operand& o : op.operands) {
     if (o.tensor < 0 || static_cast<std::size_t>(o.tensor) >= tensors_.size()) op_error(op, "operand refers to no tensor");
-    if (o.precision_bits <= 0) op_error(op, "operand '" + tensor(o.tensor).name + "' has no precision");
+    // 0 bits: an operand that is not stored or moved (ZigZag's pooling "weights")
+    if (o.precision_bits < 0 || (o.precision_bits == 0 && o.is_output())) {
+      op_error(op, "operand '" + tensor(o.tensor).name + "' has no precision");
+    }
     check_access(op, o, tensor(o.tensor));
   }
   op.id = static_cast<OperatorId>(operators_.size());

@@ -193,7 +193,7 @@ class TomlWorkload {
       operand.slot = *parse_operand_slot(slot);
       operand.access = index_of(in, dims);
       operand.precision_bits = static_cast<int>(
-          in.integer("precision_bits", Bounds::at_least(1)).value_or(bits_of(builder_->tensor(operand.tensor).dtype)));
+          in.integer("precision_bits", Bounds::at_least(0)).value_or(bits_of(builder_->tensor(operand.tensor).dtype)));
       operand.indirect = in.boolean("indirect").value_or(false);
       in.finish();
       op.operands.push_back(std::move(operand));

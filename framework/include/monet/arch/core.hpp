@@ -82,6 +82,17 @@ struct Unrolling {
   std::int64_t factor = 1;
 };
 
+/// A mapping entry of a core (ZigZag's mapping file): chosen for an operator by its name, else its type,
+/// else "default".
+struct MappingEntry {
+  std::string name;  // operator name, operator type, or "default"
+  /// array dim -> (loop dim, factor) unrollings; empty: generate from the hints
+  std::map<std::string, std::vector<Unrolling>> spatial_mapping;
+  std::map<std::string, std::vector<std::string>> spatial_mapping_hint;  // array dim -> allowed loop dims
+  /// Temporal loops innermost first: (loop dim or "*", size or 0 for "*").
+  std::vector<std::pair<std::string, std::int64_t>> temporal_ordering;
+};
+
 struct Core {
   std::string name;                 // type name (the [core] name of the file)
   std::string file;                 // path it was read from ("" when built in code)
@@ -90,6 +101,7 @@ struct Core {
   std::vector<MemoryLevel> memories;  // bottom-up
   std::vector<OpKind> op_kinds;     // kinds this core can run
   std::map<std::string, std::vector<Unrolling>> dataflow;  // array dim -> unrollings (optional)
+  std::vector<MappingEntry> mappings;  // [mapping.<name>] entries, file order
 
   [[nodiscard]] MONET_API bool runs(OpKind k) const;
   /// Indices of the memory levels that hold a slot, bottom-up.
@@ -98,6 +110,8 @@ struct Core {
   [[nodiscard]] MONET_API const MemoryLevel& top_level(OperandSlot s) const;
   /// On-chip capacity available to tensors resident on the core: the sum of the distinct top levels (bits).
   [[nodiscard]] MONET_API std::int64_t resident_capacity_bits() const;
+  /// The mapping entry for an operator: exact name, then type, then "default"; nullptr when none.
+  [[nodiscard]] MONET_API const MappingEntry* mapping_for(const std::string& op_name, const std::string& op_type) const;
 };
 
 using CorePtr = std::shared_ptr<const Core>;

@@ -1,0 +1,421 @@
+// `monet import zigzag-core` and `monet import zigzag-workload`: ZigZag's YAML accelerator, mapping and layer
+// files converted to monet's TOML (docs/importing.md). YAML errors carry file:line:column.
+#include "import_zigzag.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "monet/config/params.hpp"
+#include "monet/ir/tensor.hpp"
+#include "monet/util/error.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string q(const std::string& s) { return to_string(ParamValue(s)); }
+
+class Yaml {
+ public:
+  explicit Yaml(const fs::path& file) : file_(file.string()) {
+    std::error_code ec;
+    if (!fs::exists(file, ec)) throw UserError(SourceLocation{file_}, "file not found");
+    try {
+      root_ = YAML::LoadFile(file_);
+    } catch (const YAML::Exception& e) {
+      throw UserError(where(e.mark), "YAML syntax: " + e.msg);
+    }
+  }
+  [[nodiscard]] const YAML::Node& root() const { return root_; }
+  [[nodiscard]] SourceLocation where(const YAML::Mark& m) const {
+    if (m.is_null()) return SourceLocation{file_};
+    return SourceLocation{file_, static_cast<std::uint32_t>(m.line + 1), static_cast<std::uint32_t>(m.column + 1)};
+  }
+  [[nodiscard]] SourceLocation where(const YAML::Node& n) const { return where(n.Mark()); }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& message) const { throw UserError(where(n), message); }
+  YAML::Node need(const YAML::Node& map, const std::string& key, const std::string& what) const {
+    if (!map.IsMap()) fail(map, "expected a mapping with '" + key + "'");
+    YAML::Node n = get(map, key);
+    if (!n) fail(map, "missing '" + key + "' (" + what + ")");
+    return n;
+  }
+  /// The value of a key; when a key is repeated the last one wins, as in ZigZag's PyYAML loader.
+  static YAML::Node get(const YAML::Node& map, const std::string& key) {
+    YAML::Node found;
+    if (!map.IsMap()) return found;
+    for (const auto& kv : map) {
+      if (kv.first.as<std::string>() == key) found.reset(kv.second);
+    }
+    return found;
+  }
+  template <class T>
+  T as(const YAML::Node& n, const std::string& what) const {
+    try {
+      return n.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(n, "expected " + what);
+    }
+  }
+
+ private:
+  std::string file_;
+  YAML::Node root_;
+};
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+/// "K, 32" -> ("K", 32); "K, *" -> ("K", 0).
+std::pair<std::string, std::int64_t> dim_and_size(const Yaml& y, const YAML::Node& n) {
+  std::string dim;
+  std::string size;
+  if (n.IsSequence() && n.size() == 2) {
+    dim = y.as<std::string>(n[0], "a loop dimension");
+    size = y.as<std::string>(n[1], "a size");
+  } else {
+    const std::string text = y.as<std::string>(n, "'DIM, size'");
+    const auto comma = text.find(',');
+    if (comma == std::string::npos) y.fail(n, "expected 'DIM, size', got '" + text + "'");
+    dim = trim(text.substr(0, comma));
+    size = trim(text.substr(comma + 1));
+  }
+  if (size == "*" || size == "all") return {dim, 0};
+  try {
+    return {dim, std::stoll(size)};
+  } catch (const std::exception&) {
+    y.fail(n, "expected an integer size, got '" + size + "'");
+  }
+}
+
+/// A YAML list of "DIM, factor" (or one such entry) as the TOML inline table "{ K = 32, C = 4 }".
+std::string unrolling_table(const Yaml& y, const YAML::Node& list) {
+  std::vector<YAML::Node> items;
+  if (list.IsSequence()) {
+    for (const auto& item : list) items.push_back(item);
+  } else {
+    items.push_back(list);
+  }
+  std::string s = "{";
+  bool first = true;
+  for (const auto& item : items) {
+    const auto [dim, size] = dim_and_size(y, item);
+    if (size <= 0) y.fail(item, "a spatial unrolling needs a positive factor");
+    s += (first ? " " : ", ") + dim + " = " + std::to_string(size);
+    first = false;
+  }
+  return s + " }";
+}
+
+/// { D1: [K, 32], D2: [...] } as "{ D1 = { K = 32 }, D2 = { ... } }".
+std::string spatial_table(const Yaml& y, const YAML::Node& sm) {
+  if (!sm.IsMap()) y.fail(sm, "expected a mapping of array dimensions to unrollings");
+  std::string s = "{";
+  bool first = true;
+  for (const auto& kv : sm) {
+    s += (first ? " " : ", ") + kv.first.as<std::string>() + " = " + unrolling_table(y, kv.second);
+    first = false;
+  }
+  return s + " }";
+}
+
+}  // namespace
+
+std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs::path>& mapping,
+                                const std::string& cost_model) {
+  const Yaml y(hardware);
+  const YAML::Node& r = y.root();
+  std::ostringstream out;
+  out << "# Imported from ZigZag: " << hardware.filename().string();
+  if (mapping) out << " (mapping " << mapping->filename().string() << ")";
+  out << "\n# Units: sizes and bandwidths in bits and bits/cycle, energies in pJ per access of one full-width word.\n";
+  const std::string name = y.as<std::string>(y.need(r, "name", "the accelerator name"), "a name");
+  const YAML::Node array = y.need(r, "operational_array", "dimensions, sizes, unit_energy");
+  const auto dims = y.as<std::vector<std::string>>(y.need(array, "dimensions", "array dimension names"), "a list of names");
+  const auto sizes = y.as<std::vector<std::int64_t>>(y.need(array, "sizes", "array sizes"), "a list of sizes");
+  if (dims.size() != sizes.size()) y.fail(array, "dimensions and sizes differ in length");
+  for (std::int64_t s : sizes) {
+    if (s <= 0) {
+      y.fail(array["sizes"], "the operational array has a size-0 dimension (a memory-only core): import it as the "
+                             "off-chip memory of an accelerator instead");
+    }
+  }
+  out << "[core]\nname = " << q(name) << "\ncost_model = " << q(cost_model) << "\n";
+  out << "\n[array]\ndims = " << to_string(ParamValue(dims)) << "\nsizes = " << to_string(ParamValue(sizes))
+      << "\nunit_energy_pj = "
+      << to_string(ParamValue(y.as<double>(y.need(array, "unit_energy", "energy per MAC, pJ"), "a number"))) << "\n";
+  if (const YAML::Node df = r["dataflows"]) {
+    if (!df.IsMap()) y.fail(df, "expected a mapping of array dimensions to unrollings");
+    out << "\n[dataflow]\n";
+    for (const auto& kv : df) out << kv.first.as<std::string>() << " = " << unrolling_table(y, kv.second) << "\n";
+  }
+  const YAML::Node memories = y.need(r, "memories", "the memory levels, bottom-up");
+  if (!memories.IsMap()) y.fail(memories, "expected a mapping of memory names to memories (bottom-up)");
+  for (const auto& kv : memories) {
+    const std::string mname = kv.first.as<std::string>();
+    const YAML::Node& m = kv.second;
+    out << "\n[[memories]]\nname = " << q(mname) << "\nsize_bits = "
+        << y.as<std::int64_t>(y.need(m, "size", "capacity in bits"), "an integer") << "\nread_energy_pj = "
+        << to_string(ParamValue(y.as<double>(y.need(m, "r_cost", "pJ per read"), "a number")))
+        << "\nwrite_energy_pj = " << to_string(ParamValue(y.as<double>(y.need(m, "w_cost", "pJ per write"), "a number")))
+        << "\noperands = " << to_string(ParamValue(y.as<std::vector<std::string>>(y.need(m, "operands", "I1, I2, O"), "a list")))
+        << "\nserved_dims = "
+        << to_string(ParamValue(m["served_dimensions"] ? y.as<std::vector<std::string>>(m["served_dimensions"], "a list")
+                                                       : std::vector<std::string>{}))
+        << "\n";
+    if (m["force_double_buffering"] && m["force_double_buffering"].as<bool>()) out << "double_buffering = true\n";
+    const YAML::Node ports = y.need(m, "ports", "the memory's ports");
+    if (!ports.IsSequence()) y.fail(ports, "expected a list of ports");
+    for (const YAML::Node& p : ports) {
+      if (!p["allocation"]) continue;  // ZigZag also accepts a legacy short form without allocations
+      out << "  [[memories.ports]]\n  name = " << q(y.as<std::string>(y.need(p, "name", "port name"), "a name"))
+          << "\n  type = " << q(y.as<std::string>(y.need(p, "type", "read, write or read_write"), "a type"))
+          << "\n  bandwidth_min_bits = " << y.as<std::int64_t>(y.need(p, "bandwidth_min", "bits/cycle"), "an integer")
+          << "\n  bandwidth_max_bits = " << y.as<std::int64_t>(y.need(p, "bandwidth_max", "bits/cycle"), "an integer")
+          << "\n  allocation = {";
+      std::map<std::string, std::vector<std::string>> alloc;
+      std::vector<std::string> order;
+      for (const YAML::Node& a : p["allocation"]) {
+        const std::string text = y.as<std::string>(a, "'OPERAND, direction'");
+        const auto comma = text.find(',');
+        if (comma == std::string::npos) y.fail(a, "expected 'OPERAND, direction' (e.g. 'I1, tl'), got '" + text + "'");
+        const std::string op = trim(text.substr(0, comma));
+        if (!alloc.contains(op)) order.push_back(op);
+        alloc[op].push_back(trim(text.substr(comma + 1)));
+      }
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        out << (i ? ", " : " ") << order[i] << " = " << to_string(ParamValue(alloc[order[i]]));
+      }
+      out << " }\n";
+    }
+  }
+  if (mapping) {
+    const Yaml my(*mapping);
+    const YAML::Node& entries = my.root();
+    if (!entries.IsSequence()) my.fail(entries, "expected a list of mapping entries");
+    for (const YAML::Node& e : entries) {
+      const std::string ename = my.as<std::string>(my.need(e, "name", "default, an operator type or a layer name"), "a name");
+      out << "\n[mapping." << q(ename) << "]\n";
+      if (const YAML::Node sm = e["spatial_mapping"]) out << "spatial_mapping = " << spatial_table(my, sm) << "\n";
+      if (const YAML::Node hint = e["spatial_mapping_hint"]) {
+        out << "spatial_mapping_hint = {";
+        bool first = true;
+        for (const auto& kv : hint) {
+          out << (first ? " " : ", ") << kv.first.as<std::string>() << " = "
+              << to_string(ParamValue(my.as<std::vector<std::string>>(kv.second, "a list of loop dims")));
+          first = false;
+        }
+        out << " }\n";
+      }
+      if (const YAML::Node to = e["temporal_ordering"]) {
+        out << "temporal_ordering = [";
+        bool first = true;
+        for (const YAML::Node& entry : to) {
+          const auto [dim, size] = dim_and_size(my, entry);
+          out << (first ? "" : ", ") << "[" << q(dim) << ", " << (size > 0 ? std::to_string(size) : q("*")) << "]";
+          first = false;
+        }
+        out << "]  # innermost first\n";
+      }
+      if (const YAML::Node links = e["memory_operand_links"]) {
+        const std::map<std::string, std::string> standard{{"O", "O"}, {"W", "I2"}, {"I", "I1"}};
+        for (const auto& kv : links) {
+          auto it = standard.find(kv.first.as<std::string>());
+          if (it == standard.end() || it->second != kv.second.as<std::string>()) {
+            my.fail(kv.second, "only the standard memory_operand_links {O: O, W: I2, I: I1} are supported");
+          }
+        }
+      }
+    }
+  }
+  return out.str();
+}
+
+namespace {
+
+struct Term {
+  std::string dim;
+  std::int64_t coeff = 1;
+};
+
+/// "2*ox+1*fx" -> terms over upper-cased loop dims.
+std::vector<Term> parse_relation_rhs(const Yaml& y, const YAML::Node& where, const std::string& rhs) {
+  std::vector<Term> out;
+  std::stringstream s(rhs);
+  std::string part;
+  while (std::getline(s, part, '+')) {
+    part = trim(part);
+    Term t;
+    const auto star = part.find('*');
+    if (star != std::string::npos) {
+      try {
+        t.coeff = std::stoll(trim(part.substr(0, star)));
+      } catch (const std::exception&) {
+        y.fail(where, "cannot read the coefficient in '" + part + "'");
+      }
+      part = trim(part.substr(star + 1));
+    }
+    std::transform(part.begin(), part.end(), part.begin(), ::toupper);
+    t.dim = part;
+    out.push_back(t);
+  }
+  return out;
+}
+
+/// Distinct values of sa·a + sb·b for a < A, b < B (ZigZag's partially-relevant dimension size).
+std::int64_t pr_size(std::int64_t A, std::int64_t sa, std::int64_t B, std::int64_t sb) {
+  const std::int64_t g = std::gcd(sa, sb);
+  return A * B - std::max<std::int64_t>(0, B - sa / g) * (A - sb / g);
+}
+
+}  // namespace
+
+std::string zigzag_workload_to_toml(const fs::path& layers) {
+  const Yaml y(layers);
+  const YAML::Node& list = y.root();
+  if (!list.IsSequence()) y.fail(list, "expected a list of layers");
+  std::ostringstream out;
+  std::ostringstream tensors;
+  std::ostringstream body;
+  out << "# Imported from a ZigZag layer list: " << layers.filename().string()
+      << ".\n# Every layer reads its own operand tensors (a single-core, layer-by-layer study).\n[workload]\nname = "
+      << q(layers.stem().string()) << "\ndtype = \"int8\"\n";
+  for (const YAML::Node& L : list) {
+    const std::int64_t id = y.as<std::int64_t>(y.need(L, "id", "the layer id"), "an integer");
+    const std::string name = L["name"] ? y.as<std::string>(L["name"], "a name") : "Layer" + std::to_string(id);
+    const std::string type = y.as<std::string>(y.need(L, "operator_type", "Conv, Gemm, Pooling, Add, ..."), "a name");
+    const auto dims = y.as<std::vector<std::string>>(y.need(L, "loop_dims", "loop dimension names"), "a list");
+    const auto sizes = y.as<std::vector<std::int64_t>>(y.need(L, "loop_sizes", "loop sizes"), "a list");
+    if (dims.size() != sizes.size()) y.fail(L["loop_sizes"], "loop_dims and loop_sizes differ in length");
+    std::map<std::string, std::int64_t> size_of;
+    for (std::size_t i = 0; i < dims.size(); ++i) size_of[dims[i]] = sizes[i];
+    // Partially relevant dims: ix = sa*ox + sb*fx, with padding and explicit sizes when given.
+    std::map<std::string, std::vector<Term>> relations;
+    std::vector<std::string> relation_order;
+    if (const YAML::Node rel = L["dimension_relations"]) {
+      for (const YAML::Node& r : rel) {
+        const std::string text = y.as<std::string>(r, "'ix=1*ox+1*fx'");
+        const auto eq = text.find('=');
+        if (eq == std::string::npos) y.fail(r, "expected 'ix=s*ox+d*fx', got '" + text + "'");
+        std::string lhs = trim(text.substr(0, eq));
+        std::transform(lhs.begin(), lhs.end(), lhs.begin(), ::toupper);
+        auto terms = parse_relation_rhs(y, r, text.substr(eq + 1));
+        if (terms.size() != 2) y.fail(r, "a dimension relation needs exactly two terms, got '" + text + "'");
+        for (const Term& t : terms) {
+          if (!size_of.contains(t.dim)) y.fail(r, "'" + t.dim + "' is not one of the loop_dims");
+        }
+        relations[lhs] = terms;
+        relation_order.push_back(lhs);
+      }
+    }
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> padding;  // pr dim -> (pre, post)
+    if (const YAML::Node pad = L["padding"]) {
+      std::size_t k = 0;
+      for (const YAML::Node& p : pad) {
+        if (k >= relation_order.size()) y.fail(p, "more padding entries than dimension relations");
+        const auto pp = y.as<std::vector<std::int64_t>>(p, "[pre, post]");
+        padding[relation_order[k++]] = {pp.at(0), pp.size() > 1 ? pp[1] : pp[0]};
+      }
+    }
+    std::map<std::string, std::int64_t> explicit_pr;
+    if (L["pr_loop_dims"] && L["pr_loop_sizes"]) {
+      const auto pd = y.as<std::vector<std::string>>(L["pr_loop_dims"], "a list");
+      const auto ps = y.as<std::vector<std::int64_t>>(L["pr_loop_sizes"], "a list");
+      for (std::size_t k = 0; k < pd.size() && k < ps.size(); ++k) explicit_pr[pd[k]] = ps[k];
+    }
+    // Operands from the equation: the first is the output.
+    const std::string eq = y.as<std::string>(y.need(L, "equation", "O[..]+=W[..]*I[..]"), "an equation");
+    std::vector<std::pair<std::string, std::vector<std::string>>> operands;
+    for (std::size_t i = 0; i < eq.size();) {
+      if (std::isalpha(static_cast<unsigned char>(eq[i])) && i + 1 < eq.size() && eq[i + 1] == '[') {
+        std::pair<std::string, std::vector<std::string>> op{std::string(1, eq[i]), {}};
+        ++i;
+        while (i < eq.size() && eq[i] == '[') {
+          const auto close = eq.find(']', i);
+          std::string idx = eq.substr(i + 1, close - i - 1);
+          std::transform(idx.begin(), idx.end(), idx.begin(), ::toupper);
+          op.second.push_back(idx);
+          i = close + 1;
+        }
+        operands.push_back(op);
+      } else {
+        ++i;
+      }
+    }
+    if (operands.size() < 2) y.fail(L["equation"], "cannot read the operands of '" + eq + "'");
+    const YAML::Node prec = y.need(L, "operand_precision", "bits per operand: W, I, O, O_final");
+    auto precision = [&](const std::string& op) -> std::int64_t {
+      if (!prec[op]) y.fail(prec, "missing the precision of operand " + op);
+      return y.as<std::int64_t>(prec[op], "an integer number of bits");
+    };
+    std::map<std::string, std::int64_t> source;
+    if (const YAML::Node src = L["operand_source"]) {
+      for (const auto& kv : src) source[kv.first.as<std::string>()] = kv.second.as<std::int64_t>();
+    }
+    const std::map<std::string, std::string> slot{{"O", "O"}, {"W", "I2"}, {"I", "I1"}};
+    std::string kind = "elementwise";
+    if (type == "Conv" || type == "Conv_downsample") kind = "conv";
+    else if (type == "Gemm") kind = "gemm";
+    else if (type == "MatMul") kind = "matmul";
+    else if (type == "Pooling" || type == "MaxPool" || type == "AveragePool" || type == "GlobalAveragePool" || type == "Pool" || type == "Max") kind = "pooling";
+    std::vector<std::string> outs;
+    std::vector<std::string> ins;
+    for (std::size_t k = 0; k < operands.size(); ++k) {
+      const auto& [op, idx] = operands[k];
+      if (!slot.contains(op)) y.fail(L["equation"], "operand '" + op + "' is not O, W or I");
+      Shape shape;
+      std::vector<std::string> index;
+      for (const std::string& i : idx) {
+        if (size_of.contains(i)) {
+          shape.push_back(size_of[i]);
+          index.push_back(i);
+        } else if (relations.contains(i)) {
+          const auto& t = relations[i];
+          std::int64_t extent = pr_size(size_of[t[0].dim], t[0].coeff, size_of[t[1].dim], t[1].coeff);
+          auto pad = padding.contains(i) ? padding[i] : std::pair<std::int64_t, std::int64_t>{0, 0};
+          if (explicit_pr.contains(i)) {
+            extent = explicit_pr[i];
+          } else {
+            extent -= pad.first + pad.second;
+          }
+          shape.push_back(extent);
+          std::string e = std::to_string(t[0].coeff) + "*" + t[0].dim + " + " + std::to_string(t[1].coeff) + "*" + t[1].dim;
+          if (pad.first) e += " - " + std::to_string(pad.first);
+          index.push_back(e);
+        } else {
+          y.fail(L["equation"], "index '" + i + "' is neither a loop dimension nor defined by a dimension relation");
+        }
+      }
+      const std::string tensor = name + "." + op;
+      if (k == 0) {
+        outs.push_back("{ tensor = " + q(tensor) + ", shape = " + to_string(ParamValue(shape)) + ", index = " +
+                       to_string(ParamValue(index)) + ", precision_bits = " + std::to_string(precision("O_final")) +
+                       ", partial_sum_bits = " + std::to_string(precision("O")) + " }");
+        continue;
+      }
+      // Weights read from the layer itself (a constant operand) are stored tensors; everything else is an input.
+      const bool constant = op == "W" && source.contains(op) && source[op] == id;
+      tensors << (constant ? "\n[[tensors]]\nname = " : "\n[[inputs]]\nname = ") << q(tensor)
+              << "\nshape = " << to_string(ParamValue(shape)) << "\ndtype = \"int8\"\n";
+      ins.push_back("{ tensor = " + q(tensor) + ", index = " + to_string(ParamValue(index)) + ", slot = " +
+                    q(slot.at(op)) + ", precision_bits = " + std::to_string(precision(op)) + " }");
+    }
+    body << "\n[[layers]]\nname = " << q(name) << "\nop = \"loopnest\"\nkind = " << q(kind) << "\ntype = " << q(type)
+         << "\ndims = " << to_string(ParamValue(dims)) << "\nsizes = " << to_string(ParamValue(sizes))
+         << "\noutputs = [" << outs[0] << "]\ninputs = [\n  " << join(ins, ",\n  ") << ",\n]\n";
+  }
+  return out.str() + tensors.str() + body.str();
+}
+
+}  // namespace monet::cli

@@ -1,0 +1,15 @@
+#pragma once
+// Converters of ZigZag's YAML inputs into monet's TOML files (docs/importing.md).
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace monet::cli {
+
+/// A ZigZag accelerator (one core) and optionally its mapping file as a monet core file.
+std::string zigzag_core_to_toml(const std::filesystem::path& hardware, const std::optional<std::filesystem::path>& mapping,
+                                const std::string& cost_model);
+/// A ZigZag layer list as a monet TOML workload of generic loop-nest layers.
+std::string zigzag_workload_to_toml(const std::filesystem::path& layers);
+
+}  // namespace monet::cli
