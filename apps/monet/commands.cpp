@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 
 #include <chrono>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "monet/experiment/runner.hpp"
 #include "import_zigzag.hpp"
 #include "monet/ir/workload_toml.hpp"
+#include "monet/report/cost_study.hpp"
 #include "monet/report/inspect.hpp"
 #include "monet/report/report.hpp"
 #include "monet/training/precision.hpp"
@@ -138,10 +140,70 @@ int inspect_command(const InspectOptions& o) {
   return 0;
 }
 
+int cost_command(const CostOptions& o) {
+  std::unique_ptr<tbb::global_control> threads;
+  if (o.threads > 0) {
+    threads = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                    static_cast<std::size_t>(o.threads));
+  }
+  const Registry& registry = Registry::global();
+  const fs::path file = o.workload;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) throw UserError(SourceLocation{o.workload}, "file not found");
+  const PluginHandle* frontend = registry.frontend_for(file);
+  if (!frontend) {
+    throw UserError(SourceLocation{o.workload}, "no workload frontend reads '" + file.extension().string() +
+                                                    "' files; frontends: " + registry.frontend_extensions());
+  }
+  const GraphPtr graph =
+      registry.create<WorkloadFrontend>(*frontend, default_params(frontend->info.params, "frontend"))->load(file);
+  Core core = *load_core(o.core);
+  if (!o.mapping.empty()) {
+    // A mapping file replaces the core's mapping entries.
+    const fs::path mp = o.mapping;
+    if (mp.extension() == ".yaml" || mp.extension() == ".yml") {
+      core.mappings = parse_mappings(TomlDocument::parse_string(zigzag_mapping_to_toml(mp), mp.string()), core);
+    } else {
+      core.mappings = parse_mappings(TomlDocument::parse_file(mp), core);
+    }
+  }
+  const std::string model_name = o.model.empty() ? core.cost_model : o.model;
+  const PluginHandle& model = registry.require(PluginKind::cost_model, model_name, SourceLocation{o.model.empty() ? o.core : "--model"});
+  toml::table params;
+  for (const std::string& s : o.sets) apply_override(params, s);
+  if (!o.objective.empty() && !params.contains("objective")) params.insert("objective", o.objective);
+  if (!o.compat.empty() && !params.contains("compat")) params.insert("compat", o.compat);
+  TableReader reader(params, "<command line>", "cost_model", fs::current_path());
+  const ParamValues values = read_params(reader, model.info.params);
+  reader.finish();
+  const auto cost_model = registry.create<CostModel>(model, values);
+  cost_model->check_core(core);
+  // ZigZag costs only Conv, Gemm and MatMul nodes of an ONNX model; everything else is free there.
+  const bool zigzag_onnx = o.compat == "zigzag" && file.extension() == ".onnx";
+  std::vector<const Operator*> ops;
+  for (const Operator& op : graph->operators()) {
+    if (op.is_view()) continue;
+    if (zigzag_onnx && !is_mac_kind(op.kind)) continue;
+    ops.push_back(&op);
+  }
+  std::vector<Cost> costs(ops.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  tbb::parallel_for(std::size_t{0}, ops.size(), [&](std::size_t i) {
+    const auto ranges = ops[i]->full_ranges();
+    costs[i] = cost_model->evaluate(CostQuery{*graph, *ops[i], ranges, core});
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << cost_report(*graph, core, model_name, ops, costs, seconds, o.json);
+  return 0;
+}
+
 int import_command(const ImportOptions& o) {
   std::string text;
   if (o.format == "zigzag-core") {
     text = zigzag_core_to_toml(o.input, o.mapping.empty() ? std::nullopt : std::optional<fs::path>(o.mapping), o.cost_model);
+  } else if (o.format == "zigzag-mapping") {
+    text = "# Imported from the ZigZag mapping " + fs::path(o.input).filename().string() +
+           "; use with: monet cost WORKLOAD --core CORE.toml --mapping this file\n" + zigzag_mapping_to_toml(o.input);
   } else {
     text = zigzag_workload_to_toml(o.input);
   }
@@ -153,6 +215,8 @@ int import_command(const ImportOptions& o) {
   try {
     if (o.format == "zigzag-core") {
       (void)load_core(check);
+    } else if (o.format == "zigzag-mapping") {
+      (void)TomlDocument::parse_file(check);  // checked against a core when used
     } else {
       const Registry& registry = Registry::global();
       const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{o.output});

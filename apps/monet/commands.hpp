@@ -37,6 +37,19 @@ struct PluginsOptions {
 };
 int plugins_command(const PluginsOptions& options);
 
+struct CostOptions {
+  std::string workload;
+  std::string core;
+  std::string model;    // "" = the core's cost model
+  std::string mapping;  // a mapping file overriding the core's mappings (.toml or ZigZag .yaml)
+  std::string objective;
+  std::string compat;   // "" or "zigzag"
+  std::vector<std::string> sets;  // cost-model parameters, key=value
+  bool json = false;
+  int threads = 0;
+};
+int cost_command(const CostOptions& options);
+
 struct ImportOptions {
   std::string format;   // zigzag-core, zigzag-workload
   std::string input;

@@ -132,6 +132,50 @@ std::string spatial_table(const Yaml& y, const YAML::Node& sm) {
 
 }  // namespace
 
+std::string zigzag_mapping_to_toml(const fs::path& mapping) {
+  std::ostringstream out;
+  {
+    const Yaml my(mapping);
+    const YAML::Node& entries = my.root();
+    if (!entries.IsSequence()) my.fail(entries, "expected a list of mapping entries");
+    for (const YAML::Node& e : entries) {
+      const std::string ename = my.as<std::string>(my.need(e, "name", "default, an operator type or a layer name"), "a name");
+      out << "\n[mapping." << q(ename) << "]\n";
+      if (const YAML::Node sm = e["spatial_mapping"]) out << "spatial_mapping = " << spatial_table(my, sm) << "\n";
+      if (const YAML::Node hint = e["spatial_mapping_hint"]) {
+        out << "spatial_mapping_hint = {";
+        bool first = true;
+        for (const auto& kv : hint) {
+          out << (first ? " " : ", ") << kv.first.as<std::string>() << " = "
+              << to_string(ParamValue(my.as<std::vector<std::string>>(kv.second, "a list of loop dims")));
+          first = false;
+        }
+        out << " }\n";
+      }
+      if (const YAML::Node to = e["temporal_ordering"]) {
+        out << "temporal_ordering = [";
+        bool first = true;
+        for (const YAML::Node& entry : to) {
+          const auto [dim, size] = dim_and_size(my, entry);
+          out << (first ? "" : ", ") << "[" << q(dim) << ", " << (size > 0 ? std::to_string(size) : q("*")) << "]";
+          first = false;
+        }
+        out << "]  # innermost first\n";
+      }
+      if (const YAML::Node links = e["memory_operand_links"]) {
+        const std::map<std::string, std::string> standard{{"O", "O"}, {"W", "I2"}, {"I", "I1"}};
+        for (const auto& kv : links) {
+          auto it = standard.find(kv.first.as<std::string>());
+          if (it == standard.end() || it->second != kv.second.as<std::string>()) {
+            my.fail(kv.second, "only the standard memory_operand_links {O: O, W: I2, I: I1} are supported");
+          }
+        }
+      }
+    }
+  }
+  return out.str();
+}
+
 std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs::path>& mapping,
                                 const std::string& cost_model) {
   const Yaml y(hardware);
@@ -200,45 +244,7 @@ std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs
       out << " }\n";
     }
   }
-  if (mapping) {
-    const Yaml my(*mapping);
-    const YAML::Node& entries = my.root();
-    if (!entries.IsSequence()) my.fail(entries, "expected a list of mapping entries");
-    for (const YAML::Node& e : entries) {
-      const std::string ename = my.as<std::string>(my.need(e, "name", "default, an operator type or a layer name"), "a name");
-      out << "\n[mapping." << q(ename) << "]\n";
-      if (const YAML::Node sm = e["spatial_mapping"]) out << "spatial_mapping = " << spatial_table(my, sm) << "\n";
-      if (const YAML::Node hint = e["spatial_mapping_hint"]) {
-        out << "spatial_mapping_hint = {";
-        bool first = true;
-        for (const auto& kv : hint) {
-          out << (first ? " " : ", ") << kv.first.as<std::string>() << " = "
-              << to_string(ParamValue(my.as<std::vector<std::string>>(kv.second, "a list of loop dims")));
-          first = false;
-        }
-        out << " }\n";
-      }
-      if (const YAML::Node to = e["temporal_ordering"]) {
-        out << "temporal_ordering = [";
-        bool first = true;
-        for (const YAML::Node& entry : to) {
-          const auto [dim, size] = dim_and_size(my, entry);
-          out << (first ? "" : ", ") << "[" << q(dim) << ", " << (size > 0 ? std::to_string(size) : q("*")) << "]";
-          first = false;
-        }
-        out << "]  # innermost first\n";
-      }
-      if (const YAML::Node links = e["memory_operand_links"]) {
-        const std::map<std::string, std::string> standard{{"O", "O"}, {"W", "I2"}, {"I", "I1"}};
-        for (const auto& kv : links) {
-          auto it = standard.find(kv.first.as<std::string>());
-          if (it == standard.end() || it->second != kv.second.as<std::string>()) {
-            my.fail(kv.second, "only the standard memory_operand_links {O: O, W: I2, I: I1} are supported");
-          }
-        }
-      }
-    }
-  }
+  if (mapping) out << zigzag_mapping_to_toml(*mapping);
   return out.str();
 }
 

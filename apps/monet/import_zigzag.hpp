@@ -9,6 +9,8 @@ namespace monet::cli {
 /// A ZigZag accelerator (one core) and optionally its mapping file as a monet core file.
 std::string zigzag_core_to_toml(const std::filesystem::path& hardware, const std::optional<std::filesystem::path>& mapping,
                                 const std::string& cost_model);
+/// A ZigZag mapping file as [mapping.<name>] tables.
+std::string zigzag_mapping_to_toml(const std::filesystem::path& mapping);
 /// A ZigZag layer list as a monet TOML workload of generic loop-nest layers.
 std::string zigzag_workload_to_toml(const std::filesystem::path& layers);
 

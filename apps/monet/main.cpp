@@ -51,11 +51,24 @@ int real_main(int argc, char** argv) {
   inspect_cmd->add_option("--micro-batches", inspect.micro_batches, "gradient accumulation steps for --training")
       ->check(CLI::PositiveNumber);
 
+  monet::cli::CostOptions cost;
+  CLI::App* cost_cmd = app.add_subcommand("cost", "cost every operator of a workload on one core, layer by layer");
+  cost_cmd->add_option("workload", cost.workload, "workload file (.onnx, .toml)")->required();
+  cost_cmd->add_option("--core", cost.core, "core file")->required();
+  cost_cmd->add_option("--model", cost.model, "cost-model plugin (default: the core's)");
+  cost_cmd->add_option("--mapping", cost.mapping, "mapping file replacing the core's mapping entries (.toml, or ZigZag .yaml)");
+  cost_cmd->add_option("--opt", cost.objective, "latency, energy or edp")->check(CLI::IsMember({"latency", "energy", "edp"}));
+  cost_cmd->add_option("--compat", cost.compat, "zigzag: ZigZag 3.8.5's conventions (parity runs)")
+      ->check(CLI::IsMember({"zigzag"}));
+  cost_cmd->add_option("--set", cost.sets, "a cost-model parameter: key=value (repeatable)");
+  cost_cmd->add_flag("--json", cost.json, "print JSON");
+  cost_cmd->add_option("--threads", cost.threads, "worker threads (default: all cores)")->check(CLI::NonNegativeNumber);
+
   monet::cli::ImportOptions import;
   CLI::App* import_cmd = app.add_subcommand("import", "convert ZigZag files (accelerators, mappings, layer lists) to monet's TOML");
-  import_cmd->add_option("format", import.format, "zigzag-core or zigzag-workload")
+  import_cmd->add_option("format", import.format, "zigzag-core, zigzag-mapping or zigzag-workload")
       ->required()
-      ->check(CLI::IsMember({"zigzag-core", "zigzag-workload"}));
+      ->check(CLI::IsMember({"zigzag-core", "zigzag-mapping", "zigzag-workload"}));
   import_cmd->add_option("input", import.input, "the YAML file")->required();
   import_cmd->add_option("--mapping", import.mapping, "zigzag-core: the mapping file (becomes the core's mappings)");
   import_cmd->add_option("-o,--output", import.output, "the TOML file to write")->required();
@@ -92,6 +105,7 @@ int real_main(int argc, char** argv) {
   if (*plugins_cmd) return monet::cli::plugins_command(plugins);
   if (*inspect_cmd) return monet::cli::inspect_command(inspect);
   if (*import_cmd) return monet::cli::import_command(import);
+  if (*cost_cmd) return monet::cli::cost_command(cost);
   std::cout << app.help();
   return 0;
 }

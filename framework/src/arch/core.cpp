@@ -237,6 +237,86 @@ void check_hierarchy(const Core& core, const std::vector<SourceLocation>& where)
 
 }  // namespace
 
+namespace {
+
+/// An array-dim -> { loop dim = factor } table (dataflow, spatial mappings).
+void read_unrollings(TableReader& df, const Core& core, std::map<std::string, std::vector<Unrolling>>& out) {
+  std::vector<std::string> dims;
+  for (const ArrayDim& a : core.array.dims) dims.push_back(a.name);
+  for (const std::string& array_dim : df.keys()) {
+    auto it = std::find(dims.begin(), dims.end(), array_dim);
+    if (it == dims.end()) {
+      df.fail(array_dim, "'" + array_dim + "' is not a dimension of the operational array" + did_you_mean(array_dim, dims));
+    }
+    auto unroll = df.table(array_dim);
+    std::int64_t product = 1;
+    for (const std::string& loop_dim : unroll->keys()) {
+      const std::int64_t f = *unroll->integer(loop_dim, Bounds::at_least(1));
+      product *= f;
+      out[array_dim].push_back(Unrolling{loop_dim, f});
+    }
+    const std::int64_t size = core.array.dims[static_cast<std::size_t>(it - dims.begin())].size;
+    if (product > size) {
+      df.fail(array_dim, "unrolls " + std::to_string(product) + " iterations on an array dimension of size " +
+                             std::to_string(size));
+    }
+    unroll->finish();
+  }
+  df.finish();
+}
+
+std::vector<MappingEntry> read_mappings(TableReader& mt, const Core& core, const std::string& file) {
+  std::vector<std::string> dims;
+  for (const ArrayDim& a : core.array.dims) dims.push_back(a.name);
+  std::vector<MappingEntry> out;
+  for (const std::string& name : mt.keys()) {
+    auto m = mt.table(name);
+    MappingEntry e;
+    e.name = name;
+    if (auto sm = m->table("spatial_mapping")) read_unrollings(*sm, core, e.spatial_mapping);
+    if (auto hint = m->table("spatial_mapping_hint")) {
+      for (const std::string& array_dim : hint->keys()) {
+        if (std::find(dims.begin(), dims.end(), array_dim) == dims.end()) {
+          hint->fail(array_dim, "'" + array_dim + "' is not a dimension of the operational array" +
+                                    did_you_mean(array_dim, dims));
+        }
+        e.spatial_mapping_hint[array_dim] = *hint->string_list(array_dim);
+      }
+      hint->finish();
+    }
+    if (const toml::node* to = m->node("temporal_ordering")) {
+      const toml::array* arr = to->as_array();
+      if (!arr) m->fail("temporal_ordering", "expected a list of [loop dim, size] pairs, innermost first");
+      for (const toml::node& entry : *arr) {
+        const toml::array* pair = entry.as_array();
+        const SourceLocation where = location_of(entry, file);
+        if (!pair || pair->size() != 2 || !(*pair)[0].is_string() ||
+            !((*pair)[1].is_integer() || ((*pair)[1].is_string() && (*pair)[1].as_string()->get() == "*"))) {
+          throw UserError(where, m->key_name("temporal_ordering") +
+                                     ": each entry is [\"DIM\", size] or [\"DIM\", \"*\"] (innermost first)");
+        }
+        const std::int64_t size = (*pair)[1].is_integer() ? (*pair)[1].as_integer()->get() : 0;
+        e.temporal_ordering.emplace_back((*pair)[0].as_string()->get(), size);
+      }
+    }
+    m->finish();
+    out.push_back(std::move(e));
+  }
+  mt.finish();
+  return out;
+}
+
+}  // namespace
+
+std::vector<MappingEntry> parse_mappings(const TomlDocument& doc, const Core& core) {
+  TableReader root(doc.root(), doc.file(), "", doc.base_dir());
+  auto mt = root.table("mapping");
+  if (!mt) throw UserError(SourceLocation{doc.file()}, "a mapping file needs [mapping.<name>] tables (default, an operator type or an operator name)");
+  auto out = read_mappings(*mt, core, doc.file());
+  root.finish();
+  return out;
+}
+
 CorePtr load_core(const std::filesystem::path& file) {
   TomlDocument doc = TomlDocument::parse_file(file);
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
@@ -277,67 +357,8 @@ CorePtr load_core(const std::filesystem::path& file) {
   core->array.unit_energy_pj = arr.required_number("unit_energy_pj", Bounds::non_negative());
   arr.finish();
 
-  // An array-dim -> { loop dim = factor } table (dataflow, spatial mappings).
-  auto read_unrolling = [&](TableReader& df, std::map<std::string, std::vector<Unrolling>>& out) {
-    for (const std::string& array_dim : df.keys()) {
-      if (!seen.contains(array_dim)) {
-        df.fail(array_dim, "'" + array_dim + "' is not a dimension of the operational array" +
-                               did_you_mean(array_dim, dims));
-      }
-      auto unroll = df.table(array_dim);
-      std::int64_t product = 1;
-      for (const std::string& loop_dim : unroll->keys()) {
-        const std::int64_t f = *unroll->integer(loop_dim, Bounds::at_least(1));
-        product *= f;
-        out[array_dim].push_back(Unrolling{loop_dim, f});
-      }
-      const std::int64_t size = sizes[static_cast<std::size_t>(std::find(dims.begin(), dims.end(), array_dim) - dims.begin())];
-      if (product > size) {
-        df.fail(array_dim, "unrolls " + std::to_string(product) + " iterations on an array dimension of size " +
-                               std::to_string(size));
-      }
-      unroll->finish();
-    }
-    df.finish();
-  };
-  if (auto df = root.table("dataflow")) read_unrolling(*df, core->dataflow);
-  if (auto mt = root.table("mapping")) {
-    for (const std::string& name : mt->keys()) {
-      auto m = mt->table(name);
-      MappingEntry e;
-      e.name = name;
-      if (auto sm = m->table("spatial_mapping")) read_unrolling(*sm, e.spatial_mapping);
-      if (auto hint = m->table("spatial_mapping_hint")) {
-        for (const std::string& array_dim : hint->keys()) {
-          if (!seen.contains(array_dim)) {
-            hint->fail(array_dim, "'" + array_dim + "' is not a dimension of the operational array" +
-                                      did_you_mean(array_dim, dims));
-          }
-          e.spatial_mapping_hint[array_dim] = *hint->string_list(array_dim);
-        }
-        hint->finish();
-      }
-      if (const toml::node* to = m->node("temporal_ordering")) {
-        const toml::array* arr = to->as_array();
-        if (!arr) m->fail("temporal_ordering", "expected a list of [loop dim, size] pairs, innermost first");
-        for (const toml::node& entry : *arr) {
-          const toml::array* pair = entry.as_array();
-          const SourceLocation where = location_of(entry, doc.file());
-          if (!pair || pair->size() != 2 || !(*pair)[0].is_string() ||
-              !((*pair)[1].is_integer() || ((*pair)[1].is_string() && (*pair)[1].as_string()->get() == "*"))) {
-            throw UserError(where, m->key_name("temporal_ordering") +
-                                       ": each entry is [\"DIM\", size] or [\"DIM\", \"*\"] (innermost first)");
-          }
-          const std::int64_t size = (*pair)[1].is_integer() ? (*pair)[1].as_integer()->get() : 0;
-          e.temporal_ordering.emplace_back((*pair)[0].as_string()->get(), size);
-        }
-      }
-      m->finish();
-      core->mappings.push_back(std::move(e));
-    }
-    mt->finish();
-  }
-
+  if (auto df = root.table("dataflow")) read_unrollings(*df, *core, core->dataflow);
+  if (auto mt = root.table("mapping")) core->mappings = read_mappings(*mt, *core, doc.file());
   std::set<std::string> mem_names;
   std::vector<SourceLocation> mem_where;
   auto mems = root.table_array("memories");

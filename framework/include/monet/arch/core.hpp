@@ -119,4 +119,8 @@ using CorePtr = std::shared_ptr<const Core>;
 /// Reads and validates a core file (see docs/architectures.md). Errors carry file:line:column.
 MONET_API CorePtr load_core(const std::filesystem::path& file);
 
+class TomlDocument;
+/// [mapping.<name>] tables of a TOML document, checked against a core's array (a separate mapping file).
+MONET_API std::vector<MappingEntry> parse_mappings(const TomlDocument& doc, const Core& core);
+
 }  // namespace monet

@@ -25,6 +25,15 @@ struct Cost {
   double memory_energy_pj = 0;    // on-chip memory accesses inside the core
   std::string bound;              // what limits the latency: "compute" or the memory/port that does
   std::string mapping;            // the chosen mapping, human readable
+  // Breakdown of the latency where the model has one (cycles; exact values may be fractional).
+  double exact_cycles = 0;        // the model's latency before rounding up to whole cycles (0: = cycles)
+  double stall_cycles = 0;        // memory-port contention
+  double onloading_cycles = 0;    // initial data loading not hidden behind compute
+  double offloading_cycles = 0;   // final write-back not hidden behind compute
+  double spatial_utilization = 0; // ideal cycles / temporal cycles (0: not modelled)
+  std::string spatial_mapping;    // per array dimension, the unrolled loops
+  std::string temporal_mapping;   // per memory level (bottom-up), the loops it holds
+  std::int64_t mappings_evaluated = 0;
 };
 
 /// Tile sizes per loop dimension of a tile.

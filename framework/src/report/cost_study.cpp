@@ -1,0 +1,84 @@
+#include "monet/report/cost_study.hpp"
+
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "monet/util/strings.hpp"
+
+namespace monet {
+
+using json = nlohmann::ordered_json;
+
+std::string cost_report(const Graph& graph, const Core& core, const std::string& model,
+                        const std::vector<const Operator*>& ops, const std::vector<Cost>& costs, double seconds,
+                        bool as_json) {
+  double energy = 0, mac = 0, latency = 0, ideal = 0, stall = 0, onload = 0, offload = 0;
+  std::int64_t mappings = 0;
+  for (const Cost& c : costs) {
+    energy += c.energy_pj;
+    mac += c.compute_energy_pj;
+    latency += c.exact_cycles > 0 ? c.exact_cycles : static_cast<double>(c.cycles);
+    ideal += static_cast<double>(c.ideal_cycles);
+    stall += c.stall_cycles;
+    onload += c.onloading_cycles;
+    offload += c.offloading_cycles;
+    mappings += c.mappings_evaluated;
+  }
+  if (as_json) {
+    json j;
+    j["workload"] = graph.name();
+    j["core"] = core.name;
+    j["cost_model"] = model;
+    j["energy_pj"] = energy;
+    j["mac_energy_pj"] = mac;
+    j["latency_cycles"] = latency;
+    j["ideal_cycles"] = ideal;
+    j["stall_cycles"] = stall;
+    j["onloading_cycles"] = onload;
+    j["offloading_cycles"] = offload;
+    j["mappings_evaluated"] = mappings;
+    json layers = json::array();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Cost& c = costs[i];
+      layers.push_back(json{{"name", ops[i]->name},
+                            {"type", ops[i]->type},
+                            {"macs", ops[i]->iterations()},
+                            {"energy_pj", c.energy_pj},
+                            {"mac_energy_pj", c.compute_energy_pj},
+                            {"memory_energy_pj", c.memory_energy_pj},
+                            {"latency_cycles", c.exact_cycles > 0 ? c.exact_cycles : static_cast<double>(c.cycles)},
+                            {"ideal_cycles", c.ideal_cycles},
+                            {"stall_cycles", c.stall_cycles},
+                            {"onloading_cycles", c.onloading_cycles},
+                            {"offloading_cycles", c.offloading_cycles},
+                            {"spatial_utilization", c.spatial_utilization},
+                            {"spatial_mapping", c.spatial_mapping},
+                            {"temporal_mapping", c.temporal_mapping},
+                            {"mappings_evaluated", c.mappings_evaluated}});
+    }
+    j["layers"] = layers;
+    return j.dump(1) + "\n";
+  }
+  std::ostringstream out;
+  out << std::left << std::setw(36) << "operator" << std::right << std::setw(18) << "energy pJ" << std::setw(14)
+      << "latency cyc" << std::setw(12) << "ideal" << std::setw(12) << "stall" << std::setw(10) << "onload"
+      << std::setw(9) << "offload" << std::setw(7) << "util" << "  mapping\n";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Cost& c = costs[i];
+    std::string name = ops[i]->name;
+    if (name.size() > 35) name = name.substr(0, 34) + "~";
+    out << std::left << std::setw(36) << name << std::right << std::setw(18) << std::fixed << std::setprecision(1)
+        << c.energy_pj << std::setw(14) << (c.exact_cycles > 0 ? c.exact_cycles : static_cast<double>(c.cycles))
+        << std::setw(12) << c.ideal_cycles << std::setw(12) << c.stall_cycles << std::setw(10) << c.onloading_cycles
+        << std::setw(9) << c.offloading_cycles << std::setw(7) << std::setprecision(2) << c.spatial_utilization << "  "
+        << c.mapping << "\n";
+  }
+  out << std::defaultfloat << std::setprecision(12) << "\ncore " << core.name << " (" << model << "), " << ops.size()
+      << " operators: energy " << energy << " pJ (MAC " << mac << "), latency " << latency << " cycles (ideal "
+      << ideal << ", stall " << stall << ", on-loading " << onload << ", off-loading " << offload << "), "
+      << mappings << " mappings in " << std::setprecision(3) << seconds << " s\n";
+  return out.str();
+}
+
+}  // namespace monet

@@ -1,0 +1,620 @@
+// The analytical cost model of one mapping (sections 6-8 of the ZigZag notes).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <cstdio>
+#include <numeric>
+
+#include "model.hpp"
+
+namespace monet::loopnest {
+
+namespace {
+
+enum Dir : int { kTL = 0, kFH = 1, kFL = 2, kTH = 3 };  // rd_out_to_low, wr_in_by_high, wr_in_by_low, rd_out_to_high
+constexpr Direction kDirection[4] = {Direction::tl, Direction::fh, Direction::fl, Direction::th};
+
+double pr_size(double A, std::int64_t sa, double B, std::int64_t sb) {
+  const std::int64_t g = std::gcd(sa, sb);
+  return A * B - std::max(0.0, B - static_cast<double>(sa / g)) * (A - static_cast<double>(sb / g));
+}
+
+/// pr-loop decoupling (6.2) of a list of levels, bottom-up. ZigZag truncates the cumulative loop sizes to integers
+/// before computing the input extent (`int()` in LayerNode.calc_tensor_dim), which matters for fractional spatial
+/// factors (OX 3.5 -> extent 3); `truncate` reproduces that, otherwise the extent is kept fractional.
+std::vector<Nest> decouple(const Layer& L, const LayerOperand& op, const std::vector<Nest>& levels, bool truncate) {
+  if (!op.pr()) return levels;
+  const int nd = L.ndims();
+  const std::size_t nr = L.relations.size();
+  std::vector<double> ca(nr, 1), cb(nr, 1), rprev(nr, 1), irprev(nr, 1);
+  std::vector<int> rel_of(static_cast<std::size_t>(nd), -1);
+  std::vector<bool> is_a(static_cast<std::size_t>(nd), false);
+  for (int k : op.relations) {
+    const Relation& r = L.relations[static_cast<std::size_t>(k)];
+    rel_of[static_cast<std::size_t>(r.a)] = k;
+    is_a[static_cast<std::size_t>(r.a)] = true;
+    rel_of[static_cast<std::size_t>(r.b)] = k;
+  }
+  std::vector<Nest> out(levels.size());
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    for (const Loop& loop : levels[l]) {
+      const int k = loop.dim < nd ? rel_of[static_cast<std::size_t>(loop.dim)] : -1;
+      if (k < 0) {
+        out[l].push_back(loop);
+        continue;
+      }
+      const auto ku = static_cast<std::size_t>(k);
+      const Relation& r = L.relations[ku];
+      (is_a[static_cast<std::size_t>(loop.dim)] ? ca[ku] : cb[ku]) *= loop.size;
+      const double A = truncate ? std::trunc(ca[ku]) : ca[ku];
+      const double B = truncate ? std::trunc(cb[ku]) : cb[ku];
+      const double R = std::min(r.limit, pr_size(A, r.ca, B, r.cb));
+      const double IR = ca[ku] * cb[ku] / R;
+      out[l].push_back(Loop{nd + 2 * k, R / rprev[ku]});
+      out[l].push_back(Loop{nd + 2 * k + 1, IR / irprev[ku]});
+      rprev[ku] = R;
+      irprev[ku] = IR;
+    }
+  }
+  return out;
+}
+
+double product(const Nest& n, const LayerOperand& op, int nd, Rel want) {
+  double p = 1;
+  for (const Loop& l : n) {
+    if (op.decoupled(l.dim, nd) == want) p *= l.size;
+  }
+  return p;
+}
+
+/// Everything the transfer pattern of one operand needs, for one spatial mapping (fractional or integer).
+struct OperandPattern {
+  int L = 0;
+  std::vector<double> unit_count;      // [a], a = 0..L
+  std::vector<double> boost;           // [a], a = 0..L (boost[L] = 1)
+  std::vector<double> data_unrolled;   // [a]
+  std::vector<double> prec;            // [a]
+  std::vector<double> data_bits;       // data_bit_unrolled [a]
+  std::vector<double> effective_bits;  // [a]
+  std::vector<bool> psum;              // [a]
+  std::vector<double> caal;            // [a], a = 0..L+2
+  struct Transfer {
+    double period = 0;
+    double count = 0;
+    double amount = 0;  // elements
+    double prec = 0;    // bits per element
+    double avg_bw = 0;
+    double window = 0;
+  };
+  std::vector<std::array<Transfer, 4>> transfers;  // [m][dir], m = 0..L-1
+};
+
+/// Per operand, the merged-down temporal mapping and what derives from it (6.1).
+struct TemporalFacts {
+  std::vector<Nest> tms;
+  double mac_st = 1;
+  std::vector<double> cycle;   // [m]
+  std::vector<double> top_r;   // [a], a = 0..L
+  std::vector<double> top_ir;  // [a]
+};
+
+TemporalFacts temporal_facts(const Layer& L, const LayerOperand& op, const std::vector<Nest>& tm) {
+  TemporalFacts f;
+  f.tms = tm;
+  const int nd = L.ndims();
+  auto rel = [&](const Loop& l) { return l.dim < nd ? op.rel[static_cast<std::size_t>(l.dim)] : Rel::none; };
+  bool changed = true;
+  while (changed) {  // stationarity merge-down
+    changed = false;
+    for (std::size_t m = 1; m < f.tms.size(); ++m) {
+      while (!f.tms[m].empty() && rel(f.tms[m].front()) == Rel::irrelevant) {
+        f.tms[m - 1].push_back(f.tms[m].front());
+        f.tms[m].erase(f.tms[m].begin());
+        changed = true;
+      }
+    }
+  }
+  for (const Loop& l : f.tms.empty() ? Nest{} : f.tms[0]) {
+    if (rel(l) != Rel::irrelevant) break;
+    f.mac_st *= l.size;
+  }
+  double c = 1;
+  f.top_r.push_back(1);
+  f.top_ir.push_back(1);
+  for (const Nest& level : f.tms) {
+    for (const Loop& l : level) c *= l.size;
+    f.cycle.push_back(c);
+    double tr = 1;
+    for (auto it = level.rbegin(); it != level.rend() && rel(*it) == Rel::relevant; ++it) tr *= it->size;
+    double ti = 1;
+    for (auto it = level.rbegin(); it != level.rend() && rel(*it) == Rel::irrelevant; ++it) ti *= it->size;
+    f.top_r.push_back(tr);
+    f.top_ir.push_back(ti);
+  }
+  return f;
+}
+
+OperandPattern pattern(const Layer& L, const LayerOperand& op, const std::vector<Nest>& sm, const TemporalFacts& tf,
+                       bool truncate) {
+  OperandPattern p;
+  const int nd = L.ndims();
+  p.L = static_cast<int>(tf.tms.size());
+  const auto Lu = static_cast<std::size_t>(p.L);
+  // Unit counts from the decoupled spatial mapping (4.6).
+  const std::vector<Nest> dsm = decouple(L, op, sm, truncate);
+  std::vector<double> ur(Lu + 1), ut(Lu + 1);
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    double r = 1;
+    double all = 1;
+    for (const Loop& l : dsm[a]) {
+      all *= l.size;
+      if (op.decoupled(l.dim, nd) == Rel::relevant) r *= l.size;
+    }
+    ur[a] = r;
+    ut[a] = all;
+  }
+  p.unit_count.assign(Lu + 1, 1);
+  std::vector<double> unique(Lu + 2, 1);
+  for (std::size_t a = Lu + 1; a-- > 0;) {
+    double prod_t = 1;
+    for (std::size_t k = a; k <= Lu; ++k) prod_t *= ut[k];
+    p.unit_count[a] = py_round(py_round(prod_t * 1000.0) / 1000.0);
+    unique[a] = unique[a + 1] * ur[a];
+  }
+  p.boost.assign(Lu + 1, 1);
+  for (std::size_t a = 0; a < Lu; ++a) p.boost[a] = py_round(unique[a] / unique[a + 1]);
+
+  // Combined nests (6.3).
+  std::vector<Nest> s1t(Lu + 1), s2t(Lu + 2);
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    if (a >= 1) s1t[a] = tf.tms[a - 1];
+    s1t[a].insert(s1t[a].end(), sm[a].begin(), sm[a].end());
+    if (a < Lu) s2t[a + 1] = tf.tms[a];
+    s2t[a + 1].insert(s2t[a + 1].end(), sm[a].begin(), sm[a].end());
+  }
+  s1t = decouple(L, op, s1t, truncate);
+  s2t = decouple(L, op, s2t, truncate);
+  std::vector<double> ir1(Lu + 1);
+  std::vector<bool> irflag(Lu + 1);
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    ir1[a] = product(s1t[a], op, nd, Rel::irrelevant);
+    bool flag = false;
+    for (const Loop& l : s1t[a]) flag |= op.decoupled(l.dim, nd) == Rel::irrelevant && l.size > 1;
+    irflag[a] = flag;
+  }
+  p.data_unrolled.assign(Lu + 1, 1);
+  double cum = 1;
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    cum *= product(s2t[a], op, nd, Rel::relevant);
+    p.data_unrolled[a] = py_round(cum);
+  }
+  p.psum.assign(Lu + 1, false);
+  for (std::size_t m = 0; m < Lu; ++m) {
+    for (std::size_t a = m + 1; a <= Lu; ++a) p.psum[m] = p.psum[m] || irflag[a];
+  }
+  p.caal.assign(Lu + 3, 1);
+  for (std::size_t a = Lu + 1; a-- > 0;) p.caal[a] = p.caal[a + 1] * ir1[a];
+  p.caal[Lu + 1] = p.caal[Lu + 2] = 1;
+  p.prec.resize(Lu + 1);
+  p.data_bits.resize(Lu + 1);
+  p.effective_bits.resize(Lu + 1);
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    p.prec[a] = op.output ? (p.psum[a] ? op.precision : op.precision_final) : op.precision;
+    p.data_bits[a] = p.data_unrolled[a] * p.prec[a];
+    p.effective_bits[a] = std::floor(p.data_bits[a] / tf.top_r[a]);
+  }
+
+  // Periodic transfers per level and direction (7.1, 7.2).
+  std::vector<double> cyc{op.output ? 1.0 : tf.mac_st};
+  cyc.insert(cyc.end(), tf.cycle.begin(), tf.cycle.end());
+  const double T = tf.cycle.back();
+  std::vector<double> bw_low(Lu + 1), bw_high(Lu + 1);
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    bw_low[a] = p.data_unrolled[a] * p.prec[a] / cyc[a];
+    bw_high[a] = bw_low[a] * p.boost[a];
+  }
+  p.transfers.resize(Lu);
+  for (std::size_t m = 0; m < Lu; ++m) {
+    auto& t = p.transfers[m];
+    const bool top = m + 1 == Lu;
+    auto low = [&](OperandPattern::Transfer& x, double amount, double prec) {
+      x.period = cyc[m];
+      x.count = std::floor(T / cyc[m]);
+      x.amount = amount;
+      x.prec = prec;
+      x.avg_bw = std::trunc(bw_high[m]);
+      x.window = std::trunc(x.period / tf.top_ir[m]);
+    };
+    auto high = [&](OperandPattern::Transfer& x, double amount, double prec) {
+      x.period = cyc[m + 1];
+      x.count = std::floor(T / cyc[m + 1]);
+      x.amount = amount;
+      x.prec = prec;
+      x.avg_bw = std::trunc(bw_low[m + 1]);
+      x.window = std::trunc(x.period / tf.top_ir[m + 1]);
+    };
+    if (!op.output) {
+      low(t[kTL], p.data_unrolled[m] * p.boost[m], op.precision);
+      if (!top) high(t[kFH], p.data_unrolled[m + 1], op.precision);
+    } else {
+      const bool read_back = p.caal[m + 1] != 1;
+      const bool write_back = p.caal[m + 2] != 1;
+      low(t[kFL], std::trunc(p.data_unrolled[m] * p.boost[m]), read_back ? op.precision : op.precision_final);
+      if (p.psum[m]) {
+        t[kTL] = t[kFL];
+        t[kTL].prec = read_back ? op.precision : 0;
+      }
+      if (!top) {
+        high(t[kTH], p.data_unrolled[m + 1], write_back ? op.precision : op.precision_final);
+        if (p.psum[m + 1]) {
+          t[kFH] = t[kTH];
+          t[kFH].prec = write_back ? op.precision : 0;
+        }
+      }
+    }
+  }
+  return p;
+}
+
+struct Activity {
+  int op = 0;
+  int m = 0;
+  int dir = 0;
+  double period = 0, count = 0, allowed = 0, real = 0, ss = 0, muw = 0, avg_bw = 0;
+  bool one_shot_candidate = true;
+};
+
+/// ZigZag's water-filling of one-shot transfers into the surplus bandwidth (8.4). `compat` reproduces the
+/// issue-#125 behaviour (entries already at their minimum are reduced again, possibly below zero).
+std::vector<double> reduce_balanced(const std::vector<double>& need, const std::vector<double>& mins, double surplus,
+                                    bool compat) {
+  const std::size_t n = need.size();
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return need[a] > need[b]; });
+  std::vector<double> c(n), mn(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    c[k] = need[order[k]];
+    mn[k] = mins[order[k]];
+  }
+  double s = surplus;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double max_red = (c[i] - mn[i]) * static_cast<double>(i + 1);
+    if (s >= max_red) {
+      const double step = c[i] - mn[i];
+      for (std::size_t k = 0; k <= i; ++k) c[k] -= step;
+      s -= max_red;
+    } else {
+      const double step = s / static_cast<double>(i + 1);
+      for (std::size_t k = 0; k <= i; ++k) c[k] -= step;
+      break;
+    }
+    if (!compat) {
+      for (std::size_t k = 0; k <= i; ++k) c[k] = std::max(c[k], mn[k]);
+    }
+  }
+  if (!compat) {
+    for (std::size_t k = 0; k < n; ++k) c[k] = std::max(c[k], mn[k]);
+  }
+  std::vector<double> out(n);
+  for (std::size_t k = 0; k < n; ++k) out[order[k]] = c[k];
+  return out;
+}
+
+/// |∪ of [k·p, k·p + allowed)| over one period of the longest activity (8.3).
+double union_cycles(const std::vector<const Activity*>& acts) {
+  double pmax = 0;
+  for (const Activity* a : acts) pmax = std::max(pmax, a->period);
+  const auto P = static_cast<std::int64_t>(pmax);
+  if (P <= 0) return 0;
+  if (P <= (std::int64_t{1} << 22)) {
+    std::vector<char> marked(static_cast<std::size_t>(P), 0);
+    for (const Activity* a : acts) {
+      const auto p = static_cast<std::int64_t>(a->period);
+      const auto len = std::min<std::int64_t>(static_cast<std::int64_t>(a->allowed), p);
+      if (p <= 0 || len <= 0) continue;
+      for (std::int64_t start = 0; start < P; start += p) {
+        std::fill(marked.begin() + start, marked.begin() + std::min(P, start + len), 1);
+      }
+    }
+    return static_cast<double>(std::count(marked.begin(), marked.end(), 1));
+  }
+  // Very long periods: nested periods (each divides the next) — count the union analytically.
+  std::vector<const Activity*> sorted = acts;
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->period < b->period; });
+  double covered_fraction = 0;  // fraction of time covered, assuming independent nested patterns
+  for (const Activity* a : sorted) {
+    const double f = std::min(1.0, a->allowed / a->period);
+    covered_fraction = covered_fraction + f * (1 - covered_fraction);
+  }
+  return std::round(covered_fraction * pmax);
+}
+
+}  // namespace
+
+bool better(const Evaluation& a, const Evaluation& b, const std::string& objective) {
+  if (objective == "energy") return a.energy < b.energy || (a.energy == b.energy && a.latency < b.latency);
+  if (objective == "edp") return a.energy * a.latency < b.energy * b.latency;
+  return a.latency < b.latency || (a.latency == b.latency && a.energy < b.energy);
+}
+
+Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const Temporal& tm, const Options& opt) {
+  const Core& core = *h.core;
+  const std::size_t nops = L.ops.size();
+  std::vector<TemporalFacts> tf;
+  std::vector<OperandPattern> pf;  // fractional spatial mapping: energy, utilisation
+  std::vector<OperandPattern> pi;  // integer spatial mapping: latency
+  for (std::size_t o = 0; o < nops; ++o) {
+    tf.push_back(temporal_facts(L, L.ops[o], tm[o]));
+    pf.push_back(pattern(L, L.ops[o], sp.frac[o], tf[o], opt.zigzag_compat));
+    pi.push_back(pattern(L, L.ops[o], sp.integer[o], tf[o], opt.zigzag_compat));
+  }
+  Evaluation ev;
+  const double T = tf[0].cycle.back();
+  ev.ideal_temporal_cycle = T;
+  const double units = static_cast<double>(core.array.pe_count());
+  ev.ideal_cycle = std::ceil(L.macs / units);
+  ev.spatial_utilization = ev.ideal_cycle / T;
+  ev.mac_energy = core.array.unit_energy_pj * L.macs;
+
+  // --------------------------------------------------------------------------------- energy (7.3, 7.4)
+  double mem_energy = 0;
+  ev.memory_energy.resize(nops);
+  ev.word_accesses.resize(nops);
+  for (std::size_t o = 0; o < nops; ++o) {
+    const LayerOperand& op = L.ops[o];
+    const auto& levels = h.levels[op.slot];
+    ev.memory_energy[o].assign(levels.size(), 0);
+    ev.word_accesses[o].assign(levels.size(), {0, 0, 0, 0});
+    for (std::size_t m = 0; m < levels.size(); ++m) {
+      const MemoryLevel& mem = core.memories[static_cast<std::size_t>(levels[m])];
+      for (int d = 0; d < 4; ++d) {
+        const auto& t = pf[o].transfers[m][static_cast<std::size_t>(d)];
+        if (t.amount <= 0 || t.prec <= 0 || t.count <= 0) continue;
+        const Port* port = mem.port_for(static_cast<OperandSlot>(op.slot), kDirection[d]);
+        if (!port) {
+          throw UserError(SourceLocation{core.file}, "memory '" + mem.name + "' of core '" + core.name +
+                                                         "' has no port for (" + to_string(static_cast<OperandSlot>(op.slot)) +
+                                                         ", " + to_string(kDirection[d]) + "), which this mapping needs");
+        }
+        const auto bmin = static_cast<double>(port->bandwidth_min_bits);
+        const auto bmax = static_cast<double>(port->bandwidth_max_bits);
+        const double accesses =
+            std::trunc(std::ceil(t.amount * t.prec / bmin) * (bmin / bmax) * t.count * pf[o].unit_count[m + 1]);
+        const double e = accesses * ((d == kTL || d == kTH) ? mem.read_energy_pj : mem.write_energy_pj);
+        mem_energy += e;
+        ev.memory_energy[o][m] += e;
+        ev.word_accesses[o][m][static_cast<std::size_t>(d)] = accesses;
+      }
+    }
+  }
+  ev.energy = ev.mac_energy + mem_energy;
+
+  // ------------------------------------------------------------------------- double buffering (8.1)
+  std::vector<std::vector<double>> eff_ind(nops), eff_shared(nops);
+  for (std::size_t o = 0; o < nops; ++o) {
+    const auto& levels = h.levels[L.ops[o].slot];
+    for (std::size_t m = 0; m < levels.size(); ++m) {
+      const double size = static_cast<double>(core.memories[static_cast<std::size_t>(levels[m])].size_bits);
+      eff_ind[o].push_back(pf[o].effective_bits[m + 1] / size);
+    }
+  }
+  auto sharers = [&](int memory) {  // (operand, level) pairs stored in one memory
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (std::size_t o = 0; o < nops; ++o) {
+      const int lv = h.level_of(L.ops[o].slot, memory);
+      if (lv >= 0) out.emplace_back(o, static_cast<std::size_t>(lv));
+    }
+    return out;
+  };
+  for (std::size_t o = 0; o < nops; ++o) {
+    const auto& levels = h.levels[L.ops[o].slot];
+    eff_shared[o].assign(levels.size(), 0);
+    for (std::size_t m = 0; m < levels.size(); ++m) {
+      for (const auto& [o2, l2] : sharers(levels[m])) eff_shared[o][m] += eff_ind[o2][l2];
+    }
+  }
+  std::vector<std::vector<bool>> db(nops);
+  for (std::size_t o = 0; o < nops; ++o) {
+    const auto& levels = h.levels[L.ops[o].slot];
+    db[o].push_back(false);
+    for (std::size_t m = 0; m < levels.size(); ++m) {
+      if (eff_shared[o][m] <= 0.5) {
+        db[o].push_back(true);
+      } else if (eff_ind[o][m] <= 1 - eff_shared[o][m]) {
+        db[o].push_back(true);
+        for (const auto& [o2, l2] : sharers(levels[m])) eff_shared[o2][l2] += eff_ind[o][m];
+      } else {
+        db[o].push_back(false);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------- stalls per port (8.2, 8.3), integer SM
+  std::map<const Port*, std::vector<Activity>> per_port;
+  std::map<const Port*, const MemoryLevel*> port_memory;
+  for (std::size_t o = 0; o < nops; ++o) {
+    const LayerOperand& op = L.ops[o];
+    const auto& levels = h.levels[op.slot];
+    for (std::size_t m = 0; m < levels.size(); ++m) {
+      const MemoryLevel& mem = core.memories[static_cast<std::size_t>(levels[m])];
+      for (int d = 0; d < 4; ++d) {
+        const auto& t = pi[o].transfers[m][static_cast<std::size_t>(d)];
+        if (t.count <= 0) continue;
+        const Port* port = mem.port_for(static_cast<OperandSlot>(op.slot), kDirection[d]);
+        if (!port) continue;
+        const bool to_low = d == kTL || d == kFL;
+        const bool buffered = to_low ? db[o][m] : db[o][m + 1];
+        Activity a;
+        a.op = static_cast<int>(o);
+        a.m = static_cast<int>(m);
+        a.dir = d;
+        a.period = t.period;
+        a.count = t.count;
+        a.avg_bw = t.avg_bw;
+        a.allowed = buffered ? t.period : t.window;
+        a.real = std::ceil(t.amount * t.prec / static_cast<double>(port->bandwidth_max_bits));
+        a.ss = (a.real - a.allowed) * (t.count - 1);
+        a.muw = a.allowed * (t.count - 1);
+        per_port[port].push_back(a);
+        port_memory[port] = &mem;
+      }
+    }
+  }
+  // ZigZag visits a port's activities in the port's allocation order; the on-loading water-filling depends on it.
+  for (auto& [port, acts] : per_port) {
+    auto rank = [port](const Activity& a, const LayerOperand& op) {
+      const PortAllocation want{static_cast<OperandSlot>(op.slot), kDirection[a.dir]};
+      return std::find(port->allocation.begin(), port->allocation.end(), want) - port->allocation.begin();
+    };
+    std::stable_sort(acts.begin(), acts.end(), [&](const Activity& a, const Activity& b) {
+      return rank(a, L.ops[static_cast<std::size_t>(a.op)]) < rank(b, L.ops[static_cast<std::size_t>(b.op)]);
+    });
+  }
+  double stall = 0;
+  for (const auto& [port, acts] : per_port) {
+    double ss_port = 0;
+    if (acts.size() == 1) {
+      ss_port = acts[0].ss;
+    } else {
+      double U = -1;
+      for (const Activity& a : acts) {
+        if (a.period == a.allowed) {
+          U = a.period * a.count;
+          break;
+        }
+      }
+      if (U < 0) {
+        std::vector<const Activity*> ptrs;
+        const Activity* longest = &acts[0];
+        for (const Activity& a : acts) {
+          ptrs.push_back(&a);
+          if (a.period > longest->period) longest = &a;
+        }
+        U = union_cycles(ptrs) * longest->count;
+      }
+      double pos = 0;
+      double nonpos = 0;
+      double muw = 0;
+      for (const Activity& a : acts) {
+        (a.ss > 0 ? pos : nonpos) += a.ss;
+        muw += a.muw;
+      }
+      ss_port = pos + std::max(0.0, nonpos + muw - U);
+    }
+    stall = std::max(stall, ss_port);
+  }
+  stall = std::max(0.0, stall);
+  ev.stall = stall;
+
+  // ------------------------------------------------------------------- on- and off-loading (8.4)
+  struct Entry {
+    double cycles = 0;
+    bool shared = false;
+  };
+  std::map<std::tuple<int, int, int>, Entry> table;
+  for (const auto& [port, acts] : per_port) {
+    bool has_i1 = false;
+    bool has_i2 = false;
+    for (const PortAllocation& pa : port->allocation) {
+      has_i1 |= pa.slot == OperandSlot::I1;
+      has_i2 |= pa.slot == OperandSlot::I2;
+    }
+    const bool shared = has_i1 && has_i2;
+    std::vector<const Activity*> once;
+    double busy = 0;
+    for (const Activity& a : acts) {
+      const LayerOperand& op = L.ops[static_cast<std::size_t>(a.op)];
+      if (op.output && (a.dir == kTL || a.dir == kFH)) continue;  // partial sums
+      if (a.count > 1) {
+        table[{a.op, a.m, a.dir}] = Entry{a.real, shared};
+        busy += std::ceil(a.avg_bw);
+      } else {
+        once.push_back(&a);
+      }
+    }
+    if (once.empty()) continue;
+    const auto bmax = static_cast<double>(port->bandwidth_max_bits);
+    const double surplus = std::max(0.0, (bmax - busy) / bmax * (T + stall));
+    std::vector<double> need, mins;
+    for (const Activity* a : once) {
+      need.push_back(a->real);
+      // ZigZag takes the data of architecture level 1 for every memory level (bug 9 of the notes).
+      mins.push_back(std::ceil(pi[static_cast<std::size_t>(a->op)].data_bits[1] / bmax));
+    }
+    const auto reduced = reduce_balanced(need, mins, surplus, opt.zigzag_compat);
+    for (std::size_t k = 0; k < once.size(); ++k) table[{once[k]->op, once[k]->m, once[k]->dir}] = Entry{reduced[k], shared};
+  }
+  auto entry = [&](std::size_t o, std::size_t m, int d) {
+    auto it = table.find({static_cast<int>(o), static_cast<int>(m), d});
+    if (it != table.end()) return it->second;
+    Entry e;
+    const LayerOperand& op = L.ops[o];
+    const auto& levels = h.levels[op.slot];
+    if (m < levels.size()) {
+      if (const Port* p = core.memories[static_cast<std::size_t>(levels[m])].port_for(static_cast<OperandSlot>(op.slot), kDirection[d])) {
+        bool i1 = false, i2 = false;
+        for (const PortAllocation& pa : p->allocation) {
+          i1 |= pa.slot == OperandSlot::I1;
+          i2 |= pa.slot == OperandSlot::I2;
+        }
+        e.shared = i1 && i2;
+      }
+    }
+    return e;
+  };
+  struct Load {
+    double individual = 0, shared = 0, half = 0;
+  };
+  std::vector<Load> loads;
+  for (std::size_t o = 0; o < nops; ++o) {
+    const LayerOperand& op = L.ops[o];
+    if (op.output) continue;
+    Load ld;
+    const std::size_t levels = h.levels[op.slot].size();
+    for (std::size_t m = 0; m + 1 < levels; ++m) {
+      const Entry a = entry(o, m, kFH);
+      const Entry b = entry(o, m + 1, kTL);
+      const double x = std::max(a.cycles, b.cycles);
+      if (!a.shared && !b.shared) ld.individual += x;
+      else if (a.shared && b.shared) ld.shared += x;
+      else if (opt.zigzag_compat) ld.half = x;  // ZigZag assigns instead of adding (bug 8 of the notes)
+      else ld.half += x;
+    }
+    loads.push_back(ld);
+  }
+  double onload = 0;
+  if (loads.size() == 1) {
+    onload = loads[0].individual;
+  } else if (loads.size() >= 2) {
+    const Load& A = loads[0];
+    const Load& B = loads[1];
+    onload = std::min(A.shared + std::max(B.shared + B.half + B.individual, A.half + A.individual),
+                      B.shared + std::max(A.shared + A.half + A.individual, B.half + B.individual));
+  }
+  double offload = 0;
+  for (std::size_t o = 0; o < nops; ++o) {
+    if (!L.ops[o].output) continue;
+    const std::size_t levels = h.levels[L.ops[o].slot].size();
+    for (std::size_t m = 0; m + 1 < levels; ++m) offload += std::max(entry(o, m, kTH).cycles, entry(o, m + 1, kFL).cycles);
+  }
+  ev.onloading = onload;
+  ev.offloading = offload;
+  ev.latency = T + stall + onload + offload;
+
+  // Readable temporal mapping of the first operand: "K 2 | OX 56, OY 56 | ..." bottom-up.
+  for (std::size_t m = 0; m < tf[0].tms.size(); ++m) {
+    if (m) ev.temporal_text += " | ";
+    bool first = true;
+    for (const Loop& l : tf[0].tms[m]) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%s %g", first ? "" : ", ", L.dims[static_cast<std::size_t>(l.dim)].c_str(), l.size);
+      ev.temporal_text += buf;
+      first = false;
+    }
+  }
+  return ev;
+}
+
+}  // namespace monet::loopnest

@@ -1,0 +1,105 @@
+// The loopnest cost model plugin: per operator tile and core, the best spatial and temporal mapping found by
+// a LOMA-class search and its latency and energy from ZigZag's analytical model (docs/cost-models.md).
+#include <cmath>
+
+#include "model.hpp"
+#include "monet/plugin/entry.hpp"
+#include "monet/plugin/interfaces.hpp"
+
+namespace monet::plugins {
+namespace {
+
+class LoopnestModel final : public CostModel {
+ public:
+  static PluginInfo describe() {
+    PluginInfo i;
+    i.kind = PluginKind::cost_model;
+    i.name = "loopnest";
+    i.version = "1.0.0";
+    i.summary = "ZigZag-class mapping search and analytical model: memory hierarchy, ports, stalls, on/off-loading";
+    i.description =
+        "For each operator (or tile) on a core: spatial mappings from the core's mapping entry (by operator name, "
+        "then type, then 'default'), its dataflow, or generated from hints (the best `spatial_mappings` by "
+        "utilisation); temporal mappings by LOMA: orderings of the loop prime factors (at most `lpf_limit` of "
+        "them), each allocated to the memory levels bottom-up; the best by `objective`. The model counts word "
+        "accesses per memory level and direction with reuse and stationarity, sliding-window inputs, partial "
+        "sums, port sharing stalls, and the loading/write-back not hidden behind compute. compat = \"zigzag\" "
+        "reproduces ZigZag 3.8.5 where its behaviour differs from the default (docs/cost-models.md).";
+    i.params = {
+        ParamSpec::choice("objective", {"latency", "energy", "edp"}, "latency")
+            .with_doc("what the mapping search minimises (ties: the other one)"),
+        ParamSpec::integer("lpf_limit", 6).with_bounds(Bounds{1, 12}).with_doc(
+            "at most this many loop prime factors are permuted (more: slower, possibly better mappings)"),
+        ParamSpec::integer("spatial_mappings", 3).with_bounds(Bounds::at_least(1)).with_doc(
+            "spatial mappings evaluated when they are generated from hints"),
+        ParamSpec::boolean("mixed_spatial", false).with_doc("allow several loop dims on one array dim when generating"),
+        ParamSpec::choice("compat", {"none", "zigzag"}, "none")
+            .with_doc("'zigzag': ZigZag 3.8.5's conventions and quirks for parity runs (8-bit operands and 16-bit "
+                      "partial sums for float tensors, its loop-dim orders, its on-loading reduction)"),
+    };
+    return i;
+  }
+
+  explicit LoopnestModel(const ParamValues& p) {
+    options_.objective = p.get_string("objective");
+    options_.lpf_limit = static_cast<int>(p.get_int("lpf_limit"));
+    options_.spatial_candidates = static_cast<int>(p.get_int("spatial_mappings"));
+    options_.mixed_spatial = p.get_bool("mixed_spatial");
+    options_.zigzag_compat = p.get_string("compat") == "zigzag";
+  }
+
+  void check_core(const Core& core) const override {
+    for (OperandSlot s : {OperandSlot::I1, OperandSlot::I2, OperandSlot::O}) {
+      if (core.levels_of(s).empty()) {
+        throw UserError(SourceLocation{core.file}, "loopnest: core '" + core.name + "' has no memory for " + to_string(s));
+      }
+    }
+  }
+
+  [[nodiscard]] Cost evaluate(const CostQuery& q) const override {
+    Cost c;
+    if (q.op.is_view()) return c;
+    const loopnest::Layer layer = loopnest::make_layer(q.graph, q.op, q.tile, options_);
+    const loopnest::Hierarchy h = loopnest::make_hierarchy(q.core);
+    const MappingEntry* entry = q.core.mapping_for(q.op.name, q.op.type);
+    std::optional<loopnest::Evaluation> best;
+    std::string best_spatial;
+    std::int64_t evaluated = 0;
+    for (const auto& user : loopnest::spatial_candidates(layer, h, entry, options_)) {
+      const loopnest::Spatial sp = loopnest::convert_spatial(layer, h, user);
+      auto ev = loopnest::search_temporal(layer, h, sp, entry, options_, &evaluated);
+      if (ev && (!best || loopnest::better(*ev, *best, options_.objective))) {
+        best = std::move(ev);
+        best_spatial = sp.text;
+      }
+    }
+    if (!best) {
+      throw UserError(SourceLocation{q.core.file}, "loopnest: no mapping of operator '" + q.op.name + "' fits core '" +
+                                                       q.core.name + "' (its memories are too small for every ordering)");
+    }
+    c.exact_cycles = best->latency;
+    c.cycles = static_cast<std::int64_t>(std::ceil(best->latency - 1e-9));
+    c.ideal_cycles = static_cast<std::int64_t>(best->ideal_cycle);
+    c.energy_pj = best->energy;
+    c.compute_energy_pj = best->mac_energy;
+    c.memory_energy_pj = best->energy - best->mac_energy;
+    c.stall_cycles = best->stall;
+    c.onloading_cycles = best->onloading;
+    c.offloading_cycles = best->offloading;
+    c.spatial_utilization = best->spatial_utilization;
+    c.spatial_mapping = best_spatial;
+    c.temporal_mapping = best->temporal_text;
+    c.mappings_evaluated = evaluated;
+    c.bound = best->stall > 0 ? "memory ports" : "compute";
+    c.mapping = best_spatial + " ; " + best->temporal_text;
+    return c;
+  }
+
+ private:
+  loopnest::Options options_;
+};
+
+}  // namespace
+}  // namespace monet::plugins
+
+MONET_EXPORT_PLUGINS(monet::plugins::LoopnestModel)

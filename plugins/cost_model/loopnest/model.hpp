@@ -1,0 +1,142 @@
+#pragma once
+// The loopnest cost model: ZigZag's analytical single-core model and LOMA mapping search, re-implemented
+// (../shared/design/cost-model-zigzag.md; section numbers below refer to it). Internal to the plugin.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "monet/arch/core.hpp"
+#include "monet/cost/cost.hpp"
+
+namespace monet::loopnest {
+
+inline constexpr int kSlots = 3;  // memory operands: 0 = I1, 1 = I2, 2 = O
+
+/// A loop of a mapping: a layer dimension (or a decoupled partially-relevant code) and its size.
+struct Loop {
+  int dim = 0;
+  double size = 1;
+};
+using Nest = std::vector<Loop>;  // innermost first
+
+/// ix = ca·a + cb·b, clipped to `limit` (the input extent: padding is implicit).
+struct Relation {
+  int a = 0;
+  std::int64_t ca = 1;
+  int b = 0;
+  std::int64_t cb = 1;
+  double limit = 0;
+};
+
+enum class Rel : std::uint8_t { none, relevant, irrelevant };
+
+struct LayerOperand {
+  char name = 'O';       // O, W, I (ZigZag's layer operands)
+  int slot = 2;          // memory operand
+  bool output = false;
+  std::vector<Rel> rel;  // per layer dim (non-decoupled; pr dims of a pr operand are `none`)
+  std::vector<int> relations;  // indices into Layer::relations for a pr operand
+  double precision = 8;        // bits (outputs: partial sums)
+  double precision_final = 8;  // outputs: final values
+  /// Relevancy of a loop code in decoupled nests: decoupled r codes are relevant, ir codes irrelevant.
+  [[nodiscard]] Rel decoupled(int code, int ndims) const {
+    if (code < ndims) return rel[static_cast<std::size_t>(code)];
+    return ((code - ndims) % 2 == 0) ? Rel::relevant : Rel::irrelevant;
+  }
+  [[nodiscard]] bool pr() const { return !relations.empty(); }
+};
+
+/// ZigZag's view of one operator (or tile).
+struct Layer {
+  std::string name;
+  std::string type;
+  std::vector<std::string> dims;
+  std::vector<std::int64_t> size;
+  std::vector<Relation> relations;
+  std::vector<LayerOperand> ops;  // the output first
+  double macs = 0;
+  [[nodiscard]] int ndims() const { return static_cast<int>(dims.size()); }
+  [[nodiscard]] int dim(const std::string& n) const {
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] == n) return static_cast<int>(i);
+    }
+    return -1;
+  }
+};
+
+struct Options {
+  bool zigzag_compat = false;      // reproduce ZigZag's behaviour where it changes numbers
+  std::string objective = "latency";  // latency | energy | edp
+  int lpf_limit = 6;
+  int spatial_candidates = 3;      // spatial mappings evaluated when the mapping is generated
+  bool mixed_spatial = false;      // allow several loop dims on one array dim when generating
+};
+
+/// ZigZag's layer from a monet operator tile. Throws UserError for loop nests it cannot express.
+Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> tile, const Options& options);
+
+// ------------------------------------------------------------------------------------------- hardware
+
+/// Memory hierarchy per memory operand and derived facts, computed once per core.
+struct Hierarchy {
+  const Core* core = nullptr;
+  std::vector<int> levels[kSlots];  // memory indices, bottom-up
+  int level_of(int slot, int memory) const;
+};
+Hierarchy make_hierarchy(const Core& core);
+
+// ------------------------------------------------------------------------------------------- mappings
+
+/// A spatial mapping as the user writes it: array dim index -> (layer dim, factor) list.
+using UserSpatial = std::vector<std::vector<std::pair<int, double>>>;
+
+/// Candidate spatial mappings (sections 4.2-4.5), best first.
+std::vector<UserSpatial> spatial_candidates(const Layer& layer, const Hierarchy& h, const MappingEntry* entry,
+                                            const Options& options);
+
+/// A spatial mapping converted per operand and level (4.6): `frac` for energy, `integer` for latency.
+struct Spatial {
+  std::vector<std::vector<Nest>> frac;     // [operand][entry 0..L]
+  std::vector<std::vector<Nest>> integer;  // [operand][entry 0..L]
+  std::vector<double> temporal;            // per layer dim: temporal loop count (5.1)
+  double used_units = 1;                   // MACs in use (fractional)
+  std::string text;                        // "D1: K 32, D2: C 32"
+};
+Spatial convert_spatial(const Layer& layer, const Hierarchy& h, const UserSpatial& user);
+
+/// A temporal mapping: per operand, L levels of loops (innermost first).
+using Temporal = std::vector<std::vector<Nest>>;
+
+/// Result of one evaluated mapping.
+struct Evaluation {
+  double energy = 0;
+  double mac_energy = 0;
+  double latency = 0;  // latency_total2
+  double ideal_cycle = 0;
+  double ideal_temporal_cycle = 0;
+  double stall = 0;
+  double onloading = 0;
+  double offloading = 0;
+  double spatial_utilization = 0;
+  std::string temporal_text;
+  std::vector<std::vector<double>> memory_energy;  // [operand][level], pJ
+  std::vector<std::vector<std::array<double, 4>>> word_accesses;  // [operand][level][tl, fh, fl, th]
+};
+/// The analytical model (sections 6-8) of one spatial + temporal mapping.
+Evaluation evaluate(const Layer& layer, const Hierarchy& h, const Spatial& spatial, const Temporal& temporal,
+                    const Options& options);
+
+/// LOMA (section 5): the best temporal mapping for a spatial mapping; nullopt when none fits.
+std::optional<Evaluation> search_temporal(const Layer& layer, const Hierarchy& h, const Spatial& spatial,
+                                          const MappingEntry* entry, const Options& options, std::int64_t* evaluated);
+
+/// Whether `a` is better than `b` for the objective (ties keep `b`).
+bool better(const Evaluation& a, const Evaluation& b, const std::string& objective);
+
+/// Python's round(): half to even.
+double py_round(double x);
+
+}  // namespace monet::loopnest
