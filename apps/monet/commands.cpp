@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "monet/config/toml_reader.hpp"
+#include "monet/cost/data_locality.hpp"
 #include "monet/experiment/runner.hpp"
 #include "import_zigzag.hpp"
 #include "monet/ir/workload_toml.hpp"
@@ -187,10 +188,19 @@ int cost_command(const CostOptions& o) {
     ops.push_back(&op);
   }
   std::vector<Cost> costs(ops.size());
+  std::vector<Residency> residency(ops.size());
   const auto t0 = std::chrono::steady_clock::now();
+  if (o.data_locality) {
+    std::vector<LocalityLayer> layers(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto ranges = ops[i]->full_ranges();
+      layers[i] = LocalityLayer{ops[i], cost_model->footprint_bits(CostQuery{*graph, *ops[i], ranges, core})};
+    }
+    residency = data_locality(*graph, core, layers);
+  }
   tbb::parallel_for(std::size_t{0}, ops.size(), [&](std::size_t i) {
     const auto ranges = ops[i]->full_ranges();
-    costs[i] = cost_model->evaluate(CostQuery{*graph, *ops[i], ranges, core});
+    costs[i] = cost_model->evaluate(CostQuery{*graph, *ops[i], ranges, core, residency[i]});
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << cost_report(*graph, core, model_name, ops, costs, seconds, o.json);

@@ -46,6 +46,7 @@ struct CostOptions {
   std::string compat;   // "" or "zigzag"
   std::vector<std::string> sets;  // cost-model parameters, key=value
   bool json = false;
+  bool data_locality = false;  // keep data on chip between layers where it fits (ZigZag's exploit_data_locality)
   int threads = 0;
 };
 int cost_command(const CostOptions& options);

@@ -295,11 +295,14 @@ std::string zigzag_workload_to_toml(const fs::path& layers) {
   std::ostringstream tensors;
   std::ostringstream body;
   out << "# Imported from a ZigZag layer list: " << layers.filename().string()
-      << ".\n# Every layer reads its own operand tensors (a single-core, layer-by-layer study).\n[workload]\nname = "
+      << ".\n# Every layer reads its own operand tensors (sized as ZigZag sizes them, halo included); `after`\n"
+         "# keeps the layer order of ZigZag's operand_source.\n[workload]\nname = "
       << q(layers.stem().string()) << "\ndtype = \"int8\"\n";
+  std::map<std::int64_t, std::string> name_of_id;
   for (const YAML::Node& L : list) {
     const std::int64_t id = y.as<std::int64_t>(y.need(L, "id", "the layer id"), "an integer");
     const std::string name = L["name"] ? y.as<std::string>(L["name"], "a name") : "Layer" + std::to_string(id);
+    if (name_of_id.contains(id)) y.fail(L["id"], "layer id " + std::to_string(id) + " is used twice");
     const std::string type = y.as<std::string>(y.need(L, "operator_type", "Conv, Gemm, Pooling, Add, ..."), "a name");
     const auto dims = y.as<std::vector<std::string>>(y.need(L, "loop_dims", "loop dimension names"), "a list");
     const auto sizes = y.as<std::vector<std::int64_t>>(y.need(L, "loop_sizes", "loop sizes"), "a list");
@@ -366,8 +369,15 @@ std::string zigzag_workload_to_toml(const fs::path& layers) {
       return y.as<std::int64_t>(prec[op], "an integer number of bits");
     };
     std::map<std::string, std::int64_t> source;
+    std::vector<std::string> after;  // the layers this one reads from, in operand_source order
     if (const YAML::Node src = L["operand_source"]) {
-      for (const auto& kv : src) source[kv.first.as<std::string>()] = kv.second.as<std::int64_t>();
+      for (const auto& kv : src) {
+        const auto from = y.as<std::int64_t>(kv.second, "a layer id");
+        source[kv.first.as<std::string>()] = from;
+        if (from == id) continue;
+        if (!name_of_id.contains(from)) y.fail(kv.second, "layer id " + std::to_string(from) + " is not an earlier layer");
+        if (std::find(after.begin(), after.end(), name_of_id[from]) == after.end()) after.push_back(name_of_id[from]);
+      }
     }
     const std::map<std::string, std::string> slot{{"O", "O"}, {"W", "I2"}, {"I", "I1"}};
     std::string kind = "elementwise";
@@ -420,6 +430,8 @@ std::string zigzag_workload_to_toml(const fs::path& layers) {
     body << "\n[[layers]]\nname = " << q(name) << "\nop = \"loopnest\"\nkind = " << q(kind) << "\ntype = " << q(type)
          << "\ndims = " << to_string(ParamValue(dims)) << "\nsizes = " << to_string(ParamValue(sizes))
          << "\noutputs = [" << outs[0] << "]\ninputs = [\n  " << join(ins, ",\n  ") << ",\n]\n";
+    if (!after.empty()) body << "after = " << to_string(ParamValue(after)) << "\n";
+    name_of_id[id] = name;
   }
   return out.str() + tensors.str() + body.str();
 }

@@ -62,6 +62,8 @@ int real_main(int argc, char** argv) {
       ->check(CLI::IsMember({"zigzag"}));
   cost_cmd->add_option("--set", cost.sets, "a cost-model parameter: key=value (repeatable)");
   cost_cmd->add_flag("--json", cost.json, "print JSON");
+  cost_cmd->add_flag("--data-locality", cost.data_locality,
+                     "keep a layer's output (and the weights) in the lowest memory that fits them between layers");
   cost_cmd->add_option("--threads", cost.threads, "worker threads (default: all cores)")->check(CLI::NonNegativeNumber);
 
   monet::cli::ImportOptions import;

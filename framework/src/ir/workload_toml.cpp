@@ -75,6 +75,11 @@ std::string workload_toml(const Graph& g) {
       out << " }\n";
     }
     if (!op.source_nodes.empty()) out << "source_nodes = " << to_string(ParamValue(op.source_nodes)) << "\n";
+    if (!op.after.empty()) {
+      std::vector<std::string> names;
+      for (OperatorId a : op.after) names.push_back(g.op(a).name);
+      out << "after = " << to_string(ParamValue(names)) << "\n";
+    }
   }
   return out.str();
 }

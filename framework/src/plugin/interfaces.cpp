@@ -8,6 +8,7 @@ BackwardGenerator::~BackwardGenerator() = default;
 OptimizerModel::~OptimizerModel() = default;
 CostModel::~CostModel() = default;
 void CostModel::check_core(const Core& /*core*/) const {}
+OperandTraffic CostModel::footprint_bits(const CostQuery& q) const { return operand_bits(q.graph, q.op, q.tile); }
 FusionStrategy::~FusionStrategy() = default;
 SearchContext::~SearchContext() = default;
 SearchAlgorithm::~SearchAlgorithm() = default;

@@ -431,9 +431,22 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
     }
   }
 
+  // Whether a port carries both input operands (ZigZag's port_is_shared_by_two_input_operands), counting only
+  // the operands the hierarchy keeps in that memory.
+  auto shared_by_inputs = [&](const Port& port, int memory) {
+    bool i1 = false;
+    bool i2 = false;
+    for (const PortAllocation& pa : port.allocation) {
+      if (!h.holds(static_cast<int>(pa.slot), memory)) continue;
+      i1 |= pa.slot == OperandSlot::I1;
+      i2 |= pa.slot == OperandSlot::I2;
+    }
+    return i1 && i2;
+  };
+
   // ------------------------------------------------------------- stalls per port (8.2, 8.3), integer SM
   std::map<const Port*, std::vector<Activity>> per_port;
-  std::map<const Port*, const MemoryLevel*> port_memory;
+  std::map<const Port*, int> port_memory;
   for (std::size_t o = 0; o < nops; ++o) {
     const LayerOperand& op = L.ops[o];
     const auto& levels = h.levels[op.slot];
@@ -458,7 +471,7 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
         a.ss = (a.real - a.allowed) * (t.count - 1);
         a.muw = a.allowed * (t.count - 1);
         per_port[port].push_back(a);
-        port_memory[port] = &mem;
+        port_memory[port] = levels[m];
       }
     }
   }
@@ -515,13 +528,7 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
   };
   std::map<std::tuple<int, int, int>, Entry> table;
   for (const auto& [port, acts] : per_port) {
-    bool has_i1 = false;
-    bool has_i2 = false;
-    for (const PortAllocation& pa : port->allocation) {
-      has_i1 |= pa.slot == OperandSlot::I1;
-      has_i2 |= pa.slot == OperandSlot::I2;
-    }
-    const bool shared = has_i1 && has_i2;
+    const bool shared = shared_by_inputs(*port, port_memory[port]);
     std::vector<const Activity*> once;
     double busy = 0;
     for (const Activity& a : acts) {
@@ -554,12 +561,7 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
     const auto& levels = h.levels[op.slot];
     if (m < levels.size()) {
       if (const Port* p = core.memories[static_cast<std::size_t>(levels[m])].port_for(static_cast<OperandSlot>(op.slot), kDirection[d])) {
-        bool i1 = false, i2 = false;
-        for (const PortAllocation& pa : p->allocation) {
-          i1 |= pa.slot == OperandSlot::I1;
-          i2 |= pa.slot == OperandSlot::I2;
-        }
-        e.shared = i1 && i2;
+        e.shared = shared_by_inputs(*p, levels[m]);
       }
     }
     return e;

@@ -151,12 +151,18 @@ Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> 
 
 // ----------------------------------------------------------------------------------------- hierarchy
 
-Hierarchy make_hierarchy(const Core& core) {
+Hierarchy make_hierarchy(const Core& core, const Residency& residency) {
   Hierarchy h;
   h.core = &core;
   for (int s = 0; s < kSlots; ++s) {
+    const int top = residency.top[s];
     for (std::size_t m = 0; m < core.memories.size(); ++m) {
+      if (top >= 0 && static_cast<int>(m) > top) break;
       if (core.memories[m].serves(static_cast<OperandSlot>(s))) h.levels[s].push_back(static_cast<int>(m));
+    }
+    if (h.levels[s].empty() && top >= 0) {
+      throw InternalError("residency puts operand " + to_string(static_cast<OperandSlot>(s)) + " below every memory of core '" +
+                          core.name + "' that holds it");
     }
   }
   return h;
@@ -166,6 +172,14 @@ int Hierarchy::level_of(int slot, int memory) const {
   const auto& l = levels[slot];
   auto it = std::find(l.begin(), l.end(), memory);
   return it == l.end() ? -1 : static_cast<int>(it - l.begin());
+}
+
+std::vector<OperandSlot> Hierarchy::operands_at(int memory) const {
+  std::vector<OperandSlot> out;
+  for (OperandSlot s : core->memories[static_cast<std::size_t>(memory)].operands) {
+    if (holds(static_cast<int>(s), memory)) out.push_back(s);
+  }
+  return out;
 }
 
 }  // namespace monet::loopnest

@@ -60,7 +60,7 @@ class LoopnestModel final : public CostModel {
     Cost c;
     if (q.op.is_view()) return c;
     const loopnest::Layer layer = loopnest::make_layer(q.graph, q.op, q.tile, options_);
-    const loopnest::Hierarchy h = loopnest::make_hierarchy(q.core);
+    const loopnest::Hierarchy h = loopnest::make_hierarchy(q.core, q.residency);
     const MappingEntry* entry = q.core.mapping_for(q.op.name, q.op.type);
     std::optional<loopnest::Evaluation> best;
     std::string best_spatial;
@@ -93,6 +93,11 @@ class LoopnestModel final : public CostModel {
     c.bound = best->stall > 0 ? "memory ports" : "compute";
     c.mapping = best_spatial + " ; " + best->temporal_text;
     return c;
+  }
+
+  [[nodiscard]] OperandTraffic footprint_bits(const CostQuery& q) const override {
+    if (q.op.is_view()) return {};
+    return loopnest::layer_operand_bits(loopnest::make_layer(q.graph, q.op, q.tile, options_));
   }
 
  private:

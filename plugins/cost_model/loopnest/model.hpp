@@ -80,13 +80,17 @@ Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> 
 
 // ------------------------------------------------------------------------------------------- hardware
 
-/// Memory hierarchy per memory operand and derived facts, computed once per core.
+/// Memory hierarchy per memory operand: the core's memories that hold it, bottom-up. With a residency, an
+/// operand is dropped from the memories above its top (ZigZag's inter-layer data locality, section 9).
 struct Hierarchy {
   const Core* core = nullptr;
   std::vector<int> levels[kSlots];  // memory indices, bottom-up
-  int level_of(int slot, int memory) const;
+  [[nodiscard]] int level_of(int slot, int memory) const;
+  [[nodiscard]] bool holds(int slot, int memory) const { return level_of(slot, memory) >= 0; }
+  /// The memory operands a memory holds here, in the memory's own operand order.
+  [[nodiscard]] std::vector<OperandSlot> operands_at(int memory) const;
 };
-Hierarchy make_hierarchy(const Core& core);
+Hierarchy make_hierarchy(const Core& core, const Residency& residency = {});
 
 // ------------------------------------------------------------------------------------------- mappings
 
@@ -128,6 +132,10 @@ struct Evaluation {
 /// The analytical model (sections 6-8) of one spatial + temporal mapping.
 Evaluation evaluate(const Layer& layer, const Hierarchy& h, const Spatial& spatial, const Temporal& temporal,
                     const Options& options);
+
+/// ZigZag's size of each operand of a whole layer (operand_size_bit: elements × precision, partial-sum precision
+/// for the output), per memory operand slot.
+OperandTraffic layer_operand_bits(const Layer& layer);
 
 /// LOMA (section 5): the best temporal mapping for a spatial mapping; nullopt when none fits.
 std::optional<Evaluation> search_temporal(const Layer& layer, const Hierarchy& h, const Spatial& spatial,

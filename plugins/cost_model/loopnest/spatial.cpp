@@ -23,8 +23,9 @@ std::vector<int> innermost(const Hierarchy& h) {
   std::vector<int> out;
   const Core& core = *h.core;
   for (std::size_t m = 0; m < core.memories.size(); ++m) {
-    bool inner = true;
-    for (OperandSlot s : core.memories[m].operands) {
+    const std::vector<OperandSlot> held = h.operands_at(static_cast<int>(m));
+    bool inner = !held.empty();
+    for (OperandSlot s : held) {
       const auto& lv = h.levels[static_cast<int>(s)];
       if (lv.empty() || lv[0] != static_cast<int>(m)) inner = false;
     }
@@ -49,7 +50,7 @@ std::vector<std::vector<std::int64_t>> max_unrollings(const Layer& L, const Hier
   }
   for (int m : innermost(h)) {
     const MemoryLevel& mem = core.memories[static_cast<std::size_t>(m)];
-    for (OperandSlot s : mem.operands) {
+    for (OperandSlot s : h.operands_at(m)) {
       const LayerOperand* op = operand_of_slot(L, static_cast<int>(s));
       if (!op || op->precision <= 0) continue;
       const Port* port = mem.port_for(s, op->output ? Direction::fl : Direction::tl);
@@ -95,7 +96,7 @@ void limit_capacity(const Layer& L, const Hierarchy& h, UserSpatial& sm) {
   const Core& core = *h.core;
   for (int m : innermost(h)) {
     const MemoryLevel& mem = core.memories[static_cast<std::size_t>(m)];
-    for (OperandSlot s : mem.operands) {
+    for (OperandSlot s : h.operands_at(m)) {
       const LayerOperand* op = operand_of_slot(L, static_cast<int>(s));
       if (!op || op->precision <= 0) continue;
       const double cap = static_cast<double>(mem.size_bits) / op->precision;

@@ -72,7 +72,7 @@ std::optional<Temporal> allocate(const Layer& L, const Hierarchy& h, const Spati
     const MemoryLevel& mem = core.memories[mi];
     // The layer operands this memory holds, in the memory's operand order.
     std::vector<std::size_t> here;
-    for (OperandSlot s : mem.operands) {
+    for (OperandSlot s : h.operands_at(static_cast<int>(mi))) {
       for (std::size_t o = 0; o < nops; ++o) {
         if (L.ops[o].slot == static_cast<int>(s)) here.push_back(o);
       }
@@ -170,6 +170,16 @@ std::optional<Temporal> allocate(const Layer& L, const Hierarchy& h, const Spati
 }
 
 }  // namespace
+
+OperandTraffic layer_operand_bits(const Layer& L) {
+  OperandTraffic t;
+  Nest all;
+  for (std::size_t d = 0; d < L.dims.size(); ++d) all.push_back(Loop{static_cast<int>(d), static_cast<double>(L.size[d])});
+  for (const LayerOperand& op : L.ops) {
+    t.bits[op.slot] += static_cast<std::int64_t>(tensor_bits(L, op, all, op.precision));
+  }
+  return t;
+}
 
 std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, const Spatial& sp,
                                           const MappingEntry* entry, const Options& options, std::int64_t* evaluated) {

@@ -431,6 +431,17 @@ class TomlWorkload {
       id = ops::elementwise(*builder_, std::move(op), in, y,
                             t.number("ops_per_element", Bounds::non_negative()).value_or(pw->ops));
     }
+    // Ordering dependencies not carried by a tensor (imported layer lists).
+    for (const std::string& before : t.string_list("after").value_or(std::vector<std::string>{})) {
+      auto it = layer_ids_.find(before);
+      if (it == layer_ids_.end()) {
+        std::vector<std::string> known;
+        for (const auto& [n, i] : layer_ids_) known.push_back(n);
+        t.fail("after", "'" + before + "' is not an earlier layer" + did_you_mean(before, known));
+      }
+      builder_->op(id).after.push_back(it->second);
+    }
+    layer_ids_[builder_->op(id).name] = id;
     t.finish();
     if (psum > 0) {
       // Partial sums wider than the stored output (e.g. 8-bit outputs accumulated in 16 bits).
@@ -456,6 +467,7 @@ class TomlWorkload {
   int partial_sum_bits_ = 0;
   TensorId last_ = kNone;
   std::set<std::string> defined_;
+  std::map<std::string, OperatorId> layer_ids_;  // layers read so far, for `after`
 };
 
 class TomlFrontend final : public WorkloadFrontend {

@@ -10,11 +10,21 @@
 
 namespace monet {
 
+/// Where an operator's operands live when it starts (inputs) and ends (output): per memory operand slot
+/// (I1, I2, O), the index in core.memories of the highest memory holding it; -1 = the operand's top memory.
+/// Memories above it are not used for that operand (data kept on chip between layers, for instance).
+struct Residency {
+  int top[kSlotCount] = {-1, -1, -1};
+  bool operator==(const Residency&) const = default;
+  [[nodiscard]] bool is_default() const { return top[0] < 0 && top[1] < 0 && top[2] < 0; }
+};
+
 struct CostQuery {
   const Graph& graph;
   const Operator& op;
   std::span<const Range> tile;  // one range per loop dimension of op (the full ranges for a whole operator)
   const Core& core;
+  Residency residency{};
 };
 
 struct Cost {

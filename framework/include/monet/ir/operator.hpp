@@ -52,6 +52,9 @@ struct Operator {
   /// Tensors this operator needs to exist without reading their data (autograd keeps them, e.g. the input of
   /// average pooling): they count as saved and live until this operator has run.
   std::vector<TensorId> keeps_alive;
+  /// Operators that must run before this one although no tensor connects them (an imported layer list whose
+  /// layers read separately stored, halo-padded copies of their producers' outputs).
+  std::vector<OperatorId> after;
 
   /// Product of all loop sizes.
   [[nodiscard]] MONET_API std::int64_t iterations() const;

@@ -58,6 +58,9 @@ class MONET_API CostModel : public Plugin {
   /// Rejects a core this model cannot cost (UserError naming the core file). Called once per core.
   virtual void check_core(const Core& core) const;
   [[nodiscard]] virtual Cost evaluate(const CostQuery& query) const = 0;
+  /// Bits of each operand (per slot) the query's tile keeps in memory, as this model counts them; used to
+  /// decide which memory can hold a layer's data between layers. Default: elements × precision bits.
+  [[nodiscard]] virtual OperandTraffic footprint_bits(const CostQuery& query) const;
 };
 
 // ----------------------------------------------------------------------------------- fusion strategy
