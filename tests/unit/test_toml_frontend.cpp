@@ -4,6 +4,7 @@
 
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
+#include "monet/ir/workload_toml.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -180,7 +181,7 @@ TEST_F(TomlFrontendTest, MistakesNameTheLayerKey) {
   EXPECT_EQ(fail(kHead + "[[layers]]\nname = \"c\"\nop = \"conv\"\n"),
             path() + ":5:1: error: [layers[0]]: missing required key 'out_channels' (an integer)");
   EXPECT_EQ(fail(kHead + "[[layers]]\nname = \"c\"\nop = \"conv\"\nout_channels = 4\nkernal = 3\n"),
-            path() + ":9:1: error: unknown key 'layers[0].kernal' (did you mean 'kernel'?); valid keys here: bias, "
+            path() + ":9:1: error: unknown key 'layers[0].kernal' (did you mean 'kernel'?); valid keys here: after, bias, "
                      "dilation, dtype, groups, input, inputs, kernel, name, op, out_channels, padding, partial_sum_bits, "
                      "stride");
   EXPECT_EQ(fail(kHead + "[[layers]]\nname = \"a\"\nop = \"add\"\ninputs = [\"x\"]\n"),
@@ -238,6 +239,18 @@ kind = "view"
 outputs = [{ tensor = "f", shape = [1, 392] }]
 inputs = [{ tensor = "y" }]
 )";
+
+TEST_F(TomlFrontendTest, AfterOrdersLayersWithoutATensor) {
+  const std::string net = kHead + "[[layers]]\nname = \"a\"\nop = \"relu\"\ninput = \"x\"\n\n[[layers]]\nname = \"b\"\n"
+                                  "op = \"relu\"\ninput = \"x\"\nafter = [\"a\"]\n";
+  const GraphPtr g = load(net);
+  const Operator* b = g->find_operator("b");
+  ASSERT_EQ(b->after.size(), 1u);
+  EXPECT_EQ(g->op(b->after[0]).name, "a");
+  EXPECT_THAT(workload_toml(*g), HasSubstr("after = [\"a\"]"));
+  EXPECT_EQ(fail(kHead + "[[layers]]\nname = \"a\"\nop = \"relu\"\ninput = \"x\"\nafter = [\"aa\"]\n"),
+            path() + ":9:9: error: layers[0].after: 'aa' is not an earlier layer");
+}
 
 TEST_F(TomlFrontendTest, GenericLoopNests) {
   const GraphPtr g = load(kLoopnest);

@@ -1,5 +1,7 @@
 #include "monet/arch/core.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <set>
 
@@ -276,11 +278,15 @@ std::vector<MappingEntry> read_mappings(TableReader& mt, const Core& core, const
     if (auto sm = m->table("spatial_mapping")) read_unrollings(*sm, core, e.spatial_mapping);
     if (auto hint = m->table("spatial_mapping_hint")) {
       for (const std::string& array_dim : hint->keys()) {
+        const auto hinted = *hint->string_list(array_dim);
         if (std::find(dims.begin(), dims.end(), array_dim) == dims.end()) {
-          hint->fail(array_dim, "'" + array_dim + "' is not a dimension of the operational array" +
-                                    did_you_mean(array_dim, dims));
+          // ZigZag ignores hints for array dims a core lacks (its mixed mapping files carry hints for larger
+          // arrays); say so rather than fail.
+          spdlog::warn("{}: spatial_mapping_hint for '{}' ignored: core '{}' has no such array dimension ({})",
+                       hint->key_location(array_dim).str(), array_dim, core.name, join(dims));
+          continue;
         }
-        e.spatial_mapping_hint[array_dim] = *hint->string_list(array_dim);
+        e.spatial_mapping_hint[array_dim] = hinted;
       }
       hint->finish();
     }

@@ -17,12 +17,13 @@ bool is_float(ElementType t) {
          t == ElementType::fp8;
 }
 
-/// ZigZag's loop-dim order for ONNX operators (it decides LPF-merging ties, 5.2).
+/// ZigZag's loop-dim order for the operators its ONNX parser builds (it decides LPF-merging ties, 5.2). Only
+/// monet's own conv/gemm operators (which carry their ONNX attributes) are reordered; a generic loop nest, such
+/// as an imported ZigZag layer, keeps the order it was written in, as ZigZag keeps a layer file's loop_dims.
 std::vector<std::string> zigzag_order(const Operator& op) {
-  if (op.kind == OpKind::conv && op.type.rfind("Conv", 0) == 0 && op.type.find('.') == std::string::npos) {
-    return {"B", "K", "G", "OX", "OY", "C", "FX", "FY"};
-  }
-  if ((op.kind == OpKind::gemm || op.kind == OpKind::matmul) && op.type.find('.') == std::string::npos) {
+  if (op.type.find('.') != std::string::npos) return {};  // backward operators (Conv.dX, ...)
+  if (op.kind == OpKind::conv && op.attributes.contains("kernel_shape")) return {"B", "K", "G", "OX", "OY", "C", "FX", "FY"};
+  if ((op.kind == OpKind::gemm || op.kind == OpKind::matmul) && op.attributes.contains("transB")) {
     return {"C", "D", "K", "B", "H"};
   }
   return {};
