@@ -156,8 +156,16 @@ int cost_command(const CostOptions& o) {
     throw UserError(SourceLocation{o.workload}, "no workload frontend reads '" + file.extension().string() +
                                                     "' files; frontends: " + registry.frontend_extensions());
   }
-  const GraphPtr graph =
+  GraphPtr graph =
       registry.create<WorkloadFrontend>(*frontend, default_params(frontend->info.params, "frontend"))->load(file);
+  if (!o.precision.empty()) {
+    const auto p = Precision::preset_named(o.precision);
+    if (!p) {
+      throw UserError("--precision '" + o.precision + "' is not a preset; presets: " + join(Precision::preset_names()) +
+                      did_you_mean(o.precision, Precision::preset_names()));
+    }
+    graph = apply_precision(*graph, *p);
+  }
   Core core = *load_core(o.core);
   if (!o.mapping.empty()) {
     // A mapping file replaces the core's mapping entries.

@@ -47,6 +47,7 @@ struct CostOptions {
   std::vector<std::string> sets;  // cost-model parameters, key=value
   bool json = false;
   bool data_locality = false;  // keep data on chip between layers where it fits (ZigZag's exploit_data_locality)
+  std::string precision;       // a precision preset applied to the workload (fp32, mixed_bf16, int8_stream)
   int threads = 0;
 };
 int cost_command(const CostOptions& options);

@@ -38,6 +38,29 @@ TEST(TrainingRuns, ResNet18CifarWithAdamFromAnExperiment) {
   EXPECT_EQ(j, json::parse(test::read_file(dir.path() / "again/results.json")));
 }
 
+TEST(TrainingRuns, EveryTrainingOperatorGetsALoopnestMapping) {
+  // Forward, loss, dX, dW and Adam operators of ResNet-18, each searched by the loopnest model on tpu_like.
+  test::ScratchDir dir;
+  const auto r = test::monet("run '" + (test::source_dir() / "experiments/resnet18_training_tpu_like.toml").string() +
+                             "' --out '" + (dir.path() / "out").string() + "' --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
+  const double macs = j["training"]["macs_total"].get<double>();
+  EXPECT_EQ(macs, 6'657'994'752.0);
+  // Bounds that hold for any mapping: the MACs at 0.04 pJ each, and 1024 MACs per cycle.
+  EXPECT_GE(j["energy_breakdown"]["mac_energy_pj"].get<double>(), macs * 0.04 * (1 - 1e-12));
+  EXPECT_GT(j["energy_pj"].get<double>(), j["energy_breakdown"]["mac_energy_pj"].get<double>());
+  EXPECT_GE(j["latency_cycles"].get<double>(), macs / 1024);
+  std::size_t costed = 0;
+  for (const json& cn : j["computation_nodes"]) {
+    if (cn["operator"].get<std::string>().find("Conv/dW") != std::string::npos) {
+      EXPECT_FALSE(cn["mapping"].get<std::string>().empty()) << cn;
+      ++costed;
+    }
+  }
+  EXPECT_EQ(costed, 20u);  // every convolution's weight gradient
+}
+
 TEST(TrainingRuns, InspectTrainingJson) {
   const auto r = test::monet("inspect '" + (test::source_dir() / "workloads/onnx/resnet18.onnx").string() +
                              "' --training --optimizer adam --json");

@@ -101,6 +101,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                          {"energy_pj", n.cost.energy_pj},
                          {"macs", macs},
                          {"bound", n.cost.bound}});
+    if (!n.cost.mapping.empty()) nodes.back()["mapping"] = n.cost.mapping;
   }
   j["computation_nodes"] = nodes;
 

@@ -1,5 +1,6 @@
 // The loopnest cost model plugin: per operator tile and core, the best spatial and temporal mapping found by
 // a LOMA-class search and its latency and energy from ZigZag's analytical model (docs/cost-models.md).
+#include <algorithm>
 #include <cmath>
 
 #include "model.hpp"
@@ -60,14 +61,18 @@ class LoopnestModel final : public CostModel {
     Cost c;
     if (q.op.is_view()) return c;
     const loopnest::Layer layer = loopnest::make_layer(q.graph, q.op, q.tile, options_);
-    const loopnest::Hierarchy h = loopnest::make_hierarchy(q.core, q.residency);
+    loopnest::Hierarchy h = loopnest::make_hierarchy(q.core, q.residency);
+    // A memory that cannot hold one element of an operand (a 16-bit register for 32-bit partial sums) is
+    // bypassed by that operand; ZigZag instead finds no mapping at all.
+    if (!options_.zigzag_compat) bypass_small_levels(layer, h);
     const MappingEntry* entry = q.core.mapping_for(q.op.name, q.op.type);
     std::optional<loopnest::Evaluation> best;
     std::string best_spatial;
     std::int64_t evaluated = 0;
+    std::string why;
     for (const auto& user : loopnest::spatial_candidates(layer, h, entry, options_)) {
       const loopnest::Spatial sp = loopnest::convert_spatial(layer, h, user);
-      auto ev = loopnest::search_temporal(layer, h, sp, entry, options_, &evaluated);
+      auto ev = loopnest::search_temporal(layer, h, sp, entry, options_, &evaluated, &why);
       if (ev && (!best || loopnest::better(*ev, *best, options_.objective))) {
         best = std::move(ev);
         best_spatial = sp.text;
@@ -75,7 +80,7 @@ class LoopnestModel final : public CostModel {
     }
     if (!best) {
       throw UserError(SourceLocation{q.core.file}, "loopnest: no mapping of operator '" + q.op.name + "' fits core '" +
-                                                       q.core.name + "' (its memories are too small for every ordering)");
+                                                       q.core.name + "': " + (why.empty() ? "no loop ordering fits" : why));
     }
     c.exact_cycles = best->latency;
     c.cycles = static_cast<std::int64_t>(std::ceil(best->latency - 1e-9));
@@ -101,6 +106,20 @@ class LoopnestModel final : public CostModel {
   }
 
  private:
+  static void bypass_small_levels(const loopnest::Layer& layer, loopnest::Hierarchy& h) {
+    for (const loopnest::LayerOperand& op : layer.ops) {
+      auto& levels = h.levels[op.slot];
+      const double bits = std::max(op.precision, op.precision_final);
+      for (std::size_t m = 0; m + 1 < levels.size();) {
+        if (static_cast<double>(h.core->memories[static_cast<std::size_t>(levels[m])].size_bits) < bits) {
+          levels.erase(levels.begin() + static_cast<std::ptrdiff_t>(m));
+        } else {
+          ++m;
+        }
+      }
+    }
+  }
+
   loopnest::Options options_;
 };
 

@@ -138,8 +138,10 @@ Evaluation evaluate(const Layer& layer, const Hierarchy& h, const Spatial& spati
 OperandTraffic layer_operand_bits(const Layer& layer);
 
 /// LOMA (section 5): the best temporal mapping for a spatial mapping; nullopt when none fits.
+/// `why` (optional) receives the first reason an ordering did not fit.
 std::optional<Evaluation> search_temporal(const Layer& layer, const Hierarchy& h, const Spatial& spatial,
-                                          const MappingEntry* entry, const Options& options, std::int64_t* evaluated);
+                                          const MappingEntry* entry, const Options& options, std::int64_t* evaluated,
+                                          std::string* why = nullptr);
 
 /// Whether `a` is better than `b` for the objective (ties keep `b`).
 bool better(const Evaluation& a, const Evaluation& b, const std::string& objective);

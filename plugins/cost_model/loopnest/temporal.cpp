@@ -61,7 +61,13 @@ double tensor_bits(const Layer& L, const LayerOperand& op, const Nest& loops, do
 }
 
 /// The memory allocator (5.4): per memory bottom-up, how many of the remaining loops each operand keeps.
-std::optional<Temporal> allocate(const Layer& L, const Hierarchy& h, const Spatial& sp, const Nest& ordering) {
+/// Why orderings fail, for the error message when none fits (the first reason seen).
+void note(std::string* why, const std::string& reason) {
+  if (why && why->empty()) *why = reason;
+}
+
+std::optional<Temporal> allocate(const Layer& L, const Hierarchy& h, const Spatial& sp, const Nest& ordering,
+                                 std::string* why) {
   const Core& core = *h.core;
   const std::size_t nops = L.ops.size();
   std::vector<Nest> allocated(nops);
@@ -108,9 +114,18 @@ std::optional<Temporal> allocate(const Layer& L, const Hierarchy& h, const Spati
         if (bits > capacity) break;
         options[k].push_back(Option{i, bits});
       }
-      if (options[k].empty()) return std::nullopt;  // even nothing fits: memory too small
+      if (options[k].empty()) {  // even nothing fits: memory too small
+        note(why, "memory '" + mem.name + "' (" + std::to_string(mem.size_bits) + " bits) cannot hold operand " +
+                      std::string(1, op.name) + " at " + std::to_string(static_cast<int>(precision)) +
+                      " bits per element with what the spatial mapping puts below it");
+        return std::nullopt;
+      }
       if (top[k]) {
-        if (options[k].back().i != unallocated[o].size()) return std::nullopt;  // hierarchy too small
+        if (options[k].back().i != unallocated[o].size()) {  // hierarchy too small
+          note(why, "memory '" + mem.name + "' (" + std::to_string(mem.size_bits) + " bits), the top level of operand " +
+                        std::string(1, op.name) + ", cannot hold all of it");
+          return std::nullopt;
+        }
         options[k] = {options[k].back()};
       }
     }
@@ -149,7 +164,10 @@ std::optional<Temporal> allocate(const Layer& L, const Hierarchy& h, const Spati
       }
       if (done) break;
     }
-    if (best.empty()) return std::nullopt;
+    if (best.empty()) {
+      note(why, "memory '" + mem.name + "' cannot hold its operands together");
+      return std::nullopt;
+    }
     for (std::size_t k = 0; k < here.size(); ++k) {
       const std::size_t o = here[k];
       const std::size_t i = options[k][best[k]].i;
@@ -182,7 +200,8 @@ OperandTraffic layer_operand_bits(const Layer& L) {
 }
 
 std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, const Spatial& sp,
-                                          const MappingEntry* entry, const Options& options, std::int64_t* evaluated) {
+                                          const MappingEntry* entry, const Options& options, std::int64_t* evaluated,
+                                          std::string* why) {
   // Temporal loops (5.1).
   std::vector<std::int64_t> count(L.dims.size(), 1);
   bool any = false;
@@ -206,7 +225,7 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
     }
   }
   auto run = [&](const Nest& ordering, std::optional<Evaluation>& best) {
-    auto tm = allocate(L, h, sp, ordering);
+    auto tm = allocate(L, h, sp, ordering, why);
     if (!tm) return;
     ++*evaluated;
     Evaluation ev = evaluate(L, h, sp, *tm, options);
