@@ -4,6 +4,7 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "monet/config/toml_reader.hpp"
 #include "monet/cost/data_locality.hpp"
+#include "monet/experiment/cost_cache.hpp"
 #include "monet/experiment/runner.hpp"
 #include "import_zigzag.hpp"
 #include "monet/ir/workload_toml.hpp"
@@ -206,12 +208,32 @@ int cost_command(const CostOptions& o) {
     }
     residency = data_locality(*graph, core, layers);
   }
+  // Layers with the same signature (ResNet's repeated blocks) are costed once.
+  CostCache cache;
+  std::atomic<std::int64_t> evaluated{0};
   tbb::parallel_for(std::size_t{0}, ops.size(), [&](std::size_t i) {
     const auto ranges = ops[i]->full_ranges();
-    costs[i] = cost_model->evaluate(CostQuery{*graph, *ops[i], ranges, core, residency[i]});
+    TileSignature key = tile_signature(*graph, *ops[i], ranges, 0);
+    for (int s = 0; s < kSlotCount; ++s) key.push_back(residency[i].top[s]);
+    if (std::any_of(core.mappings.begin(), core.mappings.end(), [&](const MappingEntry& e) { return e.name == ops[i]->name; })) {
+      key.push_back(static_cast<std::int64_t>(std::hash<std::string>{}(ops[i]->name)));  // a mapping entry of its own
+    }
+    costs[i] = cache.get(key, [&] {
+      Cost c = cost_model->evaluate(CostQuery{*graph, *ops[i], ranges, core, residency[i]});
+      evaluated += c.mappings_evaluated;
+      return c;
+    });
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << cost_report(*graph, core, model_name, ops, costs, seconds, o.json);
+  CostStudy study;
+  study.model = model_name;
+  study.ops = std::move(ops);
+  study.costs = std::move(costs);
+  study.residency = std::move(residency);
+  study.mappings_evaluated = evaluated.load();
+  study.seconds = seconds;
+  study.data_locality = o.data_locality;
+  std::cout << cost_report(*graph, core, study, o.json);
   return 0;
 }
 

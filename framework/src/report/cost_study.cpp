@@ -5,16 +5,38 @@
 #include <sstream>
 
 #include "monet/util/strings.hpp"
+#include "monet/util/version.hpp"
 
 namespace monet {
 
 using json = nlohmann::ordered_json;
 
-std::string cost_report(const Graph& graph, const Core& core, const std::string& model,
-                        const std::vector<const Operator*>& ops, const std::vector<Cost>& costs, double seconds,
-                        bool as_json) {
+namespace {
+
+/// Where each operand lives for a layer: the memory names (the operand's top memory when not restricted).
+json residency_json(const Core& core, const Residency& r) {
+  json j = json::object();
+  for (int s = 0; s < kSlotCount; ++s) {
+    const auto slot = static_cast<OperandSlot>(s);
+    int top = r.top[s];
+    if (top < 0) {
+      for (std::size_t m = 0; m < core.memories.size(); ++m) {
+        if (core.memories[m].serves(slot)) top = static_cast<int>(m);
+      }
+    }
+    j[to_string(slot)] = top >= 0 ? core.memories[static_cast<std::size_t>(top)].name : "";
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string cost_report(const Graph& graph, const Core& core, const CostStudy& study, bool as_json) {
+  const auto& ops = study.ops;
+  const auto& costs = study.costs;
+  const std::string& model = study.model;
   double energy = 0, mac = 0, latency = 0, ideal = 0, stall = 0, onload = 0, offload = 0;
-  std::int64_t mappings = 0;
+  const std::int64_t mappings = study.mappings_evaluated;
   for (const Cost& c : costs) {
     energy += c.energy_pj;
     mac += c.compute_energy_pj;
@@ -23,13 +45,15 @@ std::string cost_report(const Graph& graph, const Core& core, const std::string&
     stall += c.stall_cycles;
     onload += c.onloading_cycles;
     offload += c.offloading_cycles;
-    mappings += c.mappings_evaluated;
   }
   if (as_json) {
     json j;
     j["workload"] = graph.name();
     j["core"] = core.name;
     j["cost_model"] = model;
+    j["monet_version"] = kVersion;
+    j["units"] = json{{"energy", "pJ"}, {"latency", "cycles"}};
+    j["data_locality"] = study.data_locality;
     j["energy_pj"] = energy;
     j["mac_energy_pj"] = mac;
     j["latency_cycles"] = latency;
@@ -38,6 +62,7 @@ std::string cost_report(const Graph& graph, const Core& core, const std::string&
     j["onloading_cycles"] = onload;
     j["offloading_cycles"] = offload;
     j["mappings_evaluated"] = mappings;
+    j["seconds"] = study.seconds;
     json layers = json::array();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Cost& c = costs[i];
@@ -56,6 +81,7 @@ std::string cost_report(const Graph& graph, const Core& core, const std::string&
                             {"spatial_mapping", c.spatial_mapping},
                             {"temporal_mapping", c.temporal_mapping},
                             {"mappings_evaluated", c.mappings_evaluated}});
+      if (i < study.residency.size()) layers.back()["residency"] = residency_json(core, study.residency[i]);
     }
     j["layers"] = layers;
     return j.dump(1) + "\n";
@@ -77,7 +103,8 @@ std::string cost_report(const Graph& graph, const Core& core, const std::string&
   out << std::defaultfloat << std::setprecision(12) << "\ncore " << core.name << " (" << model << "), " << ops.size()
       << " operators: energy " << energy << " pJ (MAC " << mac << "), latency " << latency << " cycles (ideal "
       << ideal << ", stall " << stall << ", on-loading " << onload << ", off-loading " << offload << "), "
-      << mappings << " mappings in " << std::setprecision(3) << seconds << " s\n";
+      << mappings << " mappings in " << std::setprecision(3) << study.seconds << " s"
+      << (study.data_locality ? ", data kept on chip between layers where it fits" : "") << "\n";
   return out.str();
 }
 
