@@ -4,6 +4,9 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
+#include <set>
+#include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -21,6 +24,7 @@
 #include "monet/report/report.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
+#include "monet/util/version.hpp"
 
 namespace monet::cli {
 
@@ -143,6 +147,43 @@ int inspect_command(const InspectOptions& o) {
   return 0;
 }
 
+namespace {
+
+/// The `table` cost model's CSV of the costed layers (one row per distinct loop nest), e.g. to replace the
+/// numbers by measurements of a real core.
+std::string cost_table_csv(const Graph& graph, const Core& core, const std::vector<const Operator*>& ops,
+                           const std::vector<Cost>& costs, const std::string& model) {
+  std::vector<std::string> dims;
+  for (const Operator* op : ops) {
+    for (const LoopDim& d : op->dims) {
+      if (std::find(dims.begin(), dims.end(), d.name) == dims.end()) dims.push_back(d.name);
+    }
+  }
+  std::ostringstream out;
+  out << "# " << graph.name() << " on core " << core.name << " costed by " << model << " (monet " << kVersion
+      << "). Units: cycles, pJ.\n# Loop dims an operator does not have are 1.\nkind,type";
+  for (const std::string& d : dims) out << "," << d;
+  out << ",cycles,energy_pj\n";
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Operator& op = *ops[i];
+    std::ostringstream row;
+    row << to_string(op.kind) << "," << op.type;
+    for (const std::string& d : dims) {
+      const int k = op.dim_index(d);
+      row << "," << (k < 0 ? std::int64_t{1} : op.dims[static_cast<std::size_t>(k)].size);
+    }
+    if (!seen.insert(row.str()).second) continue;
+    char buf[96];
+    const double cycles = costs[i].exact_cycles > 0 ? costs[i].exact_cycles : static_cast<double>(costs[i].cycles);
+    std::snprintf(buf, sizeof buf, ",%.17g,%.17g\n", cycles, costs[i].energy_pj);
+    out << row.str() << buf;
+  }
+  return out.str();
+}
+
+}  // namespace
+
 int cost_command(const CostOptions& o) {
   std::unique_ptr<tbb::global_control> threads;
   if (o.threads > 0) {
@@ -183,10 +224,19 @@ int cost_command(const CostOptions& o) {
   toml::table params;
   for (const std::string& s : o.sets) apply_override(params, s);
   if (!o.objective.empty() && !params.contains("objective")) params.insert("objective", o.objective);
-  if (!o.compat.empty() && !params.contains("compat")) params.insert("compat", o.compat);
-  TableReader reader(params, "<command line>", "cost_model", fs::current_path());
-  const ParamValues values = read_params(reader, model.info.params);
-  reader.finish();
+  if (!o.compat.empty() && !params.contains("compat")) {
+    const bool has = std::any_of(model.info.params.begin(), model.info.params.end(), [](const ParamSpec& s) { return s.name == "compat"; });
+    if (!has) throw UserError(SourceLocation{"--compat"}, "cost model '" + model_name + "' has no compatibility mode");
+    params.insert("compat", o.compat);
+  }
+  ParamValues values;
+  if (params.empty() && core.cost_model_params && model_name == core.cost_model) {
+    values = core_cost_model_params(core, model);  // the core's own parameters (a measured core's table)
+  } else {
+    TableReader reader(params, "<command line>", "cost_model", fs::current_path());
+    values = read_params(reader, model.info.params);
+    reader.finish();
+  }
   const auto cost_model = registry.create<CostModel>(model, values);
   cost_model->check_core(core);
   // ZigZag costs only Conv, Gemm and MatMul nodes of an ONNX model; everything else is free there.
@@ -225,6 +275,7 @@ int cost_command(const CostOptions& o) {
     });
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!o.emit_table.empty()) write_file_atomically(o.emit_table, cost_table_csv(*graph, core, ops, costs, model_name));
   CostStudy study;
   study.model = model_name;
   study.ops = std::move(ops);

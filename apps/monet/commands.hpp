@@ -48,6 +48,7 @@ struct CostOptions {
   bool json = false;
   bool data_locality = false;  // keep data on chip between layers where it fits (ZigZag's exploit_data_locality)
   std::string precision;       // a precision preset applied to the workload (fp32, mixed_bf16, int8_stream)
+  std::string emit_table;      // write the layers' costs as a CSV for the `table` cost model
   int threads = 0;
 };
 int cost_command(const CostOptions& options);

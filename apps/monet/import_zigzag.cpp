@@ -70,13 +70,6 @@ class Yaml {
   YAML::Node root_;
 };
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 /// "K, 32" -> ("K", 32); "K, *" -> ("K", 0).
 std::pair<std::string, std::int64_t> dim_and_size(const Yaml& y, const YAML::Node& n) {
   std::string dim;

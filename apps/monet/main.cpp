@@ -63,6 +63,7 @@ int real_main(int argc, char** argv) {
   cost_cmd->add_option("--set", cost.sets, "a cost-model parameter: key=value (repeatable)");
   cost_cmd->add_flag("--json", cost.json, "print JSON");
   cost_cmd->add_option("--precision", cost.precision, "precision preset applied to the workload (fp32, mixed_bf16, int8_stream)");
+  cost_cmd->add_option("--emit-table", cost.emit_table, "write every layer's cycles and energy as a CSV for the 'table' cost model");
   cost_cmd->add_flag("--data-locality", cost.data_locality,
                      "keep a layer's output (and the weights) in the lowest memory that fits them between layers");
   cost_cmd->add_option("--threads", cost.threads, "worker threads (default: all cores)")->check(CLI::NonNegativeNumber);

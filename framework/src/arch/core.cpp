@@ -375,6 +375,11 @@ CorePtr load_core(const std::filesystem::path& file) {
     mem_where.push_back(level.origin);
     core->memories.push_back(std::move(level));
   }
+  if (auto params = root.table("cost_model_params")) {
+    // Checked against the plugin's parameters when the model is created (the registry is not known here).
+    for (const std::string& k : params->keys()) params->mark_used(k);
+    core->cost_model_params = std::make_shared<const TomlDocument>(doc);
+  }
   root.finish();
   check_hierarchy(*core, mem_where);
   return core;

@@ -85,6 +85,19 @@ void read_allocation(TableReader& root, Experiment& e) {
   t->finish();
 }
 
+}  // namespace
+
+ParamValues core_cost_model_params(const Core& core, const PluginHandle& model) {
+  const TomlDocument& doc = *core.cost_model_params;
+  TableReader root(doc.root(), doc.file(), "", doc.base_dir());
+  auto t = root.required_table("cost_model_params");
+  ParamValues v = read_params(t, model.info.params);
+  t.finish();
+  return v;
+}
+
+namespace {
+
 void read_cost_models(TableReader& root, Experiment& e, const Registry& registry) {
   const Accelerator& acc = *e.accelerator;
   std::optional<TableReader> t = root.table("cost_model");
@@ -120,6 +133,19 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
   }
   for (const CoreInstance& core : acc.cores) {
     const std::string& name = e.cost_model_overridden ? override_name : core.core->cost_model;
+    // A core with its own [cost_model_params] (a measured core's table) gets its own model instance, unless
+    // the experiment sets that model's parameters itself.
+    if (!e.cost_models.contains(name) && core.core->cost_model_params && name == core.core->cost_model) {
+      const std::string key = name + "@" + core.core->file;
+      e.core_cost_model.push_back(key);
+      if (e.cost_models.contains(key)) continue;
+      PluginChoice c;
+      c.where = SourceLocation{core.core->file};
+      c.plugin = &registry.require(PluginKind::cost_model, name, c.where);
+      c.params = core_cost_model_params(*core.core, *c.plugin);
+      e.cost_models[key] = std::move(c);
+      continue;
+    }
     e.core_cost_model.push_back(name);
     if (e.cost_models.contains(name)) continue;
     PluginChoice c;

@@ -75,7 +75,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
     const auto id = static_cast<std::size_t>(c.id);
     cores.push_back(json{{"name", c.name},
                          {"type", c.core->name},
-                         {"cost_model", e.core_cost_model[id]},
+                         {"cost_model", e.core_cost_model[id].substr(0, e.core_cost_model[id].find('@'))},
                          {"pe_count", c.core->array.pe_count()},
                          {"capacity_bytes", c.core->resident_capacity_bits() / 8},
                          {"peak_memory_bytes", (s.peak_memory_bits[id] + 7) / 8}});
@@ -219,6 +219,7 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   }
   for (const auto& [name, c] : e.cost_models) {
     if (name == override_name) continue;
+    if (name.find('@') != std::string::npos) continue;  // a core's own [cost_model_params], read again from it
     out << "\n[cost_model." << name << "]\n";
     write_params(out, c, dir);
   }

@@ -1,5 +1,7 @@
 #include "monet/util/strings.hpp"
 
+#include <cctype>
+
 #include <algorithm>
 #include <numeric>
 
@@ -70,6 +72,14 @@ std::string with_thousands(long long value) {
     out += digits[i];
   }
   return value < 0 ? "-" + out : out;
+}
+
+std::string trim(std::string_view s) {
+  std::size_t b = 0;
+  std::size_t e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
 }
 
 }  // namespace monet

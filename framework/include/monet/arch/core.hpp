@@ -93,6 +93,8 @@ struct MappingEntry {
   std::vector<std::pair<std::string, std::int64_t>> temporal_ordering;
 };
 
+class TomlDocument;
+
 struct Core {
   std::string name;                 // type name (the [core] name of the file)
   std::string file;                 // path it was read from ("" when built in code)
@@ -102,6 +104,9 @@ struct Core {
   std::vector<OpKind> op_kinds;     // kinds this core can run
   std::map<std::string, std::vector<Unrolling>> dataflow;  // array dim -> unrollings (optional)
   std::vector<MappingEntry> mappings;  // [mapping.<name>] entries, file order
+  /// [cost_model_params]: the core's own parameters for its cost model (a measured core's table, ...),
+  /// checked when the model is created; paths in it are relative to the core file.
+  std::shared_ptr<const TomlDocument> cost_model_params;
 
   [[nodiscard]] MONET_API bool runs(OpKind k) const;
   /// Indices of the memory levels that hold a slot, bottom-up.

@@ -20,6 +20,8 @@ MONET_API std::vector<std::string> closest_names(std::string_view word, const st
 MONET_API std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 /// Joins items with a separator, each quoted with '' when `quote` is set.
+/// Without leading and trailing white space.
+MONET_API std::string trim(std::string_view s);
 MONET_API std::string join(const std::vector<std::string>& items, std::string_view separator = ", ",
                            bool quote = false);
 

@@ -1,0 +1,166 @@
+// The `table` and `roofline` cost models and `monet cost` options, through the CLI.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+json cost_json(const std::string& args) {
+  const auto r = test::monet("--log-level error cost " + args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return json::parse(r.out);
+}
+
+/// Two fully connected layers (K = 64 and K = 96) and a ReLU, int8.
+const char* kTwoGemms =
+    "[workload]\nname = \"g\"\ndtype = \"int8\"\n[[inputs]]\nname = \"x\"\nshape = [1, 32]\n"
+    "[[layers]]\nname = \"fc1\"\nop = \"linear\"\ninput = \"x\"\nout_features = 64\nbias = false\n"
+    "[[layers]]\nname = \"relu\"\nop = \"relu\"\ninput = \"fc1\"\n"
+    "[[layers]]\nname = \"fc2\"\nop = \"linear\"\ninput = \"relu\"\nout_features = 96\nbias = false\n";
+
+/// A measured core: a copy of simd_16 whose costs come from a table.
+std::string table_core(const fs::path& csv, const std::string& extra) {
+  std::string text = test::read_file(test::source_dir() / "architectures/cores/simd_16.toml");
+  text.replace(text.find("cost_model = \"roofline\""), 23, "cost_model = \"table\"");
+  return text + "\n[cost_model_params]\nfile = \"" + csv.string() + "\"\n" + extra;
+}
+
+TEST(TableModel, ExactRowsReproduceTheCharacterisedModel) {
+  // tpu_like_table.csv was written by `monet cost --emit-table` from the loopnest model: the table core gives
+  // the loopnest numbers back, layer by layer.
+  const fs::path src = test::source_dir();
+  const json model = cost_json(q(src / "workloads/onnx/resnet18.onnx") + " --core " +
+                               q(src / "architectures/cores/tpu_like.toml") + " --precision int8_stream");
+  const json table = cost_json(q(src / "workloads/onnx/resnet18.onnx") + " --core " +
+                               q(src / "architectures/cores/tpu_like_table.toml") + " --precision int8_stream");
+  ASSERT_EQ(model["layers"].size(), table["layers"].size());
+  for (std::size_t i = 0; i < model["layers"].size(); ++i) {
+    EXPECT_DOUBLE_EQ(table["layers"][i]["energy_pj"].get<double>(), model["layers"][i]["energy_pj"].get<double>());
+    EXPECT_DOUBLE_EQ(table["layers"][i]["latency_cycles"].get<double>(), model["layers"][i]["latency_cycles"].get<double>());
+  }
+  EXPECT_EQ(table["cost_model"], "table");
+}
+
+TEST(TableModel, NearestLinearFallbackAndMisses) {
+  test::ScratchDir dir;
+  const auto w = dir.write("w.toml", kTwoGemms);
+  // Rows for K = 64 and K = 128 (the fc layers have D=1, C=32 or 64).
+  const auto csv = dir.write("m.csv",
+                             "# measured\nkind,type,D,K,C,cycles,energy_pj\ngemm,Gemm,1,64,32,100,1000\n"
+                             "gemm,Gemm,1,64,64,200,2000\ngemm,Gemm,1,128,64,400,4000\nelementwise,,,,,7,70\n");
+  auto run = [&](const std::string& extra) {
+    const auto core = dir.write("c.toml", table_core(csv, extra));
+    return test::monet("--log-level error cost " + q(w) + " --core " + q(core) + " --json");
+  };
+  // fc1 (K 64, C 32) and relu are exact rows; fc2 (K 96, C 64) lies between the K = 64 and K = 128 rows.
+  auto r = run("interpolate = \"linear\"\ndimension = \"K\"\n");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["layers"][0]["latency_cycles"].get<double>(), 100);
+  EXPECT_EQ(j["layers"][1]["energy_pj"].get<double>(), 70);
+  EXPECT_EQ(j["layers"][2]["latency_cycles"].get<double>(), 300);  // halfway from 200 to 400
+  EXPECT_EQ(j["layers"][2]["energy_pj"].get<double>(), 3000);
+  r = run("interpolate = \"nearest\"\ndimension = \"K\"\n");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["layers"][2]["latency_cycles"].get<double>(), 200);  // tie 64/128: the smaller
+  // No interpolation and no fallback: a clear error naming the table and the operator.
+  r = run("");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr(csv.string() + ": error: no row for operator 'fc2' (gemm Gemm, C=64 D=1 K=96) and no fallback model"));
+  r = run("fallback = \"roofline\"\n");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto text = test::monet("cost " + q(w) + " --core " + q(dir.path() / "c.toml"));
+  EXPECT_THAT(text.out, HasSubstr("not in m.csv: roofline (roofline: 6144 ops on 16 PEs"));
+}
+
+TEST(TableModel, BadTablesAndParametersAreUserErrors) {
+  test::ScratchDir dir;
+  const auto w = dir.write("w.toml", kTwoGemms);
+  auto run = [&](const std::string& csv_text, const std::string& extra) {
+    const auto csv = dir.write("m.csv", csv_text);
+    const auto core = dir.write("c.toml", table_core(csv, extra));
+    return std::make_pair(test::monet("cost " + q(w) + " --core " + q(core)), csv);
+  };
+  auto [r1, csv1] = run("kind,K,cycles,energy_pj\ngemm,64,10,abc\n", "");
+  EXPECT_EQ(r1.exit_code, 2);
+  EXPECT_THAT(r1.out, HasSubstr(csv1.string() + ":2:12: error: energy_pj: expected a non-negative number, got 'abc'"));
+  auto [r2, csv2] = run("kind,K,cycles\ngemm,64,10\n", "");
+  EXPECT_EQ(r2.exit_code, 2);
+  EXPECT_THAT(r2.out, HasSubstr(csv2.string() + ":1:1: error: the header needs a 'energy_pj' column"));
+  auto [r3, csv3] = run("kind,K,cycles,energy_pj\ngemmm,64,10,1\n", "");
+  EXPECT_EQ(r3.exit_code, 2);
+  EXPECT_THAT(r3.out, HasSubstr(":2:1: error: unknown operator kind 'gemmm' (did you mean 'gemm'?)"));
+  auto [r4, csv4] = run("kind,K,cycles,energy_pj\ngemm,64,10,1\n", "interpolate = \"linear\"\n");
+  EXPECT_EQ(r4.exit_code, 2);
+  EXPECT_THAT(r4.out, HasSubstr("interpolate = \"linear\" needs `dimension`"));
+  auto [r5, csv5] = run("kind,K,cycles,energy_pj\ngemm,64,10,1\n", "fallback = \"roofline2\"\n");
+  EXPECT_EQ(r5.exit_code, 2);
+  EXPECT_THAT(r5.out, HasSubstr("no cost_model plugin named 'roofline2' (did you mean 'roofline'?)"));
+  auto [r6, csv6] = run("kind,K,cycles,energy_pj\ngemm,64,10,1\n", "colour = 3\n");
+  EXPECT_EQ(r6.exit_code, 2);
+  EXPECT_THAT(r6.out, HasSubstr("c.toml:"));
+  EXPECT_THAT(r6.out, HasSubstr("unknown key 'cost_model_params.colour'"));
+  const auto missing = dir.write("c2.toml", table_core(dir.path() / "nope.csv", ""));
+  const auto r7 = test::monet("cost " + q(w) + " --core " + q(missing));
+  EXPECT_EQ(r7.exit_code, 2);
+  EXPECT_THAT(r7.out, HasSubstr("c2.toml:"));
+  EXPECT_THAT(r7.out, HasSubstr("file not found"));
+}
+
+TEST(TableModel, AMeasuredCoreInAnExperiment) {
+  // The core file carries its table ([cost_model_params]); the experiment needs nothing else.
+  test::ScratchDir dir;
+  const fs::path src = test::source_dir();
+  const auto acc = dir.write("acc.toml", "[accelerator]\nname = \"m\"\nfrequency_hz = 1e9\n[[cores]]\nname = \"t\"\nfile = \"" +
+                                             (src / "architectures/cores/tpu_like_table.toml").string() +
+                                             "\"\n[offchip]\nname = \"dram\"\nsize_bits = 10_000_000_000\nread_energy_pj_per_bit = 10\n"
+                                             "write_energy_pj_per_bit = 10\nbandwidth_bits_per_cycle = 64\n[[links]]\nname = \"bus\"\n"
+                                             "kind = \"bus\"\nendpoints = [\"t\", \"dram\"]\nbandwidth_bits_per_cycle = 64\n"
+                                             "energy_pj_per_bit = 0\n");
+  const auto exp = dir.write("e.toml", "[workload]\nfile = \"" + (src / "workloads/onnx/resnet18.onnx").string() +
+                                           "\"\n[precision]\npreset = \"int8_stream\"\n[architecture]\nfile = \"acc.toml\"\n");
+  const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "out") + " --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
+  EXPECT_EQ(j["architecture"]["cores"][0]["cost_model"], "table");
+  EXPECT_THAT(j["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("table row"));
+  const std::string resolved = test::read_file(dir.path() / "out/resolved.toml");
+  EXPECT_THAT(resolved, ::testing::Not(HasSubstr("[cost_model.table")));  // the core file keeps its table
+}
+
+TEST(RooflineModel, EveryLevelOfTheHierarchyCounts) {
+  // tiny_cnn on tpu_like: weights cross dram -> sram? no: I2 lives in rf_128B and dram, so every weight bit is
+  // read from dram once and written into the registers once; the bound is the busiest port.
+  const fs::path src = test::source_dir();
+  const json j = cost_json(q(src / "workloads/tiny_cnn.toml") + " --core " + q(src / "architectures/cores/tpu_like.toml") +
+                           " --model roofline");
+  const json& conv = j["layers"][0];
+  // conv1: 18,432 MACs on 1024 PEs = 18 cycles; compulsory traffic: the input (256 x 8 bits), the weights
+  // (288 x 8) and the 16-bit partial sums / 8-bit outputs (512) cross dram's single 64-bit port — at least
+  // (2048 + 2304 + 4096) / 64 = 132 cycles, more than the arithmetic.
+  EXPECT_GE(conv["latency_cycles"].get<double>(), (2048.0 + 2304.0 + 4096.0) / 64.0);
+  EXPECT_EQ(conv["ideal_cycles"].get<double>(), 18);
+  // Energy: at least the dram reads of input and weights (700 pJ per 64-bit word).
+  EXPECT_GE(conv["memory_energy_pj"].get<double>(), (2048.0 + 2304.0) / 64.0 * 700.0);
+}
+
+TEST(CostCommand, CompatNeedsAModelWithACompatibilityMode) {
+  const fs::path src = test::source_dir();
+  const auto r = test::monet("cost " + q(src / "workloads/tiny_cnn.toml") + " --core " +
+                             q(src / "architectures/cores/tpu_like.toml") + " --model roofline --compat zigzag");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--compat: error: cost model 'roofline' has no compatibility mode"));
+}
+
+}  // namespace
+}  // namespace monet
