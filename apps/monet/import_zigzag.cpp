@@ -56,6 +56,17 @@ class Yaml {
     }
     return found;
   }
+  /// Rejects keys ZigZag's validator does not know (a typo would otherwise be dropped silently).
+  void check_keys(const YAML::Node& map, std::initializer_list<const char*> known, const std::string& where) const {
+    if (!map.IsMap()) return;
+    std::vector<std::string> names(known.begin(), known.end());
+    for (const auto& kv : map) {
+      const std::string k = kv.first.as<std::string>();
+      if (std::find(names.begin(), names.end(), k) == names.end()) {
+        fail(kv.first, "unknown key '" + k + "' in " + where + did_you_mean(k, names) + "; valid keys: " + join(names));
+      }
+    }
+  }
   template <class T>
   T as(const YAML::Node& n, const std::string& what) const {
     try {
@@ -177,8 +188,15 @@ std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs
   out << "# Imported from ZigZag: " << hardware.filename().string();
   if (mapping) out << " (mapping " << mapping->filename().string() << ")";
   out << "\n# Units: sizes and bandwidths in bits and bits/cycle, energies in pJ per access of one full-width word.\n";
+  y.check_keys(r, {"name", "operational_array", "memories", "dataflows"}, "an accelerator");
   const std::string name = y.as<std::string>(y.need(r, "name", "the accelerator name"), "a name");
   const YAML::Node array = y.need(r, "operational_array", "dimensions, sizes, unit_energy");
+  y.check_keys(array, {"dimensions", "sizes", "unit_energy", "unit_area", "is_imc", "imc_type", "input_precision",
+                       "bit_serial_precision", "adc_resolution"},
+               "operational_array");
+  if (array["is_imc"] && array["is_imc"].as<std::string>() == "true") {
+    y.fail(array["is_imc"], "in-memory-compute arrays are not supported");
+  }
   const auto dims = y.as<std::vector<std::string>>(y.need(array, "dimensions", "array dimension names"), "a list of names");
   const auto sizes = y.as<std::vector<std::int64_t>>(y.need(array, "sizes", "array sizes"), "a list of sizes");
   if (dims.size() != sizes.size()) y.fail(array, "dimensions and sizes differ in length");
@@ -202,6 +220,13 @@ std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs
   for (const auto& kv : memories) {
     const std::string mname = kv.first.as<std::string>();
     const YAML::Node& m = kv.second;
+    y.check_keys(m, {"size", "r_cost", "w_cost", "area", "latency", "operands", "ports", "served_dimensions",
+                     "auto_cost_extraction", "force_double_buffering", "mem_type", "min_r_granularity",
+                     "min_w_granularity", "r_bw", "w_bw", "r_port", "w_port", "rw_port"},
+                 "memory '" + mname + "'");
+    if (m["auto_cost_extraction"] && m["auto_cost_extraction"].as<std::string>() == "true") {
+      y.fail(m["auto_cost_extraction"], "CACTI cost extraction is not available: give r_cost and w_cost (pJ per access)");
+    }
     out << "\n[[memories]]\nname = " << q(mname) << "\nsize_bits = "
         << y.as<std::int64_t>(y.need(m, "size", "capacity in bits"), "an integer") << "\nread_energy_pj = "
         << to_string(ParamValue(y.as<double>(y.need(m, "r_cost", "pJ per read"), "a number")))
@@ -215,7 +240,8 @@ std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs
     const YAML::Node ports = y.need(m, "ports", "the memory's ports");
     if (!ports.IsSequence()) y.fail(ports, "expected a list of ports");
     for (const YAML::Node& p : ports) {
-      if (!p["allocation"]) continue;  // ZigZag also accepts a legacy short form without allocations
+      y.check_keys(p, {"name", "type", "bandwidth_min", "bandwidth_max", "allocation"}, "a port of memory '" + mname + "'");
+      if (!p["allocation"]) y.fail(p, "a port needs an allocation (a list of 'OPERAND, direction', e.g. 'I1, tl')");
       out << "  [[memories.ports]]\n  name = " << q(y.as<std::string>(y.need(p, "name", "port name"), "a name"))
           << "\n  type = " << q(y.as<std::string>(y.need(p, "type", "read, write or read_write"), "a type"))
           << "\n  bandwidth_min_bits = " << y.as<std::int64_t>(y.need(p, "bandwidth_min", "bits/cycle"), "an integer")

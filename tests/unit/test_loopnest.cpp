@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "model.hpp"
@@ -94,7 +95,7 @@ TEST(Loopnest, GemmWorkedExampleExactly) {
   const GraphPtr g = load_workload(test::source_dir() / "workloads/reference/gemm_layer.toml");
   const CorePtr core = load_core(test::source_dir() / "architectures/cores/gemm_l1.toml");
   loopnest::Options opt;
-  opt.zigzag_compat = true;
+  opt.set_compat(true);
   const LayerResult r = with_reference_mapping(ref["layers"][0], *g, *core, opt);
   EXPECT_NEAR(r.energy, 511349.76, 1e-6) << r.report;
   EXPECT_EQ(r.latency, 8191) << r.report;
@@ -109,11 +110,61 @@ TEST_P(ReferenceMappings, EveryLayerWithZigZagsMapping) {
   const std::string hw = fs::path(ref["accelerator"].get<std::string>()).stem().string();
   const CorePtr core = load_core(test::source_dir() / "architectures/cores" / (hw + ".toml"));
   loopnest::Options opt;
-  opt.zigzag_compat = true;
+  opt.set_compat(true);
   for (const json& layer : ref["layers"]) {
     const LayerResult r = with_reference_mapping(layer, *g, *core, opt);
     EXPECT_TRUE(close(r.energy, r.ref_energy, 1e-6)) << r.report;
     EXPECT_TRUE(close(r.latency, r.ref_latency, 1e-6)) << r.report;
+  }
+}
+
+/// Network totals of a reference case with ZigZag's own mappings, under the given options.
+std::pair<double, double> totals_with_reference_mappings(const char* case_name, const char* workload,
+                                                         const loopnest::Options& opt) {
+  const json ref = load_case(case_name);
+  const GraphPtr g = load_workload(test::source_dir() / workload);
+  const std::string hw = fs::path(ref["accelerator"].get<std::string>()).stem().string();
+  const CorePtr core = load_core(test::source_dir() / "architectures/cores" / (hw + ".toml"));
+  double e = 0, l = 0;
+  for (const json& layer : ref["layers"]) {
+    const LayerResult r = with_reference_mapping(layer, *g, *core, opt);
+    e += r.energy;
+    l += r.latency;
+  }
+  return {e, l};
+}
+
+// The default mode departs from ZigZag where ZigZag has a bug (docs/cost-models.md, "Deviations"). Measured
+// on ZigZag's own mappings: the clamped on-loading (issue #125) is the one that moves latency; the design
+// notes measured +4.3 % (tpu_like/ONNX) and +6.2 % (gemm_l1_l3) with their own script.
+TEST(Loopnest, DeviationsFromZigZagMeasured) {
+  struct Case {
+    const char* name;
+    const char* workload;
+    double clamp_latency_pct;  // the notes' measurement; < 0: none published
+  };
+  const Case cases[] = {{"tpu_like__tpu_like__resnet18_onnx", "workloads/reference/resnet18_zigzag.onnx", 4.3},
+                        {"tpu_like__tpu_like__resnet18_yaml", "workloads/reference/resnet18_layers.toml", -1},
+                        {"gemm_l1_l3__gemm_l1_l3__gemm_layer_yaml", "workloads/reference/gemm_layer.toml", 6.2}};
+  for (const Case& c : cases) {
+    loopnest::Options zz;
+    zz.set_compat(true);
+    const auto base = totals_with_reference_mappings(c.name, c.workload, zz);
+    auto effect = [&](auto flip) {
+      loopnest::Options o = zz;
+      flip(o);
+      const auto t = totals_with_reference_mappings(c.name, c.workload, o);
+      return std::make_pair(100 * (t.first / base.first - 1), 100 * (t.second / base.second - 1));
+    };
+    const auto clamp = effect([](loopnest::Options& o) { o.negative_onloading = false; });
+    const auto half = effect([](loopnest::Options& o) { o.half_shared_assigned = false; });
+    const auto trunc = effect([](loopnest::Options& o) { o.truncated_extents = false; });
+    std::printf("%s: clamped on-loading %+.2f %% latency; accumulated half-shared %+.2f %%; fractional extents "
+                "%+.3f %% energy %+.3f %% latency\n",
+                c.name, clamp.second, half.second, trunc.first, trunc.second);
+    EXPECT_EQ(clamp.first, 0.0) << "on-loading does not change energy";
+    EXPECT_GE(clamp.second, 0.0);
+    if (c.clamp_latency_pct > 0) EXPECT_NEAR(clamp.second, c.clamp_latency_pct, 0.15) << c.name;
   }
 }
 

@@ -347,8 +347,8 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
   std::vector<OperandPattern> pi;  // integer spatial mapping: latency
   for (std::size_t o = 0; o < nops; ++o) {
     tf.push_back(temporal_facts(L, L.ops[o], tm[o]));
-    pf.push_back(pattern(L, L.ops[o], sp.frac[o], tf[o], opt.zigzag_compat));
-    pi.push_back(pattern(L, L.ops[o], sp.integer[o], tf[o], opt.zigzag_compat));
+    pf.push_back(pattern(L, L.ops[o], sp.frac[o], tf[o], opt.truncated_extents));
+    pi.push_back(pattern(L, L.ops[o], sp.integer[o], tf[o], opt.truncated_extents));
   }
   Evaluation ev;
   const double T = tf[0].cycle.back();
@@ -550,7 +550,7 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
       // ZigZag takes the data of architecture level 1 for every memory level (bug 9 of the notes).
       mins.push_back(std::ceil(pi[static_cast<std::size_t>(a->op)].data_bits[1] / bmax));
     }
-    const auto reduced = reduce_balanced(need, mins, surplus, opt.zigzag_compat);
+    const auto reduced = reduce_balanced(need, mins, surplus, opt.negative_onloading);
     for (std::size_t k = 0; k < once.size(); ++k) table[{once[k]->op, once[k]->m, once[k]->dir}] = Entry{reduced[k], shared};
   }
   auto entry = [&](std::size_t o, std::size_t m, int d) {
@@ -581,7 +581,7 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
       const double x = std::max(a.cycles, b.cycles);
       if (!a.shared && !b.shared) ld.individual += x;
       else if (a.shared && b.shared) ld.shared += x;
-      else if (opt.zigzag_compat) ld.half = x;  // ZigZag assigns instead of adding (bug 8 of the notes)
+      else if (opt.half_shared_assigned) ld.half = x;  // ZigZag assigns instead of adding (bug 8 of the notes)
       else ld.half += x;
     }
     loads.push_back(ld);

@@ -46,7 +46,7 @@ class LoopnestModel final : public CostModel {
     options_.lpf_limit = static_cast<int>(p.get_int("lpf_limit"));
     options_.spatial_candidates = static_cast<int>(p.get_int("spatial_mappings"));
     options_.mixed_spatial = p.get_bool("mixed_spatial");
-    options_.zigzag_compat = p.get_string("compat") == "zigzag";
+    options_.set_compat(p.get_string("compat") == "zigzag");
   }
 
   void check_core(const Core& core) const override {

@@ -68,7 +68,13 @@ struct Layer {
 };
 
 struct Options {
-  bool zigzag_compat = false;      // reproduce ZigZag's behaviour where it changes numbers
+  bool zigzag_compat = false;      // ZigZag's conventions: precisions, loop-dim order, input extents, bypassing
+  // ZigZag 3.8.5's quirks, each on in compat mode (docs/cost-models.md, "Deviations"); separate so that
+  // their effect can be measured one by one.
+  bool negative_onloading = false;   // issue #125: the water-filling of one-shot loads may go below the minimum
+  bool half_shared_assigned = false; // the half-shared on-loading part is assigned, not accumulated
+  bool truncated_extents = false;    // input extents from integer-truncated loop products (OX 3.5 -> 3)
+  void set_compat(bool on) { zigzag_compat = negative_onloading = half_shared_assigned = truncated_extents = on; }
   std::string objective = "latency";  // latency | energy | edp
   int lpf_limit = 6;
   int spatial_candidates = 3;      // spatial mappings evaluated when the mapping is generated
