@@ -242,10 +242,19 @@ int cost_command(const CostOptions& o) {
   // ZigZag costs only Conv, Gemm and MatMul nodes of an ONNX model; everything else is free there.
   const bool zigzag_onnx = o.compat == "zigzag" && file.extension() == ".onnx";
   std::vector<const Operator*> ops;
+  std::set<std::string> not_run;
   for (const Operator& op : graph->operators()) {
     if (op.is_view()) continue;
     if (zigzag_onnx && !is_mac_kind(op.kind)) continue;
+    if (!core.runs(op.kind)) {
+      not_run.insert(to_string(op.kind));
+      continue;
+    }
     ops.push_back(&op);
+  }
+  if (!not_run.empty()) {
+    spdlog::warn("core '{}' does not run {} operators (its op_kinds); they are left out", core.name,
+                 join(std::vector<std::string>(not_run.begin(), not_run.end())));
   }
   std::vector<Cost> costs(ops.size());
   std::vector<Residency> residency(ops.size());
