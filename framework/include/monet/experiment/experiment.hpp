@@ -67,12 +67,12 @@ struct Experiment {
   std::vector<std::string> overrides;  // the --set arguments, as given
 };
 
-/// Reads an experiment file, applies `--set section.key=value` overrides, validates everything that does not
-/// need the workload, and loads the architecture. Throws UserError on any problem.
 /// The parameters a core file gives its own cost model ([cost_model_params]), checked against the plugin's
 /// declaration (errors point into the core file).
 MONET_API ParamValues core_cost_model_params(const Core& core, const PluginHandle& model);
 
+/// Reads an experiment file, applies `--set section.key=value` overrides, validates everything that does not
+/// need the workload, and loads the architecture. Throws UserError on any problem.
 MONET_API Experiment load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                                      const Registry& registry);
 
