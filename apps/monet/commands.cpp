@@ -17,10 +17,12 @@
 #include "monet/cost/data_locality.hpp"
 #include "monet/experiment/cost_cache.hpp"
 #include "monet/experiment/runner.hpp"
+#include "import_stream.hpp"
 #include "import_zigzag.hpp"
 #include "monet/ir/workload_toml.hpp"
 #include "monet/report/cost_study.hpp"
 #include "monet/report/inspect.hpp"
+#include "monet/report/plots.hpp"
 #include "monet/report/report.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
@@ -58,6 +60,9 @@ int run_command(const RunOptions& o) {
   write_folder_atomically(out_dir, overwrite,
                           {{"results.json", results_json(prepared, result)},
                            {"schedule.csv", schedule_csv(prepared, result)},
+                           {"trace.json", trace_json(prepared, result)},
+                           {"memory.svg", memory_svg(prepared, result)},
+                           {"schedule.svg", schedule_svg(prepared, result)},
                            {"resolved.toml", resolved_toml(prepared, out_dir)}});
   std::cout << summary_text(prepared, result, out_dir);
   return 0;
@@ -299,7 +304,39 @@ int cost_command(const CostOptions& o) {
 
 int import_command(const ImportOptions& o) {
   std::string text;
-  if (o.format == "zigzag-core") {
+  if (o.format == "stream-accelerator") {
+    const fs::path out = fs::absolute(o.output);
+    const fs::path cores = o.cores_dir.empty() ? out.parent_path() / "cores" / out.stem() : fs::absolute(o.cores_dir);
+    const StreamAcceleratorImport imp = stream_accelerator_to_toml(o.input, out, cores, o.cost_model);
+    fs::create_directories(cores);
+    for (const auto& [path, core_text] : imp.cores) {
+      const fs::path check = path.parent_path() / ("." + path.filename().string() + ".check");
+      write_file_atomically(check, core_text);
+      try {
+        (void)load_core(check);
+      } catch (...) {
+        std::error_code ec;
+        fs::remove(check, ec);
+        throw;
+      }
+      fs::rename(check, path);
+      std::cout << "wrote " << path.string() << "\n";
+    }
+    fs::create_directories(out.parent_path());
+    write_file_atomically(out, imp.accelerator);
+    try {
+      (void)load_accelerator(out);
+    } catch (...) {
+      std::error_code ec;
+      fs::remove(out, ec);
+      throw;
+    }
+    std::cout << "wrote " << o.output << "\n";
+    return 0;
+  }
+  if (o.format == "stream-mapping") {
+    text = stream_mapping_to_toml(o.input, o.fusion);
+  } else if (o.format == "zigzag-core") {
     text = zigzag_core_to_toml(o.input, o.mapping.empty() ? std::nullopt : std::optional<fs::path>(o.mapping), o.cost_model);
   } else if (o.format == "zigzag-mapping") {
     text = "# Imported from the ZigZag mapping " + fs::path(o.input).filename().string() +
@@ -315,8 +352,8 @@ int import_command(const ImportOptions& o) {
   try {
     if (o.format == "zigzag-core") {
       (void)load_core(check);
-    } else if (o.format == "zigzag-mapping") {
-      (void)TomlDocument::parse_file(check);  // checked against a core when used
+    } else if (o.format == "zigzag-mapping" || o.format == "stream-mapping") {
+      (void)TomlDocument::parse_file(check);  // checked against a core / in an experiment when used
     } else {
       const Registry& registry = Registry::global();
       const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{o.output});

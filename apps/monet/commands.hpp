@@ -54,11 +54,13 @@ struct CostOptions {
 int cost_command(const CostOptions& options);
 
 struct ImportOptions {
-  std::string format;   // zigzag-core, zigzag-workload
+  std::string format;   // zigzag-core, zigzag-mapping, zigzag-workload, stream-accelerator, stream-mapping
   std::string input;
   std::string mapping;  // zigzag-core: the mapping file
   std::string output;
   std::string cost_model = "loopnest";
+  std::string cores_dir;  // stream-accelerator: where the core files go (default cores/<output name>/ beside it)
+  std::string fusion = "fused_stacks";  // stream-mapping: the fusion plugin the tiling rules are written for
 };
 int import_command(const ImportOptions& options);
 

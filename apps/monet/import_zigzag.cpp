@@ -4,6 +4,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "yaml_reader.hpp"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -22,64 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string q(const std::string& s) { return to_string(ParamValue(s)); }
-
-class Yaml {
- public:
-  explicit Yaml(const fs::path& file) : file_(file.string()) {
-    std::error_code ec;
-    if (!fs::exists(file, ec)) throw UserError(SourceLocation{file_}, "file not found");
-    try {
-      root_ = YAML::LoadFile(file_);
-    } catch (const YAML::Exception& e) {
-      throw UserError(where(e.mark), "YAML syntax: " + e.msg);
-    }
-  }
-  [[nodiscard]] const YAML::Node& root() const { return root_; }
-  [[nodiscard]] SourceLocation where(const YAML::Mark& m) const {
-    if (m.is_null()) return SourceLocation{file_};
-    return SourceLocation{file_, static_cast<std::uint32_t>(m.line + 1), static_cast<std::uint32_t>(m.column + 1)};
-  }
-  [[nodiscard]] SourceLocation where(const YAML::Node& n) const { return where(n.Mark()); }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& message) const { throw UserError(where(n), message); }
-  YAML::Node need(const YAML::Node& map, const std::string& key, const std::string& what) const {
-    if (!map.IsMap()) fail(map, "expected a mapping with '" + key + "'");
-    YAML::Node n = get(map, key);
-    if (!n) fail(map, "missing '" + key + "' (" + what + ")");
-    return n;
-  }
-  /// The value of a key; when a key is repeated the last one wins, as in ZigZag's PyYAML loader.
-  static YAML::Node get(const YAML::Node& map, const std::string& key) {
-    YAML::Node found;
-    if (!map.IsMap()) return found;
-    for (const auto& kv : map) {
-      if (kv.first.as<std::string>() == key) found.reset(kv.second);
-    }
-    return found;
-  }
-  /// Rejects keys ZigZag's validator does not know (a typo would otherwise be dropped silently).
-  void check_keys(const YAML::Node& map, std::initializer_list<const char*> known, const std::string& where) const {
-    if (!map.IsMap()) return;
-    std::vector<std::string> names(known.begin(), known.end());
-    for (const auto& kv : map) {
-      const std::string k = kv.first.as<std::string>();
-      if (std::find(names.begin(), names.end(), k) == names.end()) {
-        fail(kv.first, "unknown key '" + k + "' in " + where + did_you_mean(k, names) + "; valid keys: " + join(names));
-      }
-    }
-  }
-  template <class T>
-  T as(const YAML::Node& n, const std::string& what) const {
-    try {
-      return n.as<T>();
-    } catch (const YAML::Exception&) {
-      fail(n, "expected " + what);
-    }
-  }
-
- private:
-  std::string file_;
-  YAML::Node root_;
-};
 
 /// "K, 32" -> ("K", 32); "K, *" -> ("K", 0).
 std::pair<std::string, std::int64_t> dim_and_size(const Yaml& y, const YAML::Node& n) {
@@ -188,7 +132,11 @@ std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs
   out << "# Imported from ZigZag: " << hardware.filename().string();
   if (mapping) out << " (mapping " << mapping->filename().string() << ")";
   out << "\n# Units: sizes and bandwidths in bits and bits/cycle, energies in pJ per access of one full-width word.\n";
-  y.check_keys(r, {"name", "operational_array", "memories", "dataflows"}, "an accelerator");
+  y.check_keys(r, {"name", "operational_array", "memories", "dataflows", "type"}, "an accelerator");
+  if (r["type"] && r["type"].as<std::string>() == "memory") {
+    y.fail(r["type"], "a memory-only core (Stream's off-chip core) is the off-chip memory of an accelerator: import the "
+                      "accelerator with `monet import stream-accelerator`");
+  }
   const std::string name = y.as<std::string>(y.need(r, "name", "the accelerator name"), "a name");
   const YAML::Node array = y.need(r, "operational_array", "dimensions, sizes, unit_energy");
   y.check_keys(array, {"dimensions", "sizes", "unit_energy", "unit_area", "is_imc", "imc_type", "input_precision",

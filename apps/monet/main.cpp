@@ -69,13 +69,17 @@ int real_main(int argc, char** argv) {
   cost_cmd->add_option("--threads", cost.threads, "worker threads (default: all cores)")->check(CLI::NonNegativeNumber);
 
   monet::cli::ImportOptions import;
-  CLI::App* import_cmd = app.add_subcommand("import", "convert ZigZag files (accelerators, mappings, layer lists) to monet's TOML");
-  import_cmd->add_option("format", import.format, "zigzag-core, zigzag-mapping or zigzag-workload")
+  CLI::App* import_cmd = app.add_subcommand("import", "convert ZigZag and Stream files (accelerators, mappings, layer lists) to monet's TOML");
+  import_cmd->add_option("format", import.format, "zigzag-core, zigzag-mapping, zigzag-workload, stream-accelerator or stream-mapping")
       ->required()
-      ->check(CLI::IsMember({"zigzag-core", "zigzag-mapping", "zigzag-workload"}));
+      ->check(CLI::IsMember({"zigzag-core", "zigzag-mapping", "zigzag-workload", "stream-accelerator", "stream-mapping"}));
   import_cmd->add_option("input", import.input, "the YAML file")->required();
   import_cmd->add_option("--mapping", import.mapping, "zigzag-core: the mapping file (becomes the core's mappings)");
   import_cmd->add_option("-o,--output", import.output, "the TOML file to write")->required();
+  import_cmd->add_option("--cores-dir", import.cores_dir, "stream-accelerator: folder for the core files (default cores/<name>/ beside the output)");
+  import_cmd->add_option("--fusion", import.fusion, "stream-mapping: fusion plugin the tiling is written for")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fused_stacks", "layer_by_layer"}));
   import_cmd->add_option("--cost-model", import.cost_model, "zigzag-core: the core's cost model")->capture_default_str();
 
   monet::cli::PluginsOptions plugins;

@@ -38,9 +38,11 @@ json run_quickstart(const test::ScratchDir& dir, const std::string& extra = "") 
 // flatten: a view, stays on core1 at t = 420.
 // fc on core0: 5,120 MACs / 64 = 80 cycles; reads 512·8 + 5,120·8 = 45,056 bits / 64 = 704 cycles -> memory
 //   bound, 704 cycles. Energy 5,120·0.5 = 2,560 + 45,056·0.1 + 80·0.2 = 4,521.6 -> 7,081.6 pJ.
-//   Input back over p2p [420,452); weights fetched when core0 is free (356): bus [356,996). Runs [996,1700).
-//   The 80-bit output is written to DRAM over the bus [1700,1702).
-// Latency: 1,702 cycles.
+//   Input back over p2p [420,452). Its weights are prefetched while conv1 runs (a transfer for a core's next CN
+//   may start once its previous CN has started): bus [68,708). Runs [708,1412).
+//   The 80-bit output is written to DRAM over the bus [1412,1414).
+// Latency: 1,414 cycles. Peak memory of core0, during [68,356): image 2,048 + conv weights 2,304 + conv1's
+// output 4,096 + fc weights 40,960 bits = 6,176 bytes.
 // Energy: MAC 9,216 + 128 + 2,560 = 11,904 pJ.
 //   Transfers: each bit costs link + source memory read + destination memory write:
 //   image 2,048·(1 + 10 + 0.2), weights 2,304·(1 + 10 + 0.2), conv1->relu1 4,096·(0.25 + 0.1 + 0.1),
@@ -53,8 +55,9 @@ json run_quickstart(const test::ScratchDir& dir, const std::string& extra = "") 
 TEST(Quickstart, MatchesTheHandComputation) {
   test::ScratchDir dir;
   const json r = run_quickstart(dir);
-  EXPECT_EQ(r["latency_cycles"].get<long>(), 1702);
-  EXPECT_NEAR(r["latency_s"].get<double>(), 1702 / 500e6, 1e-15);
+  EXPECT_EQ(r["latency_cycles"].get<long>(), 1414);
+  EXPECT_NEAR(r["latency_s"].get<double>(), 1414 / 500e6, 1e-15);
+  EXPECT_EQ(r["architecture"]["cores"][0]["peak_memory_bytes"].get<long>(), 6176);
   EXPECT_NEAR(r["energy_pj"].get<double>(), 530568.0, 530568.0 * 1e-6);
   const json& e = r["energy_breakdown"];
   EXPECT_NEAR(e["mac_energy_pj"].get<double>(), 11904.0, 1e-6);
@@ -68,7 +71,7 @@ TEST(Quickstart, MatchesTheHandComputation) {
   const json& nodes = r["computation_nodes"];
   ASSERT_EQ(nodes.size(), 4u);
   const std::vector<std::tuple<std::string, std::string, long, long>> expected{
-      {"conv1", "core0", 68, 356}, {"relu1", "core1", 388, 420}, {"flatten", "core1", 420, 420}, {"fc", "core0", 996, 1700}};
+      {"conv1", "core0", 68, 356}, {"relu1", "core1", 388, 420}, {"flatten", "core1", 420, 420}, {"fc", "core0", 708, 1412}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(nodes[i]["name"], std::get<0>(expected[i]));
     EXPECT_EQ(nodes[i]["core"], std::get<1>(expected[i]));
@@ -121,11 +124,11 @@ TEST(Quickstart, WritesCsvAndPrintsASummary) {
   const auto r = test::monet("run '" + (test::source_dir() / "experiments/quickstart.toml").string() + "' --out '" +
                              out.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("latency       1,702 cycles = 3.404 us at 500 MHz"));
+  EXPECT_THAT(r.out, HasSubstr("latency       1,414 cycles = 2.828 us at 500 MHz"));
   EXPECT_THAT(r.out, HasSubstr("(530568 pJ)"));
   const std::string csv = test::read_file(out / "schedule.csv");
   EXPECT_THAT(csv, HasSubstr("cn,operator,kind,phase,core,start_cycle,end_cycle,latency_cycles,energy_pj,bound\n"));
-  EXPECT_THAT(csv, HasSubstr("3,fc,gemm,forward,core0,996,1700,704,"));
+  EXPECT_THAT(csv, HasSubstr("3,fc,gemm,forward,core0,708,1412,704,"));
 }
 
 }  // namespace

@@ -79,13 +79,13 @@ TEST_F(ExperimentTest, BadOverridesNameTheOverride) {
 TEST_F(ExperimentTest, UnknownSectionSuggestsTheClosest) {
   EXPECT_EQ(fail(experiment_text("\n[serach]\nplugin = \"fixed\"\n")),
             path() + ":11:2: error: unknown key 'serach' (did you mean 'search'?); valid keys here: allocation, "
-                     "architecture, cost_model, experiment, fusion, output, precision, provenance, search, training, workload");
+                     "architecture, cost_model, experiment, fusion, output, precision, provenance, schedule, search, training, workload");
 }
 
 TEST_F(ExperimentTest, UnknownPluginListsTheAvailableOnes) {
   EXPECT_EQ(fail(experiment_text("\n[fusion]\nplugin = \"layer_by_layr\"\n")),
             path() + ":12:10: error: no fusion plugin named 'layer_by_layr' (did you mean 'layer_by_layer'?); "
-                     "available: layer_by_layer");
+                     "available: fused_stacks, layer_by_layer");
 }
 
 TEST_F(ExperimentTest, PluginParametersAreValidated) {

@@ -81,16 +81,23 @@ TEST(CNGraph, EdgesFollowTheConvolutionHalo) {
   EXPECT_EQ(cn_name(*g, cn.nodes[3]), "conv2[OY 4:8]");
 }
 
-TEST(CNGraph, TilesMustCoverAndComeInDependencyOrder) {
+TEST(CNGraph, TilesMustCoverAndMayComeInAnyPriorityOrder) {
   const GraphPtr g = two_convs();
   auto nodes = halves(*g, 0, "OY");
   auto second = halves(*g, 1, "OY");
   auto missing = nodes;
   missing.push_back(second[0]);  // conv2's second half is missing
   EXPECT_THROW(connect_tiles(*g, missing), InternalError);
-  auto reversed = second;  // conv2 before conv1
+  // The node order is a priority, not a topological order: conv2's tiles listed first still depend on conv1's.
+  auto reversed = second;
   reversed.insert(reversed.end(), nodes.begin(), nodes.end());
-  EXPECT_THROW(connect_tiles(*g, reversed), InternalError);
+  const CNGraph cn = connect_tiles(*g, reversed);
+  // conv2[OY 0:4] reads rows 0..4 of conv1's output (3x3, padding 1): both halves (nodes 2 and 3).
+  ASSERT_EQ(cn.in_edges[0].size(), 2u);
+  EXPECT_EQ(cn.edges[static_cast<std::size_t>(cn.in_edges[0][0])].src, 2);
+  EXPECT_EQ(cn.edges[static_cast<std::size_t>(cn.in_edges[0][1])].src, 3);
+  EXPECT_EQ(cn.edges[static_cast<std::size_t>(cn.in_edges[0][1])].bits, 1 * 8 * 32);  // one row of 8 fp32 values
+  EXPECT_EQ(cn.in_edges[1].size(), 2u);
 }
 
 const char* kVectorCore = R"([core]
@@ -152,7 +159,7 @@ TEST(Scheduler, DataBetweenUnlinkedCoresGoesThroughDram) {
   const CNGraph cns = connect_tiles(*g, {{0, 0, g->op(0).full_ranges(), 0}, {1, 1, g->op(1).full_ranges(), 1}});
   const std::vector<std::vector<int>> allowed{{0}, {1}};
   const std::vector<int> fixed{-1, -1};
-  const CostFunction cost = [](const ComputationNode&, int) {
+  const CostFunction cost = [](const ComputationNode&, int, const StreamedOperands&) {
     Cost c;
     c.cycles = 100;
     return c;
@@ -192,7 +199,7 @@ TEST(Scheduler, PicksTheCoreThatFinishesFirstAndSerializesALink) {
   const CNGraph cns = connect_tiles(*g, {{0, 0, g->op(0).full_ranges(), 0}, {1, 1, g->op(1).full_ranges(), 1}});
   const std::vector<std::vector<int>> allowed{{0, 1}, {0, 1}};
   const std::vector<int> fixed{-1, -1};
-  const CostFunction cost = [](const ComputationNode&, int) {
+  const CostFunction cost = [](const ComputationNode&, int, const StreamedOperands&) {
     Cost c;
     c.cycles = 1000;
     return c;
@@ -207,8 +214,9 @@ TEST(Scheduler, PicksTheCoreThatFinishesFirstAndSerializesALink) {
   const std::vector<int> on_c0{-1, 0};
   const ScheduleResult s = schedule(ScheduleInputs{*g, cns, *acc, allowed, on_c0, cost});
   EXPECT_EQ(s.nodes[1].core, 0);
-  // c0 is free at 1032, but p's write-back holds l0 and the port during [1032,1064): fetch [1064,1096).
-  EXPECT_EQ(s.nodes[1].start, 1096);
+  // q's input is prefetched while p runs (a core's next CN may fetch once its previous CN has started):
+  // l0 [32,64). q starts when c0 is free, 1032, alongside p's write-back on l0.
+  EXPECT_EQ(s.nodes[1].start, 1032);
 }
 
 }  // namespace

@@ -38,6 +38,61 @@ const Link* Accelerator::link_between(int a, int b) const {
   return best;
 }
 
+Core with_offchip(const Core& core, const OffChipMemory& offchip, const StreamedOperands& streamed) {
+  Core c = core;
+  if (!streamed.any()) return c;
+  MemoryLevel m;
+  m.name = offchip.name;
+  m.size_bits = offchip.size_bits;
+  m.offchip = true;
+  const auto word = static_cast<std::int64_t>(offchip.bandwidth_bits_per_cycle);
+  m.read_energy_pj = offchip.read_energy_pj_per_bit * static_cast<double>(word);
+  m.write_energy_pj = offchip.write_energy_pj_per_bit * static_cast<double>(word);
+  for (const ArrayDim& d : core.array.dims) m.served_dims.push_back(d.name);
+  Port port;
+  port.name = "port";
+  port.type = PortType::read_write;
+  port.bandwidth_min_bits = word;
+  port.bandwidth_max_bits = word;
+  for (int s = 0; s < 3; ++s) {
+    if (!streamed.slot[s]) continue;
+    const auto slot = static_cast<OperandSlot>(s);
+    m.operands.push_back(slot);
+    for (Direction d : {Direction::tl, Direction::fh, Direction::fl, Direction::th}) {
+      if (slot != OperandSlot::O && (d == Direction::fl || d == Direction::th)) continue;
+      port.allocation.push_back(PortAllocation{slot, d});
+    }
+    // The level below now needs the directions that face upwards.
+    const auto levels = c.levels_of(slot);
+    if (!levels.empty()) {
+      MemoryLevel& below = c.memories[static_cast<std::size_t>(levels.back())];
+      const Direction up = slot == OperandSlot::O ? Direction::th : Direction::fh;
+      if (!below.port_for(slot, up)) {
+        // Borrow the port that already faces the array in the same sense (write for fh, read for th).
+        for (Port& p : below.ports) {
+          const bool writes = p.type != PortType::read;
+          const bool reads = p.type != PortType::write;
+          if ((up == Direction::fh && writes) || (up == Direction::th && reads)) {
+            p.allocation.push_back(PortAllocation{slot, up});
+            break;
+          }
+        }
+      }
+      if (slot == OperandSlot::O && !below.port_for(slot, Direction::fh)) {
+        for (Port& p : below.ports) {
+          if (p.type != PortType::read) {
+            p.allocation.push_back(PortAllocation{slot, Direction::fh});
+            break;
+          }
+        }
+      }
+    }
+  }
+  m.ports.push_back(std::move(port));
+  c.memories.push_back(std::move(m));
+  return c;
+}
+
 std::string Accelerator::endpoint_name(int endpoint) const {
   if (endpoint == kOffChip) return offchip.name;
   return cores.at(static_cast<std::size_t>(endpoint)).name;
@@ -79,6 +134,7 @@ AcceleratorPtr load_accelerator(const std::filesystem::path& file) {
   acc->offchip.read_energy_pj_per_bit = off.required_number("read_energy_pj_per_bit", Bounds::non_negative());
   acc->offchip.write_energy_pj_per_bit = off.required_number("write_energy_pj_per_bit", Bounds::non_negative());
   acc->offchip.bandwidth_bits_per_cycle = off.required_number("bandwidth_bits_per_cycle", Bounds::positive());
+  acc->offchip.ports = static_cast<int>(off.integer("ports", Bounds::at_least(1)).value_or(1));
   off.finish();
 
   std::vector<std::string> endpoint_names = acc->core_names();

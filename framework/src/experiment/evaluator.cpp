@@ -1,12 +1,16 @@
 #include "monet/experiment/evaluator.hpp"
 
+#include <cstdlib>
+#include <algorithm>
 #include <map>
 
 namespace monet {
 
 Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator,
-                     std::vector<std::shared_ptr<const CostModel>> core_models, CNGraph cns, DesignSpace space)
-    : graph_(std::move(graph)),
+                     std::vector<std::shared_ptr<const CostModel>> core_models, CNGraph cns, DesignSpace space,
+                     ScheduleOptions options)
+    : options_(options),
+      graph_(std::move(graph)),
       accelerator_(std::move(accelerator)),
       core_models_(std::move(core_models)),
       cns_(std::move(cns)),
@@ -18,22 +22,43 @@ Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator,
     auto it = types.emplace(key, static_cast<int>(types.size())).first;
     core_type_.push_back(it->second);
   }
+  std::map<const Core*, std::array<std::shared_ptr<const Core>, 8>> built;
+  for (const CoreInstance& ci : accelerator_->cores) {
+    auto it = built.find(ci.core.get());
+    if (it == built.end()) {
+      std::array<std::shared_ptr<const Core>, 8> v;
+      v[0] = ci.core;
+      for (int mask = 1; mask < 8; ++mask) {
+        StreamedOperands s;
+        for (int k = 0; k < 3; ++k) s.slot[k] = (mask >> k) & 1;
+        v[static_cast<std::size_t>(mask)] = std::make_shared<const Core>(with_offchip(*ci.core, accelerator_->offchip, s));
+      }
+      it = built.emplace(ci.core.get(), v).first;
+    }
+    variants_.push_back(it->second);
+  }
 }
 
-Cost Evaluator::cost(const ComputationNode& cn, int core) const {
+Cost Evaluator::cost(const ComputationNode& cn, int core, const StreamedOperands& streamed) const {
   const Operator& op = graph_->op(cn.op);
   const auto c = static_cast<std::size_t>(core);
-  return cache_.get(tile_signature(*graph_, op, cn.ranges, core_type_[c]), [&] {
-    const CostQuery q{*graph_, op, cn.ranges, *accelerator_->cores[c].core};
+  const int mask = streamed.mask();
+  const int sharers = mask != 0 ? std::max(1, cn.groups) : 1;  // siblings streaming through the same port
+  TileSignature key = tile_signature(*graph_, op, cn.ranges, core_type_[c] * 8 + mask);
+  key.push_back(sharers);
+  return cache_.get(key, [&] {
+    CostQuery q{*graph_, op, cn.ranges, *variants_[c][static_cast<std::size_t>(mask)]};
+    q.offchip_sharers = sharers;
     return core_models_[c]->evaluate(q);
   });
 }
 
 ScheduleResult Evaluator::evaluate(const DesignPoint& point) const {
-  const CostFunction fn = [this](const ComputationNode& cn, int core) { return cost(cn, core); };
+  const CostFunction fn = [this](const ComputationNode& cn, int core, const StreamedOperands& s) { return cost(cn, core, s); };
   std::vector<int> fixed = point.allocation;
   fixed.resize(graph_->operators().size(), -1);
-  const ScheduleInputs in{*graph_, cns_, *accelerator_, space_.allowed_cores, fixed, fn};
+  ScheduleInputs in{*graph_, cns_, *accelerator_, space_.allowed_cores, fixed, fn};
+  in.options = options_;
   return schedule(in);
 }
 

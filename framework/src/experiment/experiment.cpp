@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string> kSections{"experiment", "workload", "training", "precision", "architecture",
-                                         "cost_model", "allocation", "fusion", "search", "output", "provenance"};
+                                         "cost_model", "allocation", "fusion", "schedule", "search", "output", "provenance"};
 
 /// Keys the kernel owns in a plugin section; plugins may not declare parameters with these names.
 bool is_kernel_key(const std::string& k) { return k == "plugin" || k == "file"; }
@@ -75,6 +75,12 @@ void read_allocation(TableReader& root, Experiment& e) {
       e.allocation.by_kind.push_back(AllocationRule{k, core_list(*kinds, k, acc), kinds->where(k)});
     }
     kinds->finish();
+  }
+  if (auto types = t->table("type")) {
+    for (const std::string& k : types->keys()) {
+      e.allocation.by_type.push_back(AllocationRule{k, core_list(*types, k, acc), types->where(k)});
+    }
+    types->finish();
   }
   if (auto ops = t->table("operator")) {
     for (const std::string& k : ops->keys()) {
@@ -277,6 +283,11 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   }
   read_cost_models(root, e, registry);
   read_allocation(root, e);
+  if (auto t = root.table("schedule")) {
+    const std::string bw = t->choice("offchip_bandwidth", {"average", "peak"}).value_or("average");
+    e.schedule.peak_offchip_bandwidth = bw == "peak";
+    t->finish();
+  }
   e.fusion = choose_optional(root, "fusion", PluginKind::fusion, "layer_by_layer", registry);
   e.search = choose_optional(root, "search", PluginKind::search, "fixed", registry);
 

@@ -38,6 +38,11 @@ std::vector<std::vector<int>> allowed_cores(const Experiment& e, const Graph& g)
       if (r.key == op.name) rule = &r;
     }
     if (!rule) {
+      for (const AllocationRule& r : e.allocation.by_type) {
+        if (r.key == op.type) rule = &r;
+      }
+    }
+    if (!rule) {
       for (const AllocationRule& r : e.allocation.by_kind) {
         if (r.key == to_string(op.kind)) rule = &r;
       }
@@ -156,7 +161,8 @@ PreparedExperiment prepare(Experiment e, const Registry& registry) {
   CNGraph cns = connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator));
   spdlog::info("{} operators, {} computation nodes, {} edges", p.graph->operators().size(), cns.nodes.size(),
                cns.edges.size());
-  p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), std::move(cns), std::move(space));
+  p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), std::move(cns), std::move(space),
+                                            e.schedule);
   p.search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
   p.experiment = std::move(e);
   return p;

@@ -53,9 +53,13 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   j["energy_breakdown"] = json{{"mac_energy_pj", s.energy.mac_pj},
                                {"onchip_memory_energy_pj", s.energy.onchip_memory_pj},
                                {"offchip_energy_pj", s.energy.offchip_pj},
-                               {"link_energy_pj", s.energy.link_pj}};
+                               {"link_energy_pj", s.energy.link_pj},
+                               {"spill_energy_pj", s.energy.spill_pj}};
   j["offchip_read_bytes"] = s.offchip_read_bits / 8;
   j["offchip_write_bytes"] = s.offchip_write_bits / 8;
+  j["spilled_bytes"] = s.spilled_bits / 8;
+  j["peak_offchip_bytes"] = (s.peak_offchip_bits + 7) / 8;
+  j["over_capacity"] = s.over_capacity;
 
   std::int64_t param_bytes = 0;
   for (const Tensor& t : g.tensors()) {
@@ -79,6 +83,15 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                          {"pe_count", c.core->array.pe_count()},
                          {"capacity_bytes", c.core->resident_capacity_bits() / 8},
                          {"peak_memory_bytes", (s.peak_memory_bits[id] + 7) / 8}});
+    if (id < r.best.peak_composition.size()) {
+      const PeakComposition& pc = r.best.peak_composition[id];
+      cores.back()["peak_composition"] = json{{"time_cycle", pc.time},
+                                              {"activations_bytes", (pc.activations + 7) / 8},
+                                              {"weights_bytes", (pc.weights + 7) / 8},
+                                              {"gradients_bytes", (pc.gradients + 7) / 8},
+                                              {"optimizer_states_bytes", (pc.optimizer_states + 7) / 8},
+                                              {"other_bytes", (pc.other + 7) / 8}};
+    }
   }
   j["architecture"] = json{{"name", acc.name}, {"file", e.architecture_file.string()}};
   if (acc.frequency_hz > 0) j["architecture"]["frequency_hz"] = acc.frequency_hz;
@@ -102,6 +115,17 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                          {"macs", macs},
                          {"bound", n.cost.bound}});
     if (!n.cost.mapping.empty()) nodes.back()["mapping"] = n.cost.mapping;
+    if (cns.nodes.size() > 1) {
+      nodes.back()["stack"] = cn.stack;
+      if (cn.groups > 1) nodes.back()["group"] = cn.group;
+    }
+    if (n.streamed.any()) {
+      std::vector<std::string> streamed;
+      for (int k = 0; k < 3; ++k) {
+        if (n.streamed.slot[k]) streamed.push_back(to_string(static_cast<OperandSlot>(k)));
+      }
+      nodes.back()["streamed_operands"] = streamed;
+    }
   }
   j["computation_nodes"] = nodes;
 
@@ -115,6 +139,8 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                              {"start_cycle", t.start},
                              {"end_cycle", t.end},
                              {"bits", t.bits},
+                             {"bandwidth_bits_per_cycle", t.bandwidth},
+                             {"cause", to_string(t.cause)},
                              {"energy_pj", t.energy_pj}});
   }
   j["transfers"] = transfers;
@@ -230,6 +256,10 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
     out << "\n[allocation.kind]\n";
     for (const AllocationRule& r : e.allocation.by_kind) out << r.key << " = " << string_list(r.cores) << "\n";
   }
+  if (!e.allocation.by_type.empty()) {
+    out << "\n[allocation.type]\n";
+    for (const AllocationRule& r : e.allocation.by_type) out << toml_string(r.key) << " = " << string_list(r.cores) << "\n";
+  }
   if (!e.allocation.by_operator.empty()) {
     out << "\n[allocation.operator]\n";
     for (const AllocationRule& r : e.allocation.by_operator) {
@@ -239,6 +269,8 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
 
   out << "\n[fusion]\nplugin = " << toml_string(e.fusion.name()) << "\n";
   write_params(out, e.fusion, dir);
+  out << "\n[schedule]\noffchip_bandwidth = " << (e.schedule.peak_offchip_bandwidth ? "\"peak\"" : "\"average\"") << "\n";
+
   out << "\n[search]\nplugin = " << toml_string(e.search.name()) << "\n";
   write_params(out, e.search, dir);
   out << "\n[output]\ndir = " << toml_string(e.output_dir.string()) << "\noverwrite = " << (e.overwrite ? "true" : "false")
@@ -314,17 +346,21 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
   out << "\n";
   out << "energy        " << si(s.energy_pj() * 1e-12, "J") << " (" << s.energy_pj() << " pJ): MAC "
       << si(s.energy.mac_pj * 1e-12, "J") << ", on-chip memory " << si(s.energy.onchip_memory_pj * 1e-12, "J")
-      << ", off-chip " << si(s.energy.offchip_pj * 1e-12, "J") << ", links " << si(s.energy.link_pj * 1e-12, "J")
-      << "\n";
+      << ", off-chip " << si(s.energy.offchip_pj * 1e-12, "J") << ", links " << si(s.energy.link_pj * 1e-12, "J");
+  if (s.energy.spill_pj > 0) out << ", spills " << si(s.energy.spill_pj * 1e-12, "J");
+  out << "\n";
   out << "peak memory   ";
   for (std::size_t c = 0; c < acc.cores.size(); ++c) {
     if (c) out << ", ";
     out << acc.cores[c].name << " " << si(static_cast<double>((s.peak_memory_bits[c] + 7) / 8), "B");
   }
+  out << ", " << acc.offchip.name << " " << si(static_cast<double>((s.peak_offchip_bits + 7) / 8), "B");
+  if (s.spilled_bits > 0) out << " (" << si(static_cast<double>(s.spilled_bits / 8), "B") << " spilled)";
+  if (s.over_capacity) out << " -- a core exceeded its capacity";
   out << "\n";
   out << "search        " << e.search.name() << ": " << r.evaluation_count << " evaluation(s) in "
       << seconds(r.wall_seconds) << "\n";
-  out << "results       " << (output_dir / "results.json").string() << "\n";
+  out << "results       " << (output_dir / "results.json").string() << " (+ schedule.csv, trace.json, memory.svg, schedule.svg)\n";
   return out.str();
 }
 

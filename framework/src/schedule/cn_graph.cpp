@@ -77,9 +77,24 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
   g.out_edges.assign(n, {});
   g.source_reads.assign(n, {});
   g.sink_bits.assign(n, 0);
+  g.output_bits.assign(n, 0);
+  g.output_role.assign(n, TensorRole::activation);
 
   std::vector<std::vector<int>> tiles_of(graph.operators().size());
   for (const ComputationNode& cn : g.nodes) tiles_of[static_cast<std::size_t>(cn.op)].push_back(cn.id);
+
+  for (const ComputationNode& cn : g.nodes) {
+    const Operator& op = graph.op(cn.op);
+    bool first = true;
+    for (std::size_t k = 0; k < op.operands.size(); ++k) {
+      const Operand& o = op.operands[k];
+      if (!o.is_output()) continue;
+      const Tensor& t = graph.tensor(o.tensor);
+      g.output_bits[static_cast<std::size_t>(cn.id)] += region_elements(op.operand_region(k, cn.ranges, t)) * bits_of(t.dtype);
+      if (first) g.output_role[static_cast<std::size_t>(cn.id)] = t.role;
+      first = false;
+    }
+  }
 
   // Regions each tile writes, per produced tensor: (tile, region) pairs.
   std::vector<std::vector<std::pair<int, std::vector<Range>>>> written(graph.tensors().size());
@@ -96,6 +111,17 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
     }
   }
 
+  std::map<std::pair<TensorId, std::vector<std::int64_t>>, int> items;  // (tensor, region bounds) -> item
+  auto source_item = [&](TensorId t, const std::vector<Range>& region, std::int64_t bits) {
+    std::vector<std::int64_t> key;
+    for (const Range& r : region) {
+      key.push_back(r.begin);
+      key.push_back(r.end);
+    }
+    auto [it, fresh] = items.emplace(std::make_pair(t, key), static_cast<int>(g.source_items.size()));
+    if (fresh) g.source_items.push_back(SourceItem{t, bits, 0});
+    return it->second;
+  };
   std::map<std::tuple<int, int, TensorId>, std::int64_t> edge_bits;  // (src, dst, tensor) -> bits
   for (const ComputationNode& cn : g.nodes) {
     const Operator& op = graph.op(cn.op);
@@ -108,11 +134,14 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
         auto& reads = g.source_reads[static_cast<std::size_t>(cn.id)];
         const std::int64_t bits = region_elements(region) * bits_of(t.dtype);
         auto same = std::find_if(reads.begin(), reads.end(), [&](const SourceRead& r) { return r.tensor == t.id; });
-        if (same == reads.end()) {
-          reads.push_back(SourceRead{t.id, o.slot, bits});
-        } else {
-          same->bits = std::max(same->bits, bits);
+        if (same != reads.end()) {
+          if (bits > same->bits) {  // the same tensor read twice: keep the larger region
+            same->bits = bits;
+            same->item = source_item(t.id, region, bits);
+          }
+          continue;
         }
+        reads.push_back(SourceRead{t.id, o.slot, bits, source_item(t.id, region, bits)});
         continue;
       }
       for (const auto& [src, wregion] : written[static_cast<std::size_t>(o.tensor)]) {
@@ -120,8 +149,6 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
         for (std::size_t a = 0; a < region.size(); ++a) common[a] = region[a].intersect(wregion[a]);
         const std::int64_t elems = region_elements(common);
         if (elems == 0) continue;
-        ensure(src < cn.id, "the fusion strategy orders " + cn_name(graph, cn) + " before " +
-                                cn_name(graph, g.nodes[static_cast<std::size_t>(src)]) + ", which it depends on");
         auto& bits = edge_bits[{src, cn.id, t.id}];
         bits = std::max(bits, elems * bits_of(t.dtype));
       }
@@ -134,6 +161,27 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
     g.out_edges[static_cast<std::size_t>(src)].push_back(e);
     g.in_edges[static_cast<std::size_t>(dst)].push_back(e);
   }
+  for (const auto& reads : g.source_reads) {
+    for (const SourceRead& r : reads) ++g.source_items[static_cast<std::size_t>(r.item)].readers;
+  }
+  // Every CN must be reachable in dependency order (Kahn's algorithm): a cycle would be a fusion strategy bug.
+  std::vector<int> waiting(n, 0);
+  std::vector<int> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    waiting[i] = static_cast<int>(g.in_edges[i].size());
+    if (waiting[i] == 0) ready.push_back(static_cast<int>(i));
+  }
+  std::size_t seen = 0;
+  while (!ready.empty()) {
+    const int v = ready.back();
+    ready.pop_back();
+    ++seen;
+    for (int e : g.out_edges[static_cast<std::size_t>(v)]) {
+      const auto d = static_cast<std::size_t>(g.edges[static_cast<std::size_t>(e)].dst);
+      if (--waiting[d] == 0) ready.push_back(static_cast<int>(d));
+    }
+  }
+  ensure(seen == n, "the computation nodes depend on each other in a cycle");
   return g;
 }
 

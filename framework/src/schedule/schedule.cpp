@@ -5,111 +5,188 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <queue>
 
 namespace monet {
 
+std::string to_string(TransferCause c) {
+  switch (c) {
+    case TransferCause::input: return "input";
+    case TransferCause::fetch: return "fetch";
+    case TransferCause::writeback: return "writeback";
+    case TransferCause::spill: return "spill";
+    case TransferCause::refetch: return "refetch";
+    case TransferCause::stream: return "stream";
+  }
+  return "?";
+}
+
 namespace {
 
-struct Interval {
-  std::int64_t start = 0;
-  std::int64_t end = 0;
-};
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max() / 4;
 
-/// Busy periods of a shared resource (a link, the off-chip port). Transfers go into the earliest gap that
-/// is long enough, so a transfer planned later in CN order can still use an idle period earlier in time.
-class Timeline {
+/// Bandwidth in use on a shared resource (a link, the off-chip ports) over time, piecewise constant. A new
+/// activity takes the earliest window of its length where its bandwidth fits next to what is already there.
+class BandwidthTimeline {
  public:
-  /// Earliest start >= t of a free period of length d, also avoiding the tentative intervals `extra`.
-  [[nodiscard]] std::int64_t fit(std::int64_t t, std::int64_t d, const std::vector<Interval>& extra) const {
+  explicit BandwidthTimeline(double capacity = 0) : capacity_(capacity) { level_[0] = 0; }
+
+  [[nodiscard]] double capacity() const { return capacity_; }
+
+  /// Earliest start >= t of [start, start + d) where `bw` more fits everywhere.
+  [[nodiscard]] std::int64_t fit(std::int64_t t, std::int64_t d, double bw) const {
+    if (d <= 0) return t;
+    const double limit = capacity_ + 1e-9;
     while (true) {
-      const std::int64_t a = fit_busy(t, d);
-      std::int64_t b = a;
-      for (const Interval& i : extra) {
-        if (i.start < b + d && b < i.end) b = i.end;
+      auto it = std::prev(level_.upper_bound(t));
+      bool ok = true;
+      for (; it != level_.end() && it->first < t + d; ++it) {
+        if (it->second + bw > limit) {
+          auto next = std::next(it);
+          t = next == level_.end() ? kNever : next->first;
+          ok = false;
+          break;
+        }
       }
-      if (b == a) return a;
-      t = b;
+      if (ok) return t;
+      if (t >= kNever) return t;
     }
   }
-  void reserve(std::int64_t start, std::int64_t end) {
-    if (end <= start) return;
-    busy_[start] = end;
+
+  void add(std::int64_t s, std::int64_t e, double bw) {
+    if (e <= s || bw == 0) return;
+    split(s);
+    split(e);
+    for (auto it = level_.find(s); it != level_.end() && it->first < e; ++it) it->second += bw;
   }
 
  private:
-  [[nodiscard]] std::int64_t fit_busy(std::int64_t t, std::int64_t d) const {
-    auto it = busy_.upper_bound(t);
-    if (it != busy_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->second > t) t = prev->second;
-    }
-    for (; it != busy_.end() && it->first < t + d; ++it) t = std::max(t, it->second);
-    return t;
+  void split(std::int64_t t) {
+    auto it = std::prev(level_.upper_bound(t));
+    if (it->first != t) level_.emplace_hint(std::next(it), t, it->second);
   }
-  std::map<std::int64_t, std::int64_t> busy_;  // start -> end, non-overlapping
+  double capacity_;
+  std::map<std::int64_t, double> level_;  // time -> bandwidth in use from then on
 };
 
-/// Reservations of one plan that are not committed yet.
-struct Tentative {
-  std::map<std::size_t, std::vector<Interval>> links;
-  std::vector<Interval> port;
-};
-
-/// An interval of residency of data in a core's memories.
-struct Residency {
+/// A copy of a data item held in a core's memory (or off chip).
+struct Copy {
+  int item = 0;
   int core = 0;
-  std::int64_t start = 0;
-  std::int64_t end = 0;
   std::int64_t bits = 0;
+  std::int64_t alloc = 0;   // space taken from
+  std::int64_t avail = 0;   // data present from
+  std::int64_t last_use = 0;
+  std::int64_t free = kNever;
+  bool released = false;
+};
+
+/// Data a CN reads: the output tile of another CN or a region of a source tensor.
+struct Item {
+  std::int64_t bits = 0;
+  int readers_left = 0;
+  TensorId tensor = kNone;
+  TensorRole role = TensorRole::activation;
+  bool source = false;          // lives in off-chip memory from the start, forever
+  std::int64_t dram_avail = -1;  // time a copy in off-chip memory is complete (-1: none)
+  int dram_copy = -1;            // index into dram copies (non-source items)
+  std::vector<int> copies;       // core copies (indices into copies_)
+  bool spilled = false;          // its off-chip copy was made to free a core
 };
 
 class Scheduler {
  public:
-  explicit Scheduler(const ScheduleInputs& in)
-      : in_(in), g_(in.graph), cns_(in.cns), acc_(in.accelerator) {
-    links_.resize(acc_.links.size());
-    core_free_.assign(acc_.cores.size(), 0);
-    location_.assign(cns_.nodes.size(), Accelerator::kOffChip);
-    release_.assign(cns_.nodes.size(), 0);
-    result_.nodes.resize(cns_.nodes.size());
+  explicit Scheduler(const ScheduleInputs& in) : in_(in), g_(in.graph), cns_(in.cns), acc_(in.accelerator) {
+    for (const Link& l : acc_.links) links_.emplace_back(l.bandwidth_bits_per_cycle);
+    port_ = BandwidthTimeline(acc_.offchip.total_bandwidth());
+    const std::size_t n = cns_.nodes.size();
+    const std::size_t cores = acc_.cores.size();
+    core_free_.assign(cores, 0);
+    frontier_.assign(cores, 0);
+    live_.assign(cores, {});
+    capacity_.assign(cores, 0);
+    for (std::size_t c = 0; c < cores; ++c) capacity_[c] = acc_.cores[c].core->resident_capacity_bits();
+    result_.nodes.resize(n);
+    // Items: one per CN output, then one per source item.
+    items_.resize(n + cns_.source_items.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      Item& it = items_[i];
+      it.bits = cns_.output_bits[i];
+      it.role = cns_.output_role[i];
+      std::vector<int> readers;
+      for (int e : cns_.out_edges[i]) readers.push_back(cns_.edges[static_cast<std::size_t>(e)].dst);
+      std::sort(readers.begin(), readers.end());
+      it.readers_left = static_cast<int>(std::unique(readers.begin(), readers.end()) - readers.begin());
+    }
+    for (std::size_t s = 0; s < cns_.source_items.size(); ++s) {
+      Item& it = items_[n + s];
+      const SourceItem& src = cns_.source_items[s];
+      it.bits = src.bits;
+      it.tensor = src.tensor;
+      it.role = g_.tensor(src.tensor).role;
+      it.readers_left = src.readers;
+      it.source = true;
+      it.dram_avail = 0;
+    }
   }
 
   ScheduleResult run() {
-    for (const ComputationNode& cn : cns_.nodes) place(cn);
+    const std::size_t n = cns_.nodes.size();
+    std::vector<int> waiting(n, 0);
+    std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+    for (std::size_t i = 0; i < n; ++i) {
+      waiting[i] = static_cast<int>(cns_.in_edges[i].size());
+      if (waiting[i] == 0) ready.push(static_cast<int>(i));
+    }
+    std::vector<bool> done(n, false);
+    while (!ready.empty()) {
+      const int v = ready.top();
+      ready.pop();
+      if (done[static_cast<std::size_t>(v)]) continue;
+      done[static_cast<std::size_t>(v)] = true;
+      place(cns_.nodes[static_cast<std::size_t>(v)]);
+      for (int e : cns_.out_edges[static_cast<std::size_t>(v)]) {
+        const auto d = static_cast<std::size_t>(cns_.edges[static_cast<std::size_t>(e)].dst);
+        if (--waiting[d] == 0) ready.push(static_cast<int>(d));
+      }
+    }
     finish();
     return std::move(result_);
   }
 
  private:
-  struct Plan {
-    int core = 0;
-    std::int64_t start = 0;
-    std::int64_t end = 0;
-    std::int64_t finish = 0;  // including the write-back of graph outputs
-    Cost cost;
-    std::vector<Transfer> transfers;
-  };
+  // --------------------------------------------------------------------------------------- helpers
+  [[nodiscard]] const Core& core(int id) const { return *acc_.cores[static_cast<std::size_t>(id)].core; }
 
-  /// Moves `bits` from one endpoint to another, starting no earlier than `earliest`, in the first period where
-  /// the link (and the off-chip port, if involved) is free; the reservation is tentative until commit.
-  std::int64_t move(int from, int to, std::int64_t bits, OperandSlot slot, std::int64_t earliest, int cn,
-                    TensorId tensor, Tentative& tent, std::vector<Transfer>& out) const {
+  [[nodiscard]] double write_energy_per_bit(int endpoint, OperandSlot slot) const {
+    if (endpoint == Accelerator::kOffChip) return acc_.offchip.write_energy_pj_per_bit;
+    return core(endpoint).top_level(slot).write_energy_per_bit();
+  }
+  [[nodiscard]] double read_energy_per_bit(int endpoint, OperandSlot slot) const {
+    if (endpoint == Accelerator::kOffChip) return acc_.offchip.read_energy_pj_per_bit;
+    return core(endpoint).top_level(slot).read_energy_per_bit();
+  }
+
+  /// Moves `bits` between two endpoints no earlier than `earliest` over the widest link (or via off-chip memory
+  /// when there is none); `share` divides the link bandwidth (parallel siblings). Reserves the resources and
+  /// records the transfer. Returns its end.
+  std::int64_t move(int from, int to, std::int64_t bits, OperandSlot slot, std::int64_t earliest, int cn, TensorId tensor,
+                    TransferCause cause, int share) {
     if (bits <= 0 || from == to) return earliest;
     const Link* link = acc_.link_between(from, to);
-    if (!link) {  // two hops through off-chip memory
-      const std::int64_t t = move(from, Accelerator::kOffChip, bits, OperandSlot::O, earliest, cn, tensor, tent, out);
-      return move(Accelerator::kOffChip, to, bits, slot, t, cn, tensor, tent, out);
+    if (!link) {
+      const std::int64_t t = move(from, Accelerator::kOffChip, bits, OperandSlot::O, earliest, cn, tensor, cause, share);
+      return move(Accelerator::kOffChip, to, bits, slot, t, cn, tensor, cause, share);
     }
     const auto li = static_cast<std::size_t>(link - acc_.links.data());
     const bool offchip = from == Accelerator::kOffChip || to == Accelerator::kOffChip;
-    double bw = link->bandwidth_bits_per_cycle;
+    double bw = link->bandwidth_bits_per_cycle / std::max(1, share);
     if (offchip) bw = std::min(bw, acc_.offchip.bandwidth_bits_per_cycle);
     const auto duration = static_cast<std::int64_t>(std::ceil(static_cast<double>(bits) / bw));
-    std::vector<Interval>& link_tent = tent.links[li];
     std::int64_t start = earliest;
-    while (true) {  // a period free on both the link and the port
-      const std::int64_t on_link = links_[li].fit(start, duration, link_tent);
-      const std::int64_t on_port = offchip ? port_.fit(on_link, duration, tent.port) : on_link;
+    while (true) {
+      const std::int64_t on_link = links_[li].fit(start, duration, bw);
+      const std::int64_t on_port = offchip ? port_.fit(on_link, duration, bw) : on_link;
       if (on_port == on_link) {
         start = on_link;
         break;
@@ -117,8 +194,8 @@ class Scheduler {
       start = on_port;
     }
     const std::int64_t end = start + duration;
-    link_tent.push_back(Interval{start, end});
-    if (offchip) tent.port.push_back(Interval{start, end});
+    links_[li].add(start, end, bw);
+    if (offchip) port_.add(start, end, bw);
 
     Transfer t;
     t.tensor = tensor;
@@ -129,201 +206,520 @@ class Scheduler {
     t.start = start;
     t.end = end;
     t.bits = bits;
+    t.bandwidth = bw;
+    t.cause = cause;
     const auto b = static_cast<double>(bits);
-    t.energy_pj = b * link->energy_pj_per_bit;
-    if (from == Accelerator::kOffChip) {
-      t.energy_pj += b * acc_.offchip.read_energy_pj_per_bit;
+    const double link_e = b * link->energy_pj_per_bit;
+    const double read_e = b * read_energy_per_bit(from, OperandSlot::O);
+    const double write_e = b * write_energy_per_bit(to, slot);
+    t.energy_pj = link_e + read_e + write_e;
+    EnergyBreakdown& e = result_.summary.energy;
+    if (cause == TransferCause::spill || cause == TransferCause::refetch) {
+      e.spill_pj += t.energy_pj;
     } else {
-      t.energy_pj += b * core(from).top_level(OperandSlot::O).read_energy_per_bit();
+      e.link_pj += link_e;
+      (from == Accelerator::kOffChip ? e.offchip_pj : e.onchip_memory_pj) += read_e;
+      (to == Accelerator::kOffChip ? e.offchip_pj : e.onchip_memory_pj) += write_e;
     }
-    if (to == Accelerator::kOffChip) {
-      t.energy_pj += b * acc_.offchip.write_energy_pj_per_bit;
-    } else {
-      t.energy_pj += b * core(to).top_level(slot).write_energy_per_bit();
-    }
-    out.push_back(t);
+    if (from == Accelerator::kOffChip) result_.summary.offchip_read_bits += bits;
+    if (to == Accelerator::kOffChip) result_.summary.offchip_write_bits += bits;
+    if (cause == TransferCause::spill) result_.summary.spilled_bits += bits;
+    result_.transfers.push_back(t);
     return end;
   }
 
-  const Core& core(int id) const { return *acc_.cores[static_cast<std::size_t>(id)].core; }
+  /// Bits held on a core from time t on (copies not yet freed at t).
+  [[nodiscard]] std::int64_t held_after(int c, std::int64_t t) const {
+    std::int64_t bits = 0;
+    for (int k : live_[static_cast<std::size_t>(c)]) {
+      const Copy& cp = copies_[static_cast<std::size_t>(k)];
+      if (cp.free > t) bits += cp.bits;
+    }
+    return bits;
+  }
 
-  Plan plan(const ComputationNode& cn, int c) const {
-    Plan p;
-    Tentative r;
-    p.core = c;
+  void purge(int c) {
+    auto& live = live_[static_cast<std::size_t>(c)];
+    const std::int64_t f = frontier_[static_cast<std::size_t>(c)];
+    live.erase(std::remove_if(live.begin(), live.end(), [&](int k) { return copies_[static_cast<std::size_t>(k)].free <= f; }),
+               live.end());
+  }
+
+  /// Makes room for `bits` on core c at time t by spilling resident data that the current CN does not need.
+  /// Returns when the room is there (write-backs of spilled data may take time).
+  std::int64_t make_room(int c, std::int64_t bits, std::int64_t t, const std::vector<int>& pinned, int share) {
+    const std::int64_t cap = capacity_[static_cast<std::size_t>(c)];
+    if (held_after(c, t) + bits <= cap) return t;
+    std::vector<int> victims;
+    for (int k : live_[static_cast<std::size_t>(c)]) {
+      const Copy& cp = copies_[static_cast<std::size_t>(k)];
+      if (cp.free != kNever || std::find(pinned.begin(), pinned.end(), cp.item) != pinned.end()) continue;
+      victims.push_back(k);
+    }
+    std::stable_sort(victims.begin(), victims.end(), [&](int a, int b) {
+      const Copy& x = copies_[static_cast<std::size_t>(a)];
+      const Copy& y = copies_[static_cast<std::size_t>(b)];
+      const double kx = static_cast<double>(items_[static_cast<std::size_t>(x.item)].readers_left) * static_cast<double>(x.bits);
+      const double ky = static_cast<double>(items_[static_cast<std::size_t>(y.item)].readers_left) * static_cast<double>(y.bits);
+      return kx < ky;
+    });
+    std::int64_t ready = t;
+    for (int k : victims) {
+      if (held_after(c, t) + bits <= cap) break;
+      Copy& cp = copies_[static_cast<std::size_t>(k)];
+      Item& item = items_[static_cast<std::size_t>(cp.item)];
+      std::int64_t freed = std::max({t, cp.avail, cp.last_use});
+      if (item.dram_avail < 0) {
+        // Write it back first: it has no other home.
+        const std::int64_t end = move(c, Accelerator::kOffChip, cp.bits, OperandSlot::O, std::max(cp.avail, frontier_[static_cast<std::size_t>(c)]),
+                                      -1, item.tensor, TransferCause::spill, share);
+        item.dram_avail = end;
+        item.spilled = true;
+        item.dram_copy = dram_copy(cp.item, cp.bits, end - static_cast<std::int64_t>(0), end);
+        freed = std::max(freed, end);
+      }
+      cp.free = freed;
+      cp.released = true;
+      ready = std::max(ready, freed);
+      // A spilled copy leaves the item's list of core copies.
+      auto& cs = item.copies;
+      cs.erase(std::remove(cs.begin(), cs.end(), k), cs.end());
+      t = std::max(t, freed);
+    }
+    if (held_after(c, ready) + bits > cap) overflow_ = true;  // nothing more to spill: over capacity
+    return ready;
+  }
+
+  int new_copy(int item, int c, std::int64_t bits, std::int64_t alloc, std::int64_t avail) {
+    Copy cp;
+    cp.item = item;
+    cp.core = c;
+    cp.bits = bits;
+    cp.alloc = alloc;
+    cp.avail = avail;
+    cp.last_use = avail;
+    const int k = static_cast<int>(copies_.size());
+    copies_.push_back(cp);
+    live_[static_cast<std::size_t>(c)].push_back(k);
+    items_[static_cast<std::size_t>(item)].copies.push_back(k);
+    return k;
+  }
+
+  int dram_copy(int item, std::int64_t bits, std::int64_t alloc, std::int64_t avail) {
+    Copy cp;
+    cp.item = item;
+    cp.core = Accelerator::kOffChip;
+    cp.bits = bits;
+    cp.alloc = alloc;
+    cp.avail = avail;
+    cp.last_use = avail;
+    dram_copies_.push_back(cp);
+    return static_cast<int>(dram_copies_.size()) - 1;
+  }
+
+  [[nodiscard]] int copy_on(int item, int c) const {
+    for (int k : items_[static_cast<std::size_t>(item)].copies) {
+      if (copies_[static_cast<std::size_t>(k)].core == c) return k;
+    }
+    return -1;
+  }
+
+  /// A reader of an item has run: when it was the last, every copy is freed once its last use is over.
+  void consumed(int item_id) {
+    Item& item = items_[static_cast<std::size_t>(item_id)];
+    if (--item.readers_left > 0) return;
+    for (int k : item.copies) {
+      Copy& cp = copies_[static_cast<std::size_t>(k)];
+      cp.free = std::max(cp.avail, cp.last_use);
+      cp.released = true;
+    }
+    if (!item.source && item.dram_copy >= 0 && !sink_[static_cast<std::size_t>(item_id)]) {
+      Copy& d = dram_copies_[static_cast<std::size_t>(item.dram_copy)];
+      d.free = std::max(d.avail, d.last_use);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ placement
+  int choose_core(const ComputationNode& cn) {
+    const Operator& op = g_.op(cn.op);
+    const int fixed = in_.fixed_core[static_cast<std::size_t>(op.id)];
+    if (fixed >= 0) return fixed;
+    const auto& allowed = in_.allowed_cores[static_cast<std::size_t>(op.id)];
+    ensure(!allowed.empty(), "operator '" + op.name + "' has no core to run on");
+    if (cn.groups > 1 && static_cast<int>(allowed.size()) == cn.groups) return allowed[static_cast<std::size_t>(cn.group)];
+    if (allowed.size() == 1) return allowed.front();
+    // Where it would finish first: the core's free time, its inputs' arrival (bits over the widest link) and
+    // its own runtime there.
+    int best = allowed.front();
+    std::int64_t best_end = kNever;
+    for (int c : allowed) {
+      std::int64_t ready = core_free_[static_cast<std::size_t>(c)];
+      for (int e : cns_.in_edges[static_cast<std::size_t>(cn.id)]) {
+        const CNEdge& edge = cns_.edges[static_cast<std::size_t>(e)];
+        const ScheduledNode& src = result_.nodes[static_cast<std::size_t>(edge.src)];
+        std::int64_t arrive = src.end;
+        if (src.core != c) {
+          const Link* l = acc_.link_between(src.core, c);
+          const double bw = l ? l->bandwidth_bits_per_cycle : acc_.offchip.bandwidth_bits_per_cycle / 2;
+          arrive += static_cast<std::int64_t>(std::ceil(static_cast<double>(edge.bits) / bw));
+        }
+        ready = std::max(ready, arrive);
+      }
+      const std::int64_t end = ready + in_.cost(cn, c, StreamedOperands{}).cycles;
+      if (end < best_end) {
+        best_end = end;
+        best = c;
+      }
+    }
+    return best;
+  }
+
+  void place_view(const ComputationNode& cn) {
     const auto i = static_cast<std::size_t>(cn.id);
-    std::int64_t ready = core_free_[static_cast<std::size_t>(c)];
+    std::int64_t t = 0;
+    int where = Accelerator::kOffChip;
+    Item& out = items_[i];
+    for (int e : cns_.in_edges[i]) {
+      const auto src = static_cast<std::size_t>(cns_.edges[static_cast<std::size_t>(e)].src);
+      const Item& in = items_[src];
+      t = std::max(t, result_.nodes[src].end);
+      // The view aliases its input: it is wherever the input is, and takes no memory of its own.
+      for (int k : in.copies) {
+        const Copy& cp = copies_[static_cast<std::size_t>(k)];
+        if (copy_on(static_cast<int>(i), cp.core) < 0) new_copy(static_cast<int>(i), cp.core, 0, cp.alloc, cp.avail);
+        where = cp.core;
+      }
+      if (in.dram_avail >= 0 && (out.dram_avail < 0 || in.dram_avail < out.dram_avail)) out.dram_avail = in.dram_avail;
+    }
+    for (const SourceRead& r : cns_.source_reads[i]) {
+      (void)r;
+      out.dram_avail = 0;  // a view of a source tensor
+    }
+    for (int e : cns_.in_edges[i]) consumed(cns_.edges[static_cast<std::size_t>(e)].src);
+    for (const SourceRead& r : cns_.source_reads[i]) consumed(static_cast<int>(cns_.nodes.size()) + r.item);
+    result_.nodes[i] = ScheduledNode{cn.id, where, t, t, Cost{}, StreamedOperands{}};
+  }
+
+  void place(const ComputationNode& cn) {
+    const Operator& op = g_.op(cn.op);
+    if (op.is_view()) return place_view(cn);
+    const auto i = static_cast<std::size_t>(cn.id);
+    const int c = choose_core(cn);
+    const auto cu = static_cast<std::size_t>(c);
+    purge(c);
+    const int share = std::max(1, cn.groups);
+    const int n = static_cast<int>(cns_.nodes.size());
+
+    // Inputs per slot: (item, bits needed).
+    struct Need {
+      int item;
+      std::int64_t bits;
+      OperandSlot slot;
+      TensorId tensor;
+      bool source;
+    };
+    std::vector<Need> needs;
     for (int e : cns_.in_edges[i]) {
       const CNEdge& edge = cns_.edges[static_cast<std::size_t>(e)];
-      const auto src = static_cast<std::size_t>(edge.src);
-      const std::int64_t produced = result_.nodes[src].end;
-      const OperandSlot slot = slot_of(cn, edge.tensor);
-      ready = std::max(ready, move(location_[src], c, edge.bits, slot, produced, cn.id, edge.tensor, r, p.transfers));
+      OperandSlot slot = OperandSlot::I1;
+      for (const Operand& o : op.operands) {
+        if (!o.is_output() && o.tensor == edge.tensor) slot = o.slot;
+      }
+      auto same = std::find_if(needs.begin(), needs.end(), [&](const Need& x) { return x.item == edge.src; });
+      if (same != needs.end()) {
+        same->bits += edge.bits;
+      } else {
+        needs.push_back(Need{edge.src, edge.bits, slot, edge.tensor, false});
+      }
     }
-    // Source tensors (inputs, weights) are fetched when the core turns to this CN: no prefetch.
-    const std::int64_t fetch_from = core_free_[static_cast<std::size_t>(c)];
-    for (const SourceRead& s : cns_.source_reads[i]) {
-      ready = std::max(ready, move(Accelerator::kOffChip, c, s.bits, s.slot, fetch_from, cn.id, s.tensor, r, p.transfers));
+    for (const SourceRead& r : cns_.source_reads[i]) needs.push_back(Need{n + r.item, r.bits, r.slot, r.tensor, true});
+
+    // Which operands stream from off-chip memory: the fusion strategy's choice, or what cannot fit.
+    StreamedOperands streamed;
+    if (cn.streamed) {
+      for (const Operand& o : op.operands) streamed.slot[static_cast<int>(o.slot)] = true;
+    } else {
+      std::int64_t per_slot[3] = {0, 0, 0};
+      for (const Need& nd : needs) {
+        if (copy_on(nd.item, c) < 0) per_slot[static_cast<int>(nd.slot)] += nd.bits;
+      }
+      per_slot[static_cast<int>(OperandSlot::O)] += cns_.output_bits[i];
+      std::int64_t total = per_slot[0] + per_slot[1] + per_slot[2];
+      const std::int64_t cap = capacity_[cu];
+      while (total > cap) {
+        int largest = 0;
+        for (int s = 1; s < 3; ++s) {
+          if (per_slot[s] > per_slot[largest]) largest = s;
+        }
+        if (per_slot[largest] == 0) break;
+        streamed.slot[largest] = true;
+        total -= per_slot[largest];
+        per_slot[largest] = 0;
+      }
     }
-    p.cost = in_.cost(cn, c);
-    p.start = ready;
-    p.end = ready + p.cost.cycles;
-    p.finish = p.end;
+
+    std::vector<int> pinned;
+    for (const Need& nd : needs) pinned.push_back(nd.item);
+    pinned.push_back(static_cast<int>(i));
+    std::int64_t ready = core_free_[cu];
+    const std::int64_t prefetch = frontier_[cu];  // transfers may overlap the core's previous CN
+
+    for (const Need& nd : needs) {
+      Item& item = items_[static_cast<std::size_t>(nd.item)];
+      if (streamed.slot[static_cast<int>(nd.slot)]) {
+        // Read during the CN from off-chip memory: it must be there first.
+        if (item.dram_avail < 0) {
+          int from = Accelerator::kOffChip;
+          std::int64_t avail = 0;
+          for (int k : item.copies) {
+            const Copy& cp = copies_[static_cast<std::size_t>(k)];
+            if (cp.bits > 0) {
+              from = cp.core;
+              avail = cp.avail;
+              break;
+            }
+          }
+          if (from != Accelerator::kOffChip) {
+            const std::int64_t end = move(from, Accelerator::kOffChip, item.bits, OperandSlot::O, avail, cn.id, item.tensor,
+                                          TransferCause::writeback, share);
+            item.dram_avail = end;
+            item.dram_copy = dram_copy(nd.item, item.bits, avail, end);
+          } else {
+            item.dram_avail = avail;
+          }
+        }
+        ready = std::max(ready, item.dram_avail);
+        continue;
+      }
+      const int local = copy_on(nd.item, c);
+      if (local >= 0) {
+        ready = std::max(ready, copies_[static_cast<std::size_t>(local)].avail);
+        continue;
+      }
+      // Bring it here: from the core that has had it longest, else from off-chip memory.
+      int from = Accelerator::kOffChip;
+      std::int64_t avail = item.dram_avail;
+      for (int k : item.copies) {
+        const Copy& cp = copies_[static_cast<std::size_t>(k)];
+        if (cp.core == c) continue;
+        if (from == Accelerator::kOffChip || cp.avail < avail) {
+          from = cp.core;
+          avail = cp.avail;
+        }
+      }
+      ensure(avail >= 0, "data of " + g_.tensor(nd.tensor).name + " is nowhere");
+      const TransferCause cause = from == Accelerator::kOffChip
+                                      ? (nd.source ? TransferCause::fetch : (item.spilled ? TransferCause::refetch : TransferCause::input))
+                                      : TransferCause::input;
+      std::int64_t earliest = std::max(avail, prefetch);
+      earliest = make_room(c, nd.bits, earliest, pinned, share);
+      const std::int64_t end = move(from, c, nd.bits, nd.slot, earliest, cn.id, nd.tensor, cause, share);
+      if (from >= 0) {
+        Copy& src = copies_[static_cast<std::size_t>(copy_on(nd.item, from))];
+        src.last_use = std::max(src.last_use, end);
+      } else if (item.dram_copy >= 0) {
+        Copy& d = dram_copies_[static_cast<std::size_t>(item.dram_copy)];
+        d.last_use = std::max(d.last_use, end);
+      }
+      // The copy takes space from the transfer's start (approximated by `earliest`) until its readers are done.
+      new_copy(nd.item, c, nd.bits, earliest, end);
+      ready = std::max(ready, end);
+    }
+
+    const StreamedOperands mask = streamed;
+    Cost cost = in_.cost(cn, c, mask);
+    std::int64_t start = ready;
+    if (!mask.slot[static_cast<int>(OperandSlot::O)] && cns_.output_bits[i] > 0) {
+      start = make_room(c, cns_.output_bits[i], start, pinned, share);
+    }
+    // Streaming CNs hold their average off-chip bandwidth on the path to off-chip memory for their whole run.
+    const std::int64_t stream_bits = cost.offchip_read_bits + cost.offchip_write_bits;
+    const Link* off_link = mask.any() ? acc_.link_between(c, Accelerator::kOffChip) : nullptr;
+    double stream_bw = 0;
+    if (off_link && stream_bits > 0 && cost.cycles > 0) {
+      const double average = static_cast<double>(stream_bits) / static_cast<double>(cost.cycles);
+      const double wanted = in_.options.peak_offchip_bandwidth && cost.offchip_peak_bandwidth > 0
+                                ? cost.offchip_peak_bandwidth / std::max(1, cn.groups) * std::max(1, cn.groups)
+                                : average;
+      stream_bw = std::min({wanted, off_link->bandwidth_bits_per_cycle, acc_.offchip.total_bandwidth()});
+      const auto li = static_cast<std::size_t>(off_link - acc_.links.data());
+      while (true) {
+        const std::int64_t a = links_[li].fit(start, cost.cycles, stream_bw);
+        const std::int64_t b = port_.fit(a, cost.cycles, stream_bw);
+        if (a == b) {
+          start = a;
+          break;
+        }
+        start = b;
+      }
+    }
+    const std::int64_t end = start + cost.cycles;
+    if (stream_bw > 0) {
+      const auto li = static_cast<std::size_t>(off_link - acc_.links.data());
+      links_[li].add(start, end, stream_bw);
+      port_.add(start, end, stream_bw);
+      Transfer t;
+      t.tensor = kNone;
+      t.from = c;
+      t.to = Accelerator::kOffChip;
+      t.link = static_cast<int>(li);
+      t.cn = cn.id;
+      t.start = start;
+      t.end = end;
+      t.bits = stream_bits;
+      t.bandwidth = stream_bw;
+      t.cause = TransferCause::stream;
+      t.energy_pj = static_cast<double>(stream_bits) * off_link->energy_pj_per_bit;
+      result_.summary.energy.link_pj += t.energy_pj;
+      result_.transfers.push_back(t);
+    }
+    result_.summary.offchip_read_bits += cost.offchip_read_bits;
+    result_.summary.offchip_write_bits += cost.offchip_write_bits;
+    EnergyBreakdown& energy = result_.summary.energy;
+    energy.mac_pj += cost.compute_energy_pj;
+    energy.onchip_memory_pj += cost.memory_energy_pj - cost.offchip_energy_pj;
+    energy.offchip_pj += cost.offchip_energy_pj;
+
+    core_free_[cu] = end;
+    frontier_[cu] = start;
+    result_.nodes[i] = ScheduledNode{cn.id, c, start, end, cost, mask};
+
+    // Its output: on this core (from its start), or written to off-chip memory as it is produced.
+    Item& out = items_[i];
+    if (mask.slot[static_cast<int>(OperandSlot::O)]) {
+      out.dram_avail = end;
+      out.dram_copy = dram_copy(static_cast<int>(i), cns_.output_bits[i], start, end);
+    } else if (cns_.output_bits[i] > 0) {
+      new_copy(static_cast<int>(i), c, cns_.output_bits[i], start, end);
+    }
+    // Inputs read here: their local copies are in use until the end.
+    for (const Need& nd : needs) {
+      const int k = copy_on(nd.item, c);
+      if (k >= 0) copies_[static_cast<std::size_t>(k)].last_use = std::max(copies_[static_cast<std::size_t>(k)].last_use, end);
+      consumed(nd.item);
+    }
+    // Graph outputs go to off-chip memory.
     if (cns_.sink_bits[i] > 0) {
-      p.finish = move(c, Accelerator::kOffChip, cns_.sink_bits[i], OperandSlot::O, p.end, -1, output_tensor(cn), r,
-                      p.transfers);
+      sink_[i] = true;
+      if (!mask.slot[static_cast<int>(OperandSlot::O)]) {
+        const std::int64_t wb = move(c, Accelerator::kOffChip, cns_.sink_bits[i], OperandSlot::O, end, cn.id,
+                                     output_tensor(cn), TransferCause::writeback, share);
+        out.dram_avail = wb;
+        out.dram_copy = dram_copy(static_cast<int>(i), cns_.sink_bits[i], end, wb);
+        const int k = copy_on(static_cast<int>(i), c);
+        if (k >= 0) copies_[static_cast<std::size_t>(k)].last_use = std::max(copies_[static_cast<std::size_t>(k)].last_use, wb);
+      }
     }
-    return p;
+    if (out.readers_left == 0) {
+      ++out.readers_left;  // release the copies now that the write-back (if any) is recorded
+      consumed(static_cast<int>(i));
+    }
   }
 
-  OperandSlot slot_of(const ComputationNode& cn, TensorId t) const {
-    for (const Operand& o : g_.op(cn.op).operands) {
-      if (o.tensor == t && !o.is_output()) return o.slot;
-    }
-    return OperandSlot::I1;
-  }
-
-  TensorId output_tensor(const ComputationNode& cn) const {
+  [[nodiscard]] TensorId output_tensor(const ComputationNode& cn) const {
     for (const Operand& o : g_.op(cn.op).operands) {
       if (o.is_output() && g_.tensor(o.tensor).consumers.empty()) return o.tensor;
     }
     return kNone;
   }
 
-  void place(const ComputationNode& cn) {
-    const Operator& op = g_.op(cn.op);
-    const auto i = static_cast<std::size_t>(cn.id);
-    if (op.is_view()) {  // aliases its input: no time, no data movement, lives where its input lives
-      std::int64_t t = 0;
-      int where = Accelerator::kOffChip;
-      for (int e : cns_.in_edges[i]) {
-        const auto src = static_cast<std::size_t>(cns_.edges[static_cast<std::size_t>(e)].src);
-        t = std::max(t, result_.nodes[src].end);
-        where = location_[src];
+  // ------------------------------------------------------------------------------------ results
+  static MemoryTimeline timeline(std::vector<std::pair<std::int64_t, std::int64_t>>& events, std::int64_t& peak,
+                                 std::int64_t& peak_time) {
+    std::sort(events.begin(), events.end());  // at equal times, releases (negative) first
+    MemoryTimeline tl;
+    std::int64_t live = 0;
+    peak = 0;
+    peak_time = 0;
+    tl.steps.emplace_back(0, 0);
+    for (const auto& [time, delta] : events) {
+      live += delta;
+      if (tl.steps.back().first == time) {
+        tl.steps.back().second = live;
+      } else {
+        tl.steps.emplace_back(time, live);
       }
-      result_.nodes[i] = ScheduledNode{cn.id, where, t, t, Cost{}};
-      location_[i] = where;
-      release_[i] = t;
-      return;
-    }
-    std::vector<int> candidates;
-    const int fixed = in_.fixed_core[static_cast<std::size_t>(op.id)];
-    if (fixed >= 0) {
-      candidates.push_back(fixed);
-    } else {
-      candidates = in_.allowed_cores[static_cast<std::size_t>(op.id)];
-    }
-    ensure(!candidates.empty(), "operator '" + op.name + "' has no core to run on");
-    Plan best;
-    bool have = false;
-    for (int c : candidates) {
-      Plan p = plan(cn, c);
-      if (!have || p.end < best.end || (p.end == best.end && p.finish < best.finish)) {
-        best = std::move(p);
-        have = true;
+      if (live > peak) {
+        peak = live;
+        peak_time = time;
       }
     }
-    commit(cn, std::move(best));
-  }
-
-  void commit(const ComputationNode& cn, Plan p) {
-    const auto i = static_cast<std::size_t>(cn.id);
-    const auto c = static_cast<std::size_t>(p.core);
-    result_.nodes[i] = ScheduledNode{cn.id, p.core, p.start, p.end, p.cost};
-    location_[i] = p.core;
-    release_[i] = p.finish;
-    core_free_[c] = p.end;
-    for (Transfer& t : p.transfers) {
-      links_[static_cast<std::size_t>(t.link)].reserve(t.start, t.end);
-      if (t.from == Accelerator::kOffChip || t.to == Accelerator::kOffChip) port_.reserve(t.start, t.end);
-      if (t.cn == cn.id && t.to == p.core) {
-        // Data brought in for this CN stays until the CN is done.
-        residencies_.push_back(Residency{p.core, t.start, p.end, t.bits});
-      }
-      if (t.cn == cn.id && t.from != Accelerator::kOffChip) {
-        // The producer's output is needed on its core until this transfer has read it.
-        for (int e : cns_.in_edges[i]) {
-          const auto src = static_cast<std::size_t>(cns_.edges[static_cast<std::size_t>(e)].src);
-          if (location_[src] == t.from) release_[src] = std::max(release_[src], t.end);
-        }
-      }
-      result_.transfers.push_back(t);
-    }
-    for (int e : cns_.in_edges[i]) {
-      const auto src = static_cast<std::size_t>(cns_.edges[static_cast<std::size_t>(e)].src);
-      if (location_[src] == p.core) release_[src] = std::max(release_[src], p.end);
-    }
+    return tl;
   }
 
   void finish() {
     ScheduleSummary& s = result_.summary;
     std::int64_t latency = 0;
-    for (const ScheduledNode& n : result_.nodes) {
-      latency = std::max(latency, n.end);
-      s.energy.mac_pj += n.cost.compute_energy_pj;
-      s.energy.onchip_memory_pj += n.cost.memory_energy_pj;
-    }
-    for (const Transfer& t : result_.transfers) {
-      latency = std::max(latency, t.end);
-      const Link& link = acc_.links[static_cast<std::size_t>(t.link)];
-      const auto b = static_cast<double>(t.bits);
-      const double link_e = b * link.energy_pj_per_bit;
-      double off_e = 0;
-      if (t.from == Accelerator::kOffChip) {
-        off_e += b * acc_.offchip.read_energy_pj_per_bit;
-        s.offchip_read_bits += t.bits;
-      }
-      if (t.to == Accelerator::kOffChip) {
-        off_e += b * acc_.offchip.write_energy_pj_per_bit;
-        s.offchip_write_bits += t.bits;
-      }
-      s.energy.link_pj += link_e;
-      s.energy.offchip_pj += off_e;
-      s.energy.onchip_memory_pj += t.energy_pj - link_e - off_e;
-    }
+    for (const ScheduledNode& nd : result_.nodes) latency = std::max(latency, nd.end);
+    for (const Transfer& t : result_.transfers) latency = std::max(latency, t.end);
     s.latency_cycles = latency;
+    s.over_capacity = overflow_;
 
-    // Outputs of CNs stay on their core from start until their last reader is served.
-    for (const ScheduledNode& n : result_.nodes) {
-      if (n.core < 0) continue;
-      const ComputationNode& cn = cns_.nodes[static_cast<std::size_t>(n.cn)];
-      const Operator& op = g_.op(cn.op);
-      std::int64_t bits = 0;
-      for (std::size_t k = 0; k < op.operands.size(); ++k) {
-        if (!op.operands[k].is_output()) continue;
-        const Tensor& t = g_.tensor(op.operands[k].tensor);
-        bits += region_elements(op.operand_region(k, cn.ranges, t)) * bits_of(t.dtype);
+    const std::size_t cores = acc_.cores.size();
+    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> events(cores);
+    for (const Copy& cp : copies_) {
+      if (cp.bits == 0) continue;
+      const std::int64_t free = cp.free == kNever ? latency : cp.free;
+      if (free <= cp.alloc) continue;
+      events[static_cast<std::size_t>(cp.core)].emplace_back(cp.alloc, cp.bits);
+      events[static_cast<std::size_t>(cp.core)].emplace_back(free, -cp.bits);
+    }
+    s.peak_memory_bits.assign(cores, 0);
+    result_.memory.resize(cores);
+    result_.peak_composition.resize(cores);
+    for (std::size_t c = 0; c < cores; ++c) {
+      std::int64_t peak_time = 0;
+      result_.memory[c] = timeline(events[c], s.peak_memory_bits[c], peak_time);
+      PeakComposition& pc = result_.peak_composition[c];
+      pc.time = peak_time;
+      for (const Copy& cp : copies_) {
+        if (cp.core != static_cast<int>(c) || cp.bits == 0) continue;
+        const std::int64_t free = cp.free == kNever ? latency : cp.free;
+        if (!(cp.alloc <= peak_time && peak_time < free)) continue;
+        switch (items_[static_cast<std::size_t>(cp.item)].role) {
+          case TensorRole::activation: pc.activations += cp.bits; break;
+          case TensorRole::weight:
+          case TensorRole::buffer: pc.weights += cp.bits; break;
+          case TensorRole::gradient:
+          case TensorRole::weight_gradient: pc.gradients += cp.bits; break;
+          case TensorRole::optimizer_state: pc.optimizer_states += cp.bits; break;
+          default: pc.other += cp.bits; break;
+        }
       }
-      residencies_.push_back(Residency{n.core, n.start, std::max(n.end, release_[static_cast<std::size_t>(n.cn)]), bits});
     }
-    s.peak_memory_bits.assign(acc_.cores.size(), 0);
-    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> events(acc_.cores.size());
-    for (const Residency& r : residencies_) {
-      if (r.bits == 0 || r.end <= r.start) continue;
-      events[static_cast<std::size_t>(r.core)].emplace_back(r.start, r.bits);
-      events[static_cast<std::size_t>(r.core)].emplace_back(r.end, -r.bits);
+    // Off-chip memory: every source tensor from the start, plus what is written there.
+    std::vector<std::pair<std::int64_t, std::int64_t>> dram;
+    std::vector<bool> counted(g_.tensors().size(), false);
+    for (const SourceItem& si : cns_.source_items) {
+      const auto t = static_cast<std::size_t>(si.tensor);
+      if (counted[t]) continue;
+      counted[t] = true;
+      dram.emplace_back(0, g_.tensor(si.tensor).bits());
     }
-    for (std::size_t c = 0; c < events.size(); ++c) {
-      auto& ev = events[c];
-      std::sort(ev.begin(), ev.end());  // at equal times releases (negative) come first
-      std::int64_t live = 0;
-      for (const auto& [time, delta] : ev) {
-        live += delta;
-        s.peak_memory_bits[c] = std::max(s.peak_memory_bits[c], live);
-      }
+    for (const Copy& cp : dram_copies_) {
+      if (cp.bits == 0) continue;
+      dram.emplace_back(cp.alloc, cp.bits);
+      if (cp.free != kNever) dram.emplace_back(std::max(cp.free, cp.alloc), -cp.bits);
     }
+    std::int64_t t_peak = 0;
+    result_.offchip_memory = timeline(dram, s.peak_offchip_bits, t_peak);
   }
 
   const ScheduleInputs& in_;
   const Graph& g_;
   const CNGraph& cns_;
   const Accelerator& acc_;
-  std::vector<Timeline> links_;
-  Timeline port_;
+  std::vector<BandwidthTimeline> links_;
+  BandwidthTimeline port_;
   std::vector<std::int64_t> core_free_;
-  std::vector<int> location_;
-  std::vector<std::int64_t> release_;
-  std::vector<Residency> residencies_;
+  std::vector<std::int64_t> frontier_;
+  std::vector<std::int64_t> capacity_;
+  std::vector<std::vector<int>> live_;  // per core: copies not yet purged
+  std::vector<Copy> copies_;
+  std::vector<Copy> dram_copies_;
+  std::vector<Item> items_;
+  std::vector<bool> sink_ = std::vector<bool>(cns_.nodes.size(), false);
+  bool overflow_ = false;
   ScheduleResult result_;
 };
 

@@ -336,7 +336,7 @@ double union_cycles(const std::vector<const Activity*>& acts) {
 bool better(const Evaluation& a, const Evaluation& b, const std::string& objective) {
   if (objective == "energy") return a.energy < b.energy || (a.energy == b.energy && a.latency < b.latency);
   if (objective == "edp") return a.energy * a.latency < b.energy * b.latency;
-  return a.latency < b.latency || (a.latency == b.latency && a.energy < b.energy);
+  return a.rank < b.rank || (a.rank == b.rank && a.energy < b.energy);
 }
 
 Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const Temporal& tm, const Options& opt) {
@@ -362,11 +362,21 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
   double mem_energy = 0;
   ev.memory_energy.resize(nops);
   ev.word_accesses.resize(nops);
+  ev.inst_bandwidth.resize(nops);
   for (std::size_t o = 0; o < nops; ++o) {
     const LayerOperand& op = L.ops[o];
     const auto& levels = h.levels[op.slot];
     ev.memory_energy[o].assign(levels.size(), 0);
     ev.word_accesses[o].assign(levels.size(), {0, 0, 0, 0});
+    ev.inst_bandwidth[o].assign(levels.size(), {0, 0, 0, 0});
+    for (std::size_t m = 0; m < levels.size(); ++m) {
+      for (int d = 0; d < 4; ++d) {
+        const auto& t = pf[o].transfers[m][static_cast<std::size_t>(d)];
+        if (t.count > 0 && t.window > 0) {
+          ev.inst_bandwidth[o][m][static_cast<std::size_t>(d)] = t.amount * t.prec / t.window;
+        }
+      }
+    }
     for (std::size_t m = 0; m < levels.size(); ++m) {
       const MemoryLevel& mem = core.memories[static_cast<std::size_t>(levels[m])];
       for (int d = 0; d < 4; ++d) {
@@ -604,6 +614,31 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
   ev.onloading = onload;
   ev.offloading = offload;
   ev.latency = T + stall + onload + offload;
+  ev.rank = ev.latency;
+  if (opt.offchip_sharers > 1) {
+    // Stream's bandwidth-aware objective for CNs streaming in parallel: ceil(used / port) x latency, where the
+    // first streamed input counts once (broadcast to the siblings) and the other operands once per sibling.
+    double broadcast = 0;
+    double others = 0;
+    double port = 0;
+    bool first_input = true;
+    for (std::size_t o = 0; o < nops; ++o) {
+      const auto& levels = h.levels[L.ops[o].slot];
+      if (levels.empty()) continue;
+      const MemoryLevel& top = core.memories[static_cast<std::size_t>(levels.back())];
+      if (!top.offchip) continue;
+      const auto& ib = ev.inst_bandwidth[o].back();
+      const double used = ib[0] + ib[1] + ib[2] + ib[3];
+      port = std::max(port, static_cast<double>(top.read_word_bits()));
+      if (!L.ops[o].output && first_input) {
+        broadcast += used;
+        first_input = false;
+      } else {
+        others += used;
+      }
+    }
+    if (port > 0) ev.rank = std::ceil((broadcast + opt.offchip_sharers * others) / port) * ev.latency;
+  }
 
   // Readable temporal mapping of the first operand: "K 2 | OX 56, OY 56 | ..." bottom-up.
   for (std::size_t m = 0; m < tf[0].tms.size(); ++m) {

@@ -66,14 +66,16 @@ class LoopnestModel final : public CostModel {
     // bypassed by that operand; ZigZag instead finds no mapping at all.
     if (!options_.zigzag_compat) bypass_small_levels(layer, h);
     const MappingEntry* entry = q.core.mapping_for(q.op.name, q.op.type);
+    loopnest::Options options = options_;
+    options.offchip_sharers = std::max(1, q.offchip_sharers);
     std::optional<loopnest::Evaluation> best;
     std::string best_spatial;
     std::int64_t evaluated = 0;
     std::string why;
-    for (const auto& user : loopnest::spatial_candidates(layer, h, entry, options_)) {
+    for (const auto& user : loopnest::spatial_candidates(layer, h, entry, options)) {
       const loopnest::Spatial sp = loopnest::convert_spatial(layer, h, user);
-      auto ev = loopnest::search_temporal(layer, h, sp, entry, options_, &evaluated, &why);
-      if (ev && (!best || loopnest::better(*ev, *best, options_.objective))) {
+      auto ev = loopnest::search_temporal(layer, h, sp, entry, options, &evaluated, &why);
+      if (ev && (!best || loopnest::better(*ev, *best, options.objective))) {
         best = std::move(ev);
         best_spatial = sp.text;
       }
@@ -95,6 +97,24 @@ class LoopnestModel final : public CostModel {
     c.spatial_mapping = best_spatial;
     c.temporal_mapping = best->temporal_text;
     c.mappings_evaluated = evaluated;
+    // Off-chip levels (operands streamed from DRAM): their share of the energy and the bits they move.
+    for (std::size_t o = 0; o < layer.ops.size(); ++o) {
+      const auto& levels = h.levels[layer.ops[o].slot];
+      for (std::size_t m = 0; m < levels.size() && m < best->memory_energy[o].size(); ++m) {
+        const MemoryLevel& mem = q.core.memories[static_cast<std::size_t>(levels[m])];
+        if (!mem.offchip) continue;
+        c.offchip_energy_pj += best->memory_energy[o][m];
+        const auto& w = best->word_accesses[o][m];  // rd_out_to_low, wr_in_by_high, wr_in_by_low, rd_out_to_high
+        const auto word = static_cast<double>(mem.read_word_bits());
+        c.offchip_read_bits += static_cast<std::int64_t>((w[0] + w[3]) * word);
+        c.offchip_write_bits += static_cast<std::int64_t>((w[1] + w[2]) * word);
+        // Towards the array: reads of inputs (tl), writes of outputs (fl), as Stream counts them.
+        const auto& ib = best->inst_bandwidth[o][m];
+        c.offchip_peak_bandwidth += layer.ops[o].output ? ib[2] : ib[0];
+      }
+    }
+    // Stream scales the instantaneous bandwidth by temporal cycles / latency.
+    if (best->latency > 0) c.offchip_peak_bandwidth *= best->ideal_temporal_cycle / best->latency;
     c.bound = best->stall > 0 ? "memory ports" : "compute";
     c.mapping = best_spatial + " ; " + best->temporal_text;
     return c;

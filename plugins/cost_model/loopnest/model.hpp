@@ -75,6 +75,10 @@ struct Options {
   bool half_shared_assigned = false; // the half-shared on-loading part is assigned, not accumulated
   bool truncated_extents = false;    // input extents from integer-truncated loop products (OX 3.5 -> 3)
   void set_compat(bool on) { zigzag_compat = negative_onloading = half_shared_assigned = truncated_extents = on; }
+  /// CNs that stream from off-chip memory at the same time as this one (inter-core siblings). With more than one,
+  /// the latency objective weighs each mapping by how many times its off-chip bandwidth exceeds one port
+  /// (Stream's MinimalBandwidthLatencyStage: one input counted once as if broadcast, the others per sibling).
+  int offchip_sharers = 1;
   std::string objective = "latency";  // latency | energy | edp
   int lpf_limit = 6;
   int spatial_candidates = 3;      // spatial mappings evaluated when the mapping is generated
@@ -131,9 +135,13 @@ struct Evaluation {
   double onloading = 0;
   double offloading = 0;
   double spatial_utilization = 0;
+  double rank = 0;  // what the latency objective minimises (the latency, or Stream's bandwidth-weighted latency)
   std::string temporal_text;
   std::vector<std::vector<double>> memory_energy;  // [operand][level], pJ
   std::vector<std::vector<std::array<double, 4>>> word_accesses;  // [operand][level][tl, fh, fl, th]
+  /// Instantaneous bandwidth (bits/cycle) per operand, level and direction: the data of one period over the
+  /// window it must move in (ZigZag's req_mem_bw_inst), from the fractional spatial mapping.
+  std::vector<std::vector<std::array<double, 4>>> inst_bandwidth;
 };
 /// The analytical model (sections 6-8) of one spatial + temporal mapping.
 Evaluation evaluate(const Layer& layer, const Hierarchy& h, const Spatial& spatial, const Temporal& temporal,

@@ -73,7 +73,12 @@ class Roofline final : public CostModel {
           const Port* port = level.port_for(o.slot, d);
           if (!port) return;  // check_core guarantees the ports this model needs
           port_bits[{&level, port}] += bits;
-          c.memory_energy_pj += static_cast<double>(bits) * (read ? level.read_energy_per_bit() : level.write_energy_per_bit());
+          const double e = static_cast<double>(bits) * (read ? level.read_energy_per_bit() : level.write_energy_per_bit());
+          c.memory_energy_pj += e;
+          if (level.offchip) {
+            c.offchip_energy_pj += e;
+            (read ? c.offchip_read_bits : c.offchip_write_bits) += bits;
+          }
         };
         if (o.is_output()) {
           move(Direction::fl, false);

@@ -23,8 +23,24 @@ struct OffChipMemory {
   std::int64_t size_bits = 0;
   double read_energy_pj_per_bit = 0;
   double write_energy_pj_per_bit = 0;
-  double bandwidth_bits_per_cycle = 0;  // of its port, shared by all readers and writers
+  double bandwidth_bits_per_cycle = 0;  // of one port (also its access word), shared by the readers and writers on it
+  int ports = 1;                        // independent ports (channels); aggregate bandwidth = ports x bandwidth
+  [[nodiscard]] double total_bandwidth() const { return bandwidth_bits_per_cycle * ports; }
 };
+
+/// Which memory operands (I1, I2, O) of an operator stream from/to off-chip memory while it runs instead of
+/// sitting in the core's memories (they do not fit, or the schedule keeps them off chip).
+struct StreamedOperands {
+  bool slot[3] = {false, false, false};
+  [[nodiscard]] bool any() const { return slot[0] || slot[1] || slot[2]; }
+  [[nodiscard]] int mask() const { return (slot[0] ? 1 : 0) | (slot[1] ? 2 : 0) | (slot[2] ? 4 : 0); }
+  bool operator==(const StreamedOperands&) const = default;
+};
+
+/// The core as a cost model sees it when operands stream from off-chip memory: the off-chip memory is
+/// appended as the top memory level of those operands (one port of its bandwidth, energy per access of one
+/// port-wide word, serving the whole array), marked `offchip`.
+MONET_API Core with_offchip(const Core& core, const OffChipMemory& offchip, const StreamedOperands& streamed);
 
 enum class LinkKind : std::uint8_t { point_to_point, bus };
 MONET_API std::string to_string(LinkKind k);

@@ -47,6 +47,7 @@ struct MemoryLevel {
   std::vector<Port> ports;
   std::vector<std::string> served_dims;  // array dims one instance spans; [] = one instance per PE
   bool double_buffering = false;
+  bool offchip = false;  // the accelerator's off-chip memory, appended to stream operands that stay off chip
   SourceLocation origin;
 
   [[nodiscard]] MONET_API bool serves(OperandSlot s) const;

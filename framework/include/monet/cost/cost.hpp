@@ -25,6 +25,9 @@ struct CostQuery {
   std::span<const Range> tile;  // one range per loop dimension of op (the full ranges for a whole operator)
   const Core& core;
   Residency residency{};
+  /// Tiles that stream from off-chip memory at the same time as this one (its inter-core siblings), sharing the
+  /// off-chip port: a model may prefer mappings that need less off-chip bandwidth.
+  int offchip_sharers = 1;
 };
 
 struct Cost {
@@ -44,6 +47,14 @@ struct Cost {
   std::string spatial_mapping;    // per array dimension, the unrolled loops
   std::string temporal_mapping;   // per memory level (bottom-up), the loops it holds
   std::int64_t mappings_evaluated = 0;
+  // Accesses to memory levels marked `offchip` (operands streamed from off-chip memory while the tile runs):
+  // their energy (part of memory_energy_pj) and the bits moved, which the scheduler carries over the links.
+  double offchip_energy_pj = 0;
+  std::int64_t offchip_read_bits = 0;
+  std::int64_t offchip_write_bits = 0;
+  /// Off-chip bandwidth of its bursts (bits/cycle; 0 = not modelled), as Stream reserves it on the links for
+  /// streamed operands: the instantaneous bandwidth towards the array, scaled by temporal cycles / latency.
+  double offchip_peak_bandwidth = 0;
 };
 
 /// Tile sizes per loop dimension of a tile.

@@ -2,6 +2,7 @@
 // Evaluation of design points: a pure function of (prepared experiment, point). The evaluator is immutable
 // after construction except for its cost cache, which only ever memoises deterministic results, so many
 // threads may evaluate points at once and get the same numbers as one.
+#include <array>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -14,22 +15,27 @@ namespace monet {
 class MONET_API Evaluator {
  public:
   Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<std::shared_ptr<const CostModel>> core_models,
-            CNGraph cns, DesignSpace space);
+            CNGraph cns, DesignSpace space, ScheduleOptions options = {});
 
   [[nodiscard]] ScheduleResult evaluate(const DesignPoint& point) const;
   [[nodiscard]] const DesignSpace& space() const { return space_; }
+  [[nodiscard]] const ScheduleOptions& options() const { return options_; }
   [[nodiscard]] const Graph& graph() const { return *graph_; }
   [[nodiscard]] const CNGraph& cns() const { return cns_; }
   [[nodiscard]] const Accelerator& accelerator() const { return *accelerator_; }
   [[nodiscard]] const CostCache& cache() const { return cache_; }
-  /// Cost of a CN on a core through the cache.
-  [[nodiscard]] Cost cost(const ComputationNode& cn, int core) const;
+  /// Cost of a CN on a core (with some operands streaming from off-chip memory) through the cache.
+  [[nodiscard]] Cost cost(const ComputationNode& cn, int core, const StreamedOperands& streamed = {}) const;
 
  private:
+  ScheduleOptions options_;
   GraphPtr graph_;
   AcceleratorPtr accelerator_;
   std::vector<std::shared_ptr<const CostModel>> core_models_;  // per core id
   std::vector<int> core_type_;                                 // per core id: index of its distinct core type
+  /// Per core id and streamed-operand mask (0..7): the core as the cost model sees it (the off-chip memory
+  /// appended for streamed operands). Built once, so evaluations share them without locking.
+  std::vector<std::array<std::shared_ptr<const Core>, 8>> variants_;
   CNGraph cns_;
   DesignSpace space_;
   mutable CostCache cache_;

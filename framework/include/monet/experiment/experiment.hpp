@@ -13,6 +13,7 @@
 #include "monet/arch/accelerator.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
+#include "monet/schedule/schedule.hpp"
 
 namespace monet {
 
@@ -33,6 +34,7 @@ struct AllocationRule {
 struct AllocationSpec {
   std::optional<AllocationRule> default_rule;  // absent: every core
   std::vector<AllocationRule> by_kind;
+  std::vector<AllocationRule> by_type;      // operator type ("Conv", "Add", ...): before kind, after name
   std::vector<AllocationRule> by_operator;
 };
 
@@ -59,6 +61,7 @@ struct Experiment {
 
   AllocationSpec allocation;
   PluginChoice fusion;
+  ScheduleOptions schedule;  // [schedule]: the scheduler's modelling choices
   PluginChoice search;
 
   std::filesystem::path output_dir;

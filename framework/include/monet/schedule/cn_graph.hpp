@@ -15,6 +15,9 @@ struct ComputationNode {
   OperatorId op = kNone;
   std::vector<Range> ranges;  // one per loop dimension of the operator
   int stack = 0;              // fused stack it belongs to (layer-by-layer: one stack per operator)
+  int group = 0;              // inter-core group: tiles of one operator spread over cores (group g -> g-th allowed core)
+  int groups = 1;             // number of inter-core groups of its operator
+  bool streamed = false;      // operands stream from off-chip memory while it runs (Stream's single-layer stacks)
 };
 
 struct CNEdge {
@@ -24,25 +27,38 @@ struct CNEdge {
   std::int64_t bits = 0;  // data the destination needs from the source
 };
 
-/// A tensor without producer (input, weight, buffer) that a CN reads from off-chip memory.
+/// A region of a tensor without producer (input, weight, optimizer state, buffer) that CNs read from off-chip
+/// memory. CNs reading exactly the same region share the item (e.g. every row tile of a convolution reads the
+/// same weights), so a core keeps one copy for all of them.
+struct SourceItem {
+  TensorId tensor = kNone;
+  std::int64_t bits = 0;
+  int readers = 0;  // CNs that read it
+};
+
 struct SourceRead {
   TensorId tensor = kNone;
   OperandSlot slot = OperandSlot::I1;
   std::int64_t bits = 0;
+  int item = 0;  // index into CNGraph::source_items
 };
 
 struct CNGraph {
-  std::vector<ComputationNode> nodes;  // in a valid execution order (every edge goes forward)
+  std::vector<ComputationNode> nodes;  // in priority order (earlier = scheduled first when ready)
   std::vector<CNEdge> edges;
   std::vector<std::vector<int>> in_edges;   // per node: indices into edges
   std::vector<std::vector<int>> out_edges;  // per node: indices into edges
   std::vector<std::vector<SourceRead>> source_reads;  // per node
+  std::vector<SourceItem> source_items;
+  std::vector<std::int64_t> output_bits;    // per node: bits of all outputs its tile writes
   std::vector<std::int64_t> sink_bits;      // per node: bits of graph outputs it writes (stored off-chip)
+  std::vector<TensorRole> output_role;      // per node: role of its (first) output tensor
 };
 
 /// Builds the CN graph from tiles: checks that the tiles of each operator cover its iteration space exactly
-/// once and come in dependency order, then derives edges from region intersections (data produced by one
-/// tile and read by another) and off-chip reads of source tensors. Views pass regions through unchanged.
+/// once, derives edges from region intersections (data produced by one tile and read by another; views pass
+/// regions through unchanged) and off-chip reads of source tensors, and checks the result has no cycle. The
+/// node order is the fusion strategy's priority order; it need not be a topological order.
 MONET_API CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes);
 
 /// "conv1" or "conv1[OY 0:8, K 0:16]" for messages and reports.

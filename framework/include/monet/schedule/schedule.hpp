@@ -1,6 +1,8 @@
 #pragma once
 // The multi-core scheduler: places computation nodes on cores in priority order, moves their data over
-// links and the off-chip port, and accounts latency, energy and memory. A pure function of its inputs.
+// links, buses and the off-chip ports, keeps every core's memory within its capacity (spilling to off-chip
+// memory and fetching back), and accounts latency, energy by cause and memory over time. A pure function of
+// its inputs: no shared mutable state, so many schedules can run in parallel.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -13,10 +15,11 @@ namespace monet {
 
 struct EnergyBreakdown {
   double mac_pj = 0;            // operational arrays (from the cost models)
-  double onchip_memory_pj = 0;  // core memories: accesses by the cost models + writing/reading transferred data
-  double offchip_pj = 0;        // off-chip memory reads and writes
+  double onchip_memory_pj = 0;  // core memories: accesses by the cost models + reading/writing transferred data
+  double offchip_pj = 0;        // off-chip memory: operands streamed during CNs, fetches, write-backs of outputs
   double link_pj = 0;           // links and buses
-  [[nodiscard]] double total() const { return mac_pj + onchip_memory_pj + offchip_pj + link_pj; }
+  double spill_pj = 0;          // spilling data to off-chip memory when a core is full, and fetching it back
+  [[nodiscard]] double total() const { return mac_pj + onchip_memory_pj + offchip_pj + link_pj + spill_pj; }
 };
 
 /// The numbers a search compares.
@@ -24,8 +27,11 @@ struct ScheduleSummary {
   std::int64_t latency_cycles = 0;
   EnergyBreakdown energy;
   std::vector<std::int64_t> peak_memory_bits;  // per core: peak of data resident in its memories
+  std::int64_t peak_offchip_bits = 0;          // peak of data held in off-chip memory
   std::int64_t offchip_read_bits = 0;
   std::int64_t offchip_write_bits = 0;
+  std::int64_t spilled_bits = 0;               // written to off-chip memory because a core was full
+  bool over_capacity = false;                  // a core had to hold more than its capacity (nothing left to spill)
   [[nodiscard]] double energy_pj() const { return energy.total(); }
   [[nodiscard]] double edp() const { return energy_pj() * static_cast<double>(latency_cycles); }
 };
@@ -36,44 +42,92 @@ struct ScheduledNode {
   std::int64_t start = 0;
   std::int64_t end = 0;
   Cost cost;
+  StreamedOperands streamed;  // operands that streamed from/to off-chip memory while it ran
 };
+
+enum class TransferCause : std::uint8_t {
+  input,       // a predecessor's output moved to the consumer's core
+  fetch,       // a source tensor (input, weight, state) read from off-chip memory
+  writeback,   // a graph output (or an operand streamed off chip) written to off-chip memory
+  spill,       // data written to off-chip memory because its core was full
+  refetch,     // spilled data fetched back
+  stream,      // bandwidth held on the off-chip path while a CN streams operands
+};
+MONET_API std::string to_string(TransferCause c);
 
 struct Transfer {
   TensorId tensor = kNone;
   int from = 0;  // core id or Accelerator::kOffChip
   int to = 0;
   int link = -1;  // index into Accelerator::links
-  int cn = -1;    // the CN that needs the data (-1: an output written back to off-chip memory)
+  int cn = -1;    // the CN the data is for (or that streams); -1: not tied to one CN
   std::int64_t start = 0;
   std::int64_t end = 0;
   std::int64_t bits = 0;
-  double energy_pj = 0;  // link + memories at both ends
+  double bandwidth = 0;  // bits/cycle held on the link
+  TransferCause cause = TransferCause::input;
+  double energy_pj = 0;  // link + memories at both ends (0 for `stream`: in the CN's cost)
+};
+
+/// Memory held on a core (or off chip) over time: usage in bits from each time point on.
+struct MemoryTimeline {
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // (time, bits), sorted by time
+};
+
+/// What occupied a core's memory at its peak, by tensor role.
+struct PeakComposition {
+  std::int64_t time = 0;
+  std::int64_t activations = 0;  // forward activations (incl. those saved for the backward pass)
+  std::int64_t weights = 0;      // parameters and buffers
+  std::int64_t gradients = 0;    // activation and weight gradients
+  std::int64_t optimizer_states = 0;
+  std::int64_t other = 0;        // inputs, labels, losses
 };
 
 struct ScheduleResult {
   ScheduleSummary summary;
   std::vector<ScheduledNode> nodes;  // indexed by CN id
   std::vector<Transfer> transfers;   // in the order they were scheduled
+  std::vector<MemoryTimeline> memory;  // per core
+  MemoryTimeline offchip_memory;
+  std::vector<PeakComposition> peak_composition;  // per core
 };
 
-/// Cost of a CN on a core (cached by the caller).
-using CostFunction = std::function<Cost(const ComputationNode& cn, int core)>;
+/// Cost of a CN on a core with some operands streaming from off-chip memory (cached by the caller).
+using CostFunction = std::function<Cost(const ComputationNode& cn, int core, const StreamedOperands& streamed)>;
+
+/// Modelling choices of the scheduler ([schedule] in an experiment).
+struct ScheduleOptions {
+  /// A CN streaming operands holds, on the path to off-chip memory, its average off-chip bandwidth (false) or
+  /// its burst bandwidth (true: Cost::offchip_peak_bandwidth, Stream's choice) for its whole run.
+  bool peak_offchip_bandwidth = false;
+};
 
 struct ScheduleInputs {
   const Graph& graph;
   const CNGraph& cns;
   const Accelerator& accelerator;
   const std::vector<std::vector<int>>& allowed_cores;  // per operator, sorted core ids
-  const std::vector<int>& fixed_core;                  // per operator, -1 = choose among allowed
+  const std::vector<int>& fixed_core;                  // per operator, -1 = by group or choose among allowed
   const CostFunction& cost;
+  ScheduleOptions options{};
 };
 
-/// List scheduling in CN order. For each CN the core is the fixed one or, among the allowed cores, the one
-/// where it finishes first (lowest id on ties). Inputs from other cores cross the widest link between the
-/// two (or go through off-chip memory when there is none); source tensors are fetched from off-chip when
-/// the core is ready for the CN; graph outputs are written back off-chip. Links and the off-chip port carry
-/// one transfer at a time, each placed in the earliest free period long enough for it (so a transfer
-/// planned later can use an earlier idle period). Views take no time and stay where their input is.
+/// Event-driven list scheduling (docs/evaluation.md):
+/// - the ready CN (all predecessors scheduled) that comes first in the fusion strategy's order goes next;
+/// - its core: the fixed one; else group g of an operator split over exactly as many allowed cores as groups
+///   runs on the g-th; else the allowed core where it is estimated to finish first;
+/// - its operands stream from off-chip memory when the fusion strategy says so or when they cannot fit in
+///   the core's memory together (largest first); streamed inputs must be in off-chip memory first, and the CN
+///   holds its average off-chip bandwidth on the path to the off-chip memory while it runs;
+/// - other inputs are brought to the core: predecessor outputs over the widest link between the cores (or via
+///   off-chip memory), source tensors from off-chip memory; a transfer gets the link bandwidth divided by the
+///   CN's number of inter-core groups (siblings run in parallel) and, from/to off-chip memory, at most one port;
+///   it starts in the earliest window where its bandwidth is free on every link and port it uses;
+/// - data stays on a core until its last reader has run; when a core is full, resident data that is not needed
+///   now is spilled (written to off-chip memory unless already there), fewest-remaining-readers × size first,
+///   and fetched back by its later readers;
+/// - graph outputs are written to off-chip memory after their CN.
 MONET_API ScheduleResult schedule(const ScheduleInputs& in);
 
 }  // namespace monet

@@ -1,0 +1,206 @@
+// Layer fusion: stacks of consecutive operators run tile by tile, depth first, so that the intermediate
+// tiles of a stack stay on chip (Stream's layer-fused scheduling). Operators outside the stacks run whole.
+#include <algorithm>
+#include <map>
+
+#include "monet/plugin/entry.hpp"
+#include "monet/plugin/interfaces.hpp"
+#include "monet/schedule/tiling.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet::plugins {
+namespace {
+
+class FusedStacks final : public FusionStrategy {
+ public:
+  static PluginInfo describe() {
+    PluginInfo i;
+    i.kind = PluginKind::fusion;
+    i.name = "fused_stacks";
+    i.version = "1.0.0";
+    i.summary = "Stacks of consecutive operators executed tile by tile, depth first (layer fusion)";
+    i.description =
+        "`stacks` lists stacks as \"FIRST..LAST\" (operator names, inclusive, in graph order; a single name is a "
+        "one-operator stack); with none and `auto_stacks`, consecutive operators are grouped while their weights "
+        "fit in the on-chip memory of all cores together. Inside a stack every operator is cut by the `intra` "
+        "rules (KEY=DIM:N with KEY an operator name, type, kind or 'default'; DIM a loop dimension or axisN, the "
+        "loop dim indexing output axis N; N a count or 'all') and the stack runs slot by slot: slot s holds the "
+        "s-th share of every operator's tiles, so a few output rows of each layer are produced before the next "
+        "rows of the first layer. `inter` splits operators over cores (group g runs on the g-th allowed core "
+        "when there are exactly that many). Operators outside any stack run whole (split by `inter` only); with "
+        "`stream_singletons` their operands stream from/to off-chip memory (Stream's choice). In a training "
+        "graph the backward operators of a stack's forward operators form a stack of their own "
+        "(`backward_stacks`). Tiles never cut a reduction dimension.";
+    i.params = {
+        ParamSpec::string_list("stacks", std::vector<std::string>{})
+            .with_doc("stacks as \"FIRST..LAST\" operator-name ranges"),
+        ParamSpec::boolean("auto_stacks", false).with_doc("form stacks from on-chip capacity when `stacks` is empty"),
+        ParamSpec::string_list("intra", std::vector<std::string>{"conv=OY:all", "pooling=OY:all", "elementwise=axis2:all",
+                                                                 "norm=axis2:all", "gemm=D:all", "matmul=D:all"})
+            .with_doc("how operators inside a stack are tiled (default: output rows of convolutions, pooling and "
+                      "their elementwise neighbours; tokens of matrix products)"),
+        ParamSpec::string_list("inter", std::vector<std::string>{}).with_doc("inter-core splits, e.g. [\"conv=K:4\"]"),
+        ParamSpec::boolean("stream_singletons", false)
+            .with_doc("operands of operators outside the stacks stream from/to off-chip memory while they run"),
+        ParamSpec::boolean("backward_stacks", true)
+            .with_doc("training graphs: the backward operators of each stack form a stack too"),
+    };
+    return i;
+  }
+
+  explicit FusedStacks(const ParamValues& p)
+      : stack_specs_(p.get_strings("stacks")),
+        auto_(p.get_bool("auto_stacks")),
+        intra_(parse_tiling_rules(p.get_strings("intra"), "fusion.intra")),
+        inter_(parse_tiling_rules(p.get_strings("inter"), "fusion.inter")),
+        stream_singletons_(p.get_bool("stream_singletons")),
+        backward_stacks_(p.get_bool("backward_stacks")),
+        where_(p.where("stacks")) {}
+
+  [[nodiscard]] std::vector<ComputationNode> partition(const Graph& graph, const Accelerator& acc) const override {
+    const std::size_t n = graph.operators().size();
+    std::vector<int> stack_of(n, -1);
+    std::vector<std::vector<OperatorId>> stacks;
+    form_stacks(graph, acc, stack_of, stacks);
+
+    // Units of execution in priority order: a stack (at its first operator) or a single operator.
+    std::vector<bool> emitted(stacks.size(), false);
+    std::vector<ComputationNode> out;
+    int next_stack_id = 0;
+    for (const Operator& op : graph.operators()) {
+      const int s = stack_of[static_cast<std::size_t>(op.id)];
+      if (s < 0) {
+        const TilingRule* rule = op.is_view() ? nullptr : tiling_rule_for(inter_, op);
+        auto tiles = tile_operator(graph, op, rule ? rule->splits : std::vector<TileSplit>{}, {});
+        for (ComputationNode& cn : tiles) {
+          cn.stack = next_stack_id;
+          cn.streamed = stream_singletons_ && !op.is_view();
+          out.push_back(std::move(cn));
+        }
+        ++next_stack_id;
+        continue;
+      }
+      if (emitted[static_cast<std::size_t>(s)]) continue;
+      emitted[static_cast<std::size_t>(s)] = true;
+      emit_stack(graph, stacks[static_cast<std::size_t>(s)], next_stack_id++, out);
+    }
+    return out;
+  }
+
+ private:
+  /// Depth-first order of one stack: slot by slot, each operator's share of tiles (with all its groups).
+  void emit_stack(const Graph& graph, const std::vector<OperatorId>& ops, int stack_id,
+                  std::vector<ComputationNode>& out) const {
+    std::vector<std::vector<ComputationNode>> tiles;
+    std::size_t slots = 0;
+    for (OperatorId id : ops) {
+      const Operator& op = graph.op(id);
+      const TilingRule* in = op.is_view() ? nullptr : tiling_rule_for(intra_, op);
+      const TilingRule* it = op.is_view() ? nullptr : tiling_rule_for(inter_, op);
+      tiles.push_back(tile_operator(graph, op, it ? it->splits : std::vector<TileSplit>{},
+                                    in ? in->splits : std::vector<TileSplit>{}));
+      const std::size_t intra = tiles.back().size() / static_cast<std::size_t>(std::max(1, tiles.back().front().groups));
+      slots = slots == 0 ? intra : std::min(slots, intra);
+    }
+    slots = std::max<std::size_t>(slots, 1);
+    for (std::size_t s = 0; s < slots; ++s) {
+      for (auto& t : tiles) {
+        const auto groups = static_cast<std::size_t>(std::max(1, t.front().groups));
+        const std::size_t intra = t.size() / groups;
+        const std::size_t from = intra * s / slots;
+        const std::size_t to = intra * (s + 1) / slots;
+        for (std::size_t k = from * groups; k < to * groups; ++k) {
+          ComputationNode cn = t[k];
+          cn.stack = stack_id;
+          out.push_back(std::move(cn));
+        }
+      }
+    }
+  }
+
+  void form_stacks(const Graph& graph, const Accelerator& acc, std::vector<int>& stack_of,
+                   std::vector<std::vector<OperatorId>>& stacks) const {
+    auto add = [&](std::vector<OperatorId> ops) {
+      if (ops.empty()) return;
+      const int id = static_cast<int>(stacks.size());
+      for (OperatorId o : ops) stack_of[static_cast<std::size_t>(o)] = id;
+      stacks.push_back(std::move(ops));
+    };
+    auto index_of = [&](const std::string& name) {
+      const Operator* op = graph.find_operator(name);
+      if (!op) {
+        std::vector<std::string> names;
+        for (const Operator& o : graph.operators()) names.push_back(o.name);
+        throw UserError(where_, "fusion.stacks: the workload has no operator '" + name + "'" + did_you_mean(name, names));
+      }
+      return op->id;
+    };
+    std::vector<std::vector<OperatorId>> forward;
+    for (const std::string& spec : stack_specs_) {
+      const auto dots = spec.find("..");
+      const OperatorId first = index_of(trim(dots == std::string::npos ? spec : spec.substr(0, dots)));
+      const OperatorId last = dots == std::string::npos ? first : index_of(trim(spec.substr(dots + 2)));
+      if (last < first) throw UserError(where_, "fusion.stacks: '" + spec + "' ends before it starts (graph order)");
+      std::vector<OperatorId> ops;
+      for (OperatorId o = first; o <= last; ++o) {
+        if (graph.op(o).phase != Phase::forward) continue;
+        if (stack_of[static_cast<std::size_t>(o)] >= 0) {
+          throw UserError(where_, "fusion.stacks: operator '" + graph.op(o).name + "' is in two stacks");
+        }
+        ops.push_back(o);
+      }
+      forward.push_back(ops);
+      add(ops);
+    }
+    if (stack_specs_.empty() && auto_) {
+      // Consecutive forward operators while all their weights fit in the cores' memories for weights.
+      std::int64_t capacity = 0;
+      for (const CoreInstance& c : acc.cores) capacity += c.core->top_level(OperandSlot::I2).size_bits;
+      std::vector<OperatorId> cur;
+      std::int64_t weights = 0;
+      for (const Operator& op : graph.operators()) {
+        if (op.phase != Phase::forward) continue;
+        std::int64_t w = 0;
+        for (const Operand& o : op.operands) {
+          const Tensor& t = graph.tensor(o.tensor);
+          if (!o.is_output() && t.is_parameter()) w += t.bits();
+        }
+        if (!cur.empty() && weights + w > capacity) {
+          forward.push_back(cur);
+          add(cur);
+          cur.clear();
+          weights = 0;
+        }
+        cur.push_back(op.id);
+        weights += w;
+      }
+      forward.push_back(cur);
+      add(cur);
+    }
+    if (backward_stacks_) {
+      for (const auto& f : forward) {
+        std::vector<OperatorId> back;
+        for (const Operator& op : graph.operators()) {
+          if ((op.phase != Phase::backward_dx && op.phase != Phase::backward_dw) || op.derived_from == kNone) continue;
+          if (std::find(f.begin(), f.end(), op.derived_from) != f.end() && stack_of[static_cast<std::size_t>(op.id)] < 0) {
+            back.push_back(op.id);
+          }
+        }
+        if (back.size() > 1) add(back);
+      }
+    }
+  }
+
+  std::vector<std::string> stack_specs_;
+  bool auto_;
+  std::vector<TilingRule> intra_;
+  std::vector<TilingRule> inter_;
+  bool stream_singletons_;
+  bool backward_stacks_;
+  SourceLocation where_;
+};
+
+}  // namespace
+}  // namespace monet::plugins
+
+MONET_EXPORT_PLUGINS(monet::plugins::FusedStacks)
