@@ -219,5 +219,167 @@ TEST(Scheduler, PicksTheCoreThatFinishesFirstAndSerializesALink) {
   EXPECT_EQ(s.nodes[1].start, 1032);
 }
 
+
+// ------------------------------------------------------------------------------------------------------------
+// Physics of the scheduler on hand-computed cases. Vector cores, 8192-bit tensors (256 fp32 values): every
+// transfer on a 64-bit link takes 128 cycles; every CN takes 100 cycles.
+
+const char* kPipeline = R"([accelerator]
+name = "pipeline"
+[[cores]]
+name = "c0"
+file = "vec.toml"
+[[cores]]
+name = "c1"
+file = "vec.toml"
+[offchip]
+size_bits = 1_000_000_000
+read_energy_pj_per_bit = 1
+write_energy_pj_per_bit = 1
+bandwidth_bits_per_cycle = 64
+ports = 2
+[[links]]
+name = "l0"
+endpoints = ["c0", "dram"]
+bandwidth_bits_per_cycle = 64
+[[links]]
+name = "l1"
+endpoints = ["c1", "dram"]
+bandwidth_bits_per_cycle = 64
+[[links]]
+name = "p"
+endpoints = ["c0", "c1"]
+bandwidth_bits_per_cycle = 64
+)";
+
+Cost hundred(const ComputationNode&, int, const StreamedOperands&) {
+  Cost c;
+  c.cycles = 100;
+  return c;
+}
+
+/// Tiles of an elementwise operator over its only dim, in `parts` pieces.
+std::vector<ComputationNode> pieces(const Graph& g, OperatorId op, int parts) {
+  std::vector<ComputationNode> out;
+  const std::int64_t n = g.op(op).dims[0].size;
+  for (int i = 0; i < parts; ++i) {
+    ComputationNode cn;
+    cn.op = op;
+    cn.ranges = {Range{i * n / parts, (i + 1) * n / parts}};
+    out.push_back(cn);
+  }
+  return out;
+}
+
+TEST(SchedulerPhysics, TwoCorePipelineOverlapsOverOneLink) {
+  test::ScratchDir dir;
+  dir.write("vec.toml", kVectorCore);
+  const AcceleratorPtr acc = load_accelerator(dir.write("acc.toml", kPipeline));
+  GraphBuilder b("pipe");
+  const TensorId x = tensor(b, "x", {512}, TensorRole::input);
+  const TensorId a = tensor(b, "a", {512});
+  const TensorId y = tensor(b, "y", {512});
+  ops::elementwise(b, named("p"), {x}, a, 1);
+  ops::elementwise(b, named("q"), {a}, y, 1);
+  const GraphPtr g = std::move(b).build();
+  // Depth first: p's first half, q's first half, p's second half, q's second half. Halves are 8192 bits.
+  auto p = pieces(*g, 0, 2);
+  auto q = pieces(*g, 1, 2);
+  const CNGraph cns = connect_tiles(*g, {p[0], q[0], p[1], q[1]});
+  const std::vector<std::vector<int>> allowed{{0}, {1}};
+  const std::vector<int> fixed{-1, -1};
+  const CostFunction cost = hundred;
+  const ScheduleResult r = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost});
+  // p[0]: x's first half over l0 [0,128), runs [128,228). p[1]: its input is prefetched while p[0] runs
+  // (l0 [128,256)) and it starts when c0 is free: [256,356).
+  EXPECT_EQ(r.nodes[0].start, 128);
+  EXPECT_EQ(r.nodes[2].start, 256);
+  // q[0]: a's first half crosses p [228,356) while c0 runs p[1]; q[0] runs [356,456) while the second half
+  // crosses: computation and transfers overlap.
+  EXPECT_EQ(r.nodes[1].start, 356);
+  // q[1]: a's second half crosses p [356,484), runs [484,584). y's halves go back over l1 [456,584), [584,712).
+  EXPECT_EQ(r.nodes[3].start, 484);
+  EXPECT_EQ(r.summary.latency_cycles, 712);
+  std::int64_t on_p = 0;
+  for (const Transfer& t : r.transfers) {
+    if (t.link == 2) {
+      EXPECT_EQ(t.end - t.start, 128);  // 8192 bits at 64 bits/cycle
+      on_p += t.bits;
+    }
+  }
+  EXPECT_EQ(on_p, 16384);
+}
+
+TEST(SchedulerPhysics, AFullCoreSpillsAndFetchesBack) {
+  test::ScratchDir dir;
+  // One core of 24,576 bits: room for three 8192-bit tensors.
+  std::string core = kVectorCore;
+  core.replace(core.find("size_bits = 1_000_000"), 21, "size_bits = 24_576");
+  dir.write("vec.toml", core);
+  const AcceleratorPtr acc = load_accelerator(dir.write("acc.toml", kPipeline));
+  GraphBuilder b("spill");
+  const TensorId x = tensor(b, "x", {256}, TensorRole::input);
+  const TensorId y = tensor(b, "y", {256}, TensorRole::input);
+  const TensorId a = tensor(b, "a", {256});
+  const TensorId big = tensor(b, "b", {512});  // 16,384 bits
+  const TensorId d = tensor(b, "d", {256});
+  const TensorId c = tensor(b, "c", {256});
+  ops::elementwise(b, named("p"), {x}, a, 1);  // a waits for r, the last operator
+  Operator q = named("q");
+  q.kind = OpKind::elementwise;
+  q.type = "Expand";
+  q.dims = {LoopDim{"D", 256}, LoopDim{"R", 2}};
+  q.operands = {Operand{}, Operand{}};
+  q.operands[0].tensor = y;
+  q.operands[0].slot = OperandSlot::I1;
+  q.operands[0].access = {AffineExpr::of_dim(0)};
+  q.operands[0].precision_bits = 32;
+  q.operands[1].tensor = big;
+  q.operands[1].slot = OperandSlot::O;
+  q.operands[1].access = {AffineExpr{{AffineExpr::Term{1, 256}, AffineExpr::Term{0, 1}}, 0}};
+  q.operands[1].precision_bits = 32;
+  b.add_operator(std::move(q));
+  Operator s = named("s");
+  s.kind = OpKind::reduction;
+  s.type = "Fold";
+  s.dims = {LoopDim{"D", 256}, LoopDim{"R", 2}};
+  s.operands = {Operand{}, Operand{}};
+  s.operands[0].tensor = big;
+  s.operands[0].slot = OperandSlot::I1;
+  s.operands[0].access = {AffineExpr{{AffineExpr::Term{1, 256}, AffineExpr::Term{0, 1}}, 0}};
+  s.operands[0].precision_bits = 32;
+  s.operands[1].tensor = d;
+  s.operands[1].slot = OperandSlot::O;
+  s.operands[1].access = {AffineExpr::of_dim(0)};
+  s.operands[1].precision_bits = 32;
+  b.add_operator(std::move(s));
+  ops::elementwise(b, named("r"), {a}, c, 1);
+  const GraphPtr g = std::move(b).build();
+  std::vector<ComputationNode> nodes;
+  for (const Operator& op : g->operators()) nodes.push_back(ComputationNode{0, op.id, op.full_ranges(), op.id});
+  const CNGraph cns = connect_tiles(*g, nodes);
+  const std::vector<std::vector<int>> allowed{{0}, {0}, {0}, {0}};
+  const std::vector<int> fixed{-1, -1, -1, -1};
+  const CostFunction cost = hundred;
+  const ScheduleResult r = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost});
+  // p: x over l0 [0,128), runs [128,228). q: y comes in [128,256) (prefetch); its 16,384-bit output does not
+  // fit next to a and y, and no resident data is about to leave: a is spilled, l0 [256,384); q runs [384,484).
+  // s runs [484,584) and writes d back, l0 [584,712). r: a comes back once b has left (584) and l0 is free:
+  // [712,840); r runs [840,940); c is written back [940,1068).
+  ASSERT_EQ(r.transfers.size(), 6u);
+  EXPECT_EQ(r.transfers[2].cause, TransferCause::spill);
+  EXPECT_EQ(r.transfers[2].start, 256);
+  EXPECT_EQ(r.transfers[4].cause, TransferCause::refetch);
+  EXPECT_EQ(r.transfers[4].start, 712);
+  EXPECT_EQ(r.nodes[1].start, 384);
+  EXPECT_EQ(r.nodes[3].start, 840);
+  EXPECT_EQ(r.summary.latency_cycles, 1068);
+  EXPECT_EQ(r.summary.spilled_bits, 8192);
+  EXPECT_FALSE(r.summary.over_capacity);
+  EXPECT_EQ(r.summary.peak_memory_bits[0], 24576);
+  // The spill and the fetch back are charged to spills: 2 x 8192 bits x 1 pJ/bit off chip (on chip costs 0).
+  EXPECT_DOUBLE_EQ(r.summary.energy.spill_pj, 2 * 8192.0);
+}
+
 }  // namespace
 }  // namespace monet

@@ -286,6 +286,7 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   if (auto t = root.table("schedule")) {
     const std::string bw = t->choice("offchip_bandwidth", {"average", "peak"}).value_or("average");
     e.schedule.peak_offchip_bandwidth = bw == "peak";
+    e.schedule.layer_barrier = t->boolean("layer_barrier").value_or(false);
     t->finish();
   }
   e.fusion = choose_optional(root, "fusion", PluginKind::fusion, "layer_by_layer", registry);

@@ -139,11 +139,16 @@ class Scheduler {
       if (waiting[i] == 0) ready.push(static_cast<int>(i));
     }
     std::vector<bool> done(n, false);
+    const std::vector<bool> barrier = in_.options.layer_barrier ? barriers() : std::vector<bool>(n, false);
     while (!ready.empty()) {
       const int v = ready.top();
       ready.pop();
       if (done[static_cast<std::size_t>(v)]) continue;
       done[static_cast<std::size_t>(v)] = true;
+      if (barrier[static_cast<std::size_t>(v)]) {
+        const std::int64_t all = *std::max_element(core_free_.begin(), core_free_.end());
+        std::fill(core_free_.begin(), core_free_.end(), all);
+      }
       place(cns_.nodes[static_cast<std::size_t>(v)]);
       for (int e : cns_.out_edges[static_cast<std::size_t>(v)]) {
         const auto d = static_cast<std::size_t>(cns_.edges[static_cast<std::size_t>(e)].dst);
@@ -155,6 +160,32 @@ class Scheduler {
   }
 
  private:
+  /// CNs that synchronise all cores: the first CN of an operator (in priority order) when every CN of the
+  /// operators it reads from comes before it.
+  [[nodiscard]] std::vector<bool> barriers() const {
+    const std::size_t n = cns_.nodes.size();
+    const std::size_t ops = g_.operators().size();
+    std::vector<int> first(ops, -1), last(ops, -1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto o = static_cast<std::size_t>(cns_.nodes[i].op);
+      if (first[o] < 0) first[o] = static_cast<int>(i);
+      last[o] = static_cast<int>(i);
+    }
+    std::vector<int> latest_pred(ops, -1);
+    for (const CNEdge& e : cns_.edges) {
+      const auto src_op = static_cast<std::size_t>(cns_.nodes[static_cast<std::size_t>(e.src)].op);
+      const auto dst_op = static_cast<std::size_t>(cns_.nodes[static_cast<std::size_t>(e.dst)].op);
+      if (src_op != dst_op) latest_pred[dst_op] = std::max(latest_pred[dst_op], last[src_op]);
+    }
+    std::vector<bool> out(n, false);
+    for (std::size_t o = 0; o < ops; ++o) {
+      if (first[o] >= 0 && latest_pred[o] >= 0 && latest_pred[o] < first[o] && !g_.op(static_cast<OperatorId>(o)).is_view()) {
+        out[static_cast<std::size_t>(first[o])] = true;
+      }
+    }
+    return out;
+  }
+
   // --------------------------------------------------------------------------------------- helpers
   [[nodiscard]] const Core& core(int id) const { return *acc_.cores[static_cast<std::size_t>(id)].core; }
 
@@ -250,6 +281,18 @@ class Scheduler {
   std::int64_t make_room(int c, std::int64_t bits, std::int64_t t, const std::vector<int>& pinned, int share) {
     const std::int64_t cap = capacity_[static_cast<std::size_t>(c)];
     if (held_after(c, t) + bits <= cap) return t;
+    // Wait for data whose readers are done to leave, if that makes room (as Stream does before evicting).
+    {
+      std::vector<std::int64_t> frees;
+      for (int k : live_[static_cast<std::size_t>(c)]) {
+        const Copy& cp = copies_[static_cast<std::size_t>(k)];
+        if (cp.free != kNever && cp.free > t) frees.push_back(cp.free);
+      }
+      std::sort(frees.begin(), frees.end());
+      for (std::int64_t f : frees) {
+        if (held_after(c, f) + bits <= cap) return f;
+      }
+    }
     std::vector<int> victims;
     for (int k : live_[static_cast<std::size_t>(c)]) {
       const Copy& cp = copies_[static_cast<std::size_t>(k)];
@@ -441,7 +484,8 @@ class Scheduler {
     } else {
       std::int64_t per_slot[3] = {0, 0, 0};
       for (const Need& nd : needs) {
-        if (copy_on(nd.item, c) < 0) per_slot[static_cast<int>(nd.slot)] += nd.bits;
+        const int local = copy_on(nd.item, c);
+        per_slot[static_cast<int>(nd.slot)] += local >= 0 ? copies_[static_cast<std::size_t>(local)].bits : nd.bits;
       }
       per_slot[static_cast<int>(OperandSlot::O)] += cns_.output_bits[i];
       std::int64_t total = per_slot[0] + per_slot[1] + per_slot[2];

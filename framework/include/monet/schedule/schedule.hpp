@@ -101,6 +101,9 @@ struct ScheduleOptions {
   /// A CN streaming operands holds, on the path to off-chip memory, its average off-chip bandwidth (false) or
   /// its burst bandwidth (true: Cost::offchip_peak_bandwidth, Stream's choice) for its whole run.
   bool peak_offchip_bandwidth = false;
+  /// The first CN of an operator whose predecessors' CNs all come earlier in the priority order waits until every
+  /// core is idle (Stream's synchronisation at layer boundaries).
+  bool layer_barrier = false;
 };
 
 struct ScheduleInputs {
