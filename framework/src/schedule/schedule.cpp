@@ -490,15 +490,40 @@ class Scheduler {
       per_slot[static_cast<int>(OperandSlot::O)] += cns_.output_bits[i];
       std::int64_t total = per_slot[0] + per_slot[1] + per_slot[2];
       const std::int64_t cap = capacity_[cu];
-      while (total > cap) {
+      auto stream_largest = [&] {
         int largest = 0;
         for (int s = 1; s < 3; ++s) {
           if (per_slot[s] > per_slot[largest]) largest = s;
         }
-        if (per_slot[largest] == 0) break;
+        if (per_slot[largest] == 0) return false;
         streamed.slot[largest] = true;
         total -= per_slot[largest];
         per_slot[largest] = 0;
+        return true;
+      };
+      while (total > cap && stream_largest()) {
+      }
+      // Streamed operands still pass through the core's lower memories: leave them the room of their innermost
+      // memory (all its instances), as Stream does, else stream more.
+      if (streamed.any()) {
+        const Core& k = core(c);
+        auto room = [&] {
+          std::int64_t need = 0;
+          for (int s = 0; s < 3; ++s) {
+            if (!streamed.slot[s]) continue;
+            const auto levels = k.levels_of(static_cast<OperandSlot>(s));
+            if (levels.empty()) continue;
+            const MemoryLevel& m = k.memories[static_cast<std::size_t>(levels.front())];
+            std::int64_t instances = 1;
+            for (const ArrayDim& d : k.array.dims) {
+              if (std::find(m.served_dims.begin(), m.served_dims.end(), d.name) == m.served_dims.end()) instances *= d.size;
+            }
+            need += m.size_bits * instances;
+          }
+          return need;
+        };
+        while (total > 0 && cap - total < room() && stream_largest()) {
+        }
       }
     }
 
@@ -570,8 +595,16 @@ class Scheduler {
       ready = std::max(ready, end);
     }
 
-    const StreamedOperands mask = streamed;
-    Cost cost = in_.cost(cn, c, mask);
+    StreamedOperands mask = streamed;
+    Cost cost;
+    try {
+      cost = in_.cost(cn, c, mask);
+    } catch (const UserError&) {
+      // No mapping keeps these operands on chip: stream every operand (the core's memories then only stage tiles).
+      if (mask.mask() == 7 || cn.streamed) throw;
+      for (const Operand& o : op.operands) mask.slot[static_cast<int>(o.slot)] = true;
+      cost = in_.cost(cn, c, mask);
+    }
     std::int64_t start = ready;
     if (!mask.slot[static_cast<int>(OperandSlot::O)] && cns_.output_bits[i] > 0) {
       start = make_room(c, cns_.output_bits[i], start, pinned, share);
@@ -642,9 +675,13 @@ class Scheduler {
       if (k >= 0) copies_[static_cast<std::size_t>(k)].last_use = std::max(copies_[static_cast<std::size_t>(k)].last_use, end);
       consumed(nd.item);
     }
-    // Graph outputs go to off-chip memory.
+    // Graph outputs go to off-chip memory (an in-place update replaces the tensor it overwrites there).
     if (cns_.sink_bits[i] > 0) {
       sink_[i] = true;
+      const TensorId written = output_tensor(cn);
+      if (written != kNone && g_.tensor(written).in_place_of != kNone) {
+        dram_releases_.emplace_back(end, cns_.sink_bits[i]);
+      }
       if (!mask.slot[static_cast<int>(OperandSlot::O)]) {
         const std::int64_t wb = move(c, Accelerator::kOffChip, cns_.sink_bits[i], OperandSlot::O, end, cn.id,
                                      output_tensor(cn), TransferCause::writeback, share);
@@ -745,6 +782,7 @@ class Scheduler {
       dram.emplace_back(cp.alloc, cp.bits);
       if (cp.free != kNever) dram.emplace_back(std::max(cp.free, cp.alloc), -cp.bits);
     }
+    for (const auto& [time, bits] : dram_releases_) dram.emplace_back(time, -bits);
     std::int64_t t_peak = 0;
     result_.offchip_memory = timeline(dram, s.peak_offchip_bits, t_peak);
   }
@@ -764,6 +802,7 @@ class Scheduler {
   std::vector<Item> items_;
   std::vector<bool> sink_ = std::vector<bool>(cns_.nodes.size(), false);
   bool overflow_ = false;
+  std::vector<std::pair<std::int64_t, std::int64_t>> dram_releases_;  // old versions of tensors updated in place
   ScheduleResult result_;
 };
 
