@@ -1,0 +1,223 @@
+// Multi-core scheduling against Stream (KU Leuven): its ResNet-18 example accelerator and mapping import to the
+// committed files, and the two reference runs of tests/data/stream/reference.json (layer by layer, and two fused
+// stacks) run from experiments/reference/. Also: layer fusion moves less data off chip than layer by layer when
+// activations do not fit, a training step's memory peak holds saved activations, and the trace and plots a run
+// writes are valid.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+fs::path stream_data() { return test::source_dir() / "tests/data/stream"; }
+
+json stream_run(const char* key) {
+  return json::parse(test::read_file(stream_data() / "reference.json"))["runs"][key];
+}
+
+// Runs an experiment once per test binary and keeps its output folder.
+const fs::path& run_once(const std::string& experiment) {
+  static test::ScratchDir dir;
+  static std::map<std::string, fs::path> done;
+  auto it = done.find(experiment);
+  if (it != done.end()) return it->second;
+  const fs::path out = dir.path() / fs::path(experiment).stem();
+  const auto r = test::monet("run " + q(test::source_dir() / experiment) + " --out " + q(out) + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return done.emplace(experiment, out).first->second;
+}
+
+json results(const std::string& experiment) { return json::parse(test::read_file(run_once(experiment) / "results.json")); }
+
+std::map<std::string, int> cns_per_core(const json& j) {
+  std::map<std::string, int> n;
+  for (const json& cn : j["computation_nodes"]) {
+    const std::string core = cn["core"].get<std::string>();
+    if (core != "dram") ++n[core];  // the network input is a source node "computed" off chip
+  }
+  return n;
+}
+
+std::map<std::string, int> stream_cns_per_core(const json& run) {
+  std::map<std::string, int> n;
+  for (const auto& [id, count] : run["cns_per_core"].items()) n["core" + id] = count.get<int>();
+  return n;
+}
+
+TEST(StreamParity, ImportedAcceleratorAndMappingAreTheCommittedFiles) {
+  test::ScratchDir dir;
+  const auto r = test::monet("import stream-accelerator " + q(stream_data() / "hardware/tpu_like_quad_core.yaml") + " -o " +
+                             q(dir.path() / "tpu_like_quad_core.toml"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const fs::path arch = test::source_dir() / "architectures";
+  EXPECT_EQ(test::read_file(dir.path() / "tpu_like_quad_core.toml"), test::read_file(arch / "tpu_like_quad_core.toml"));
+  for (const char* core : {"tpu_like", "pooling", "simd"}) {
+    const fs::path rel = fs::path("cores/tpu_like_quad_core") / (std::string(core) + ".toml");
+    EXPECT_EQ(test::read_file(dir.path() / rel), test::read_file(arch / rel)) << core;
+  }
+  // Stream's single bus to DRAM becomes one off-chip port per compute core (its DRAM "core" serves them all).
+  EXPECT_THAT(test::read_file(arch / "tpu_like_quad_core.toml"), HasSubstr("ports = 6"));
+
+  const auto m = test::monet("import stream-mapping " + q(stream_data() / "mapping/tpu_like_quad_core_fixed_k4.yaml") + " -o " +
+                             q(dir.path() / "map.toml") + " --fusion fused_stacks");
+  ASSERT_EQ(m.exit_code, 0) << m.out;
+  const std::string mapping = test::read_file(dir.path() / "map.toml");
+  const std::string experiment = test::read_file(test::source_dir() / "experiments/reference/stream_resnet18_fused.toml");
+  for (const char* line : {"default = [\"core0\", \"core1\", \"core2\", \"core3\"]", "\"Conv\" = [\"core0\", \"core1\", \"core2\", \"core3\"]",
+                           "\"MaxPool\" = [\"core4\"]", "\"Add\" = [\"core5\"]", "plugin = \"fused_stacks\""}) {
+    EXPECT_THAT(mapping, HasSubstr(line));
+    EXPECT_THAT(experiment, HasSubstr(line)) << "the experiment should use the imported mapping";
+  }
+  EXPECT_THAT(mapping, HasSubstr("\"Conv=K:4\""));
+  EXPECT_THAT(mapping, HasSubstr("\"Conv=OY:all\""));
+}
+
+// Energy: within 20% of Stream. monet models the same off-chip traffic but its intra-core mappings (ZigZag 3.8.5
+// rules, exact loop-nest search) cost less on-chip energy than Stream's run with ZigZag 3.8.2 (measured: on-chip
+// 4.0e8 vs 8.3e8 pJ). Latency: monet is ~40% below Stream; docs/scheduling.md lists what is and is not explained,
+// and the band below records today's value so a change in the scheduler shows up here.
+TEST(StreamParity, LayerByLayerResNet18) {
+  const json j = results("experiments/reference/stream_resnet18_lbl.toml");
+  const json s = stream_run("a_layer_by_layer_fixed_k4");
+  const double e = j["energy_pj"].get<double>(), se = s["energy_pJ"].get<double>();
+  EXPECT_NEAR(e / se, 1.0, 0.20) << e << " pJ vs Stream " << se;
+  EXPECT_EQ(cns_per_core(j), stream_cns_per_core(s));
+  // Every operand streams from DRAM, as in Stream: nothing is held on chip.
+  for (const json& core : j["architecture"]["cores"]) {
+    if (core["name"] != "dram") EXPECT_EQ(core["peak_memory_bytes"].get<double>(), 0.0) << core["name"];
+  }
+  const double latency = j["latency_cycles"].get<double>();
+  EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 0.60, 0.03) << latency;  // measured 0.600
+}
+
+TEST(StreamParity, FusedStacksResNet18) {
+  const json j = results("experiments/reference/stream_resnet18_fused.toml");
+  const json s = stream_run("b_layer_fused_fixed_k4");
+  const double e = j["energy_pj"].get<double>(), se = s["energy_pJ"].get<double>();
+  EXPECT_NEAR(e / se, 1.0, 0.20) << e << " pJ vs Stream " << se;  // measured -17%: on-chip mappings, as above
+  EXPECT_EQ(cns_per_core(j), stream_cns_per_core(s));
+  // Fusion keeps the stacks' activations on chip: less off-chip energy than layer by layer, as in Stream (3.78e9
+  // -> 2.22e9 pJ off chip), and some on-chip memory in use, well below the 2 MB SRAMs.
+  const json lbl = results("experiments/reference/stream_resnet18_lbl.toml");
+  const double off = j["energy_breakdown"]["offchip_energy_pj"].get<double>();
+  const double off_lbl = lbl["energy_breakdown"]["offchip_energy_pj"].get<double>();
+  EXPECT_LT(off, 0.7 * off_lbl);
+  for (const json& core : j["architecture"]["cores"]) {
+    if (core["name"] == "dram") continue;
+    EXPECT_GT(core["peak_memory_bytes"].get<double>(), 0.0) << core["name"];
+    EXPECT_LE(core["peak_memory_bytes"].get<double>(), core["capacity_bytes"].get<double>()) << core["name"];
+  }
+  EXPECT_FALSE(j["over_capacity"].get<bool>());
+  const double latency = j["latency_cycles"].get<double>();
+  EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 0.57, 0.03) << latency;  // measured 0.572
+}
+
+// The Chrome trace holds one complete event per computation node, and both SVG plots render — also for the
+// layer-by-layer run whose cores hold nothing (Stream's own memory plot fails on it).
+TEST(StreamParity, TraceAndPlotsAreValid) {
+  for (const char* e : {"experiments/reference/stream_resnet18_lbl.toml", "experiments/reference/stream_resnet18_fused.toml"}) {
+    const fs::path out = run_once(e);
+    const json j = results(e);
+    const json trace = json::parse(test::read_file(out / "trace.json"));
+    std::size_t complete = 0;
+    for (const json& ev : trace["traceEvents"]) {
+      if (ev["ph"] == "X" && ev["pid"] == 1) {
+        ++complete;
+        EXPECT_GE(ev["dur"].get<double>(), 0.0);
+      }
+    }
+    std::size_t on_cores = 0;
+    for (const json& cn : j["computation_nodes"]) on_cores += cn["core"] != "dram";
+    EXPECT_EQ(complete, on_cores) << e;
+    for (const char* svg : {"memory.svg", "schedule.svg"}) {
+      const auto r = test::run_command("rsvg-convert -o " + q(out / (std::string(svg) + ".png")) + " " + q(out / svg));
+      EXPECT_EQ(r.exit_code, 0) << e << " " << svg << ": " << r.out;
+      EXPECT_GT(fs::file_size(out / (std::string(svg) + ".png")), 1000u) << svg;
+    }
+  }
+}
+
+// Three 3x3 convolutions on 32x32x16 int8 activations (16 KiB each) on a core with 24 KiB of SRAM: layer by
+// layer, each activation must go off chip and come back; fused, a few rows of each live on chip at a time.
+struct ChainRun {
+  json results;
+  std::string summary;
+};
+
+ChainRun run_chain(const test::ScratchDir& dir, const std::string& fusion) {
+  std::string core = test::read_file(test::source_dir() / "architectures/cores/systolic_8x8.toml");
+  core.replace(core.find("2_097_152"), 9, "196_608");
+  dir.write("small_core.toml", core);
+  dir.write("arch.toml",
+            "[accelerator]\nname = \"one_small_core\"\n[[cores]]\nname = \"core0\"\nfile = \"small_core.toml\"\n"
+            "[offchip]\nname = \"dram\"\nsize_bits = 1_000_000_000\nread_energy_pj_per_bit = 10\nwrite_energy_pj_per_bit = 10\n"
+            "bandwidth_bits_per_cycle = 64\n[[links]]\nname = \"bus\"\nkind = \"bus\"\nendpoints = [\"core0\", \"dram\"]\n"
+            "bandwidth_bits_per_cycle = 64\nenergy_pj_per_bit = 1.0\n");
+  std::string layers;
+  for (int i = 1; i <= 3; ++i) {
+    layers += "[[layers]]\nname = \"conv" + std::to_string(i) + "\"\nop = \"conv\"\ninput = \"" +
+              (i == 1 ? std::string("image") : "conv" + std::to_string(i - 1)) +
+              "\"\nout_channels = 16\nkernel = 3\npadding = 1\nbias = false\n";
+  }
+  dir.write("chain.toml", "[workload]\nname = \"chain\"\ndtype = \"int8\"\n[[inputs]]\nname = \"image\"\nshape = [1, 16, 32, 32]\n" + layers);
+  const auto exp = dir.write("exp_" + fusion + ".toml",
+                             "[experiment]\nname = \"chain_" + fusion + "\"\n[workload]\nfile = \"chain.toml\"\n"
+                             "[architecture]\nfile = \"arch.toml\"\n[fusion]\nplugin = \"" + fusion + "\"\n" +
+                                 (fusion == "fused_stacks" ? "stacks = [\"conv1..conv3\"]\n" : ""));
+  const fs::path out = dir.path() / ("out_" + fusion);
+  const auto r = test::monet("run " + q(exp) + " --out " + q(out) + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return {json::parse(test::read_file(out / "results.json")), r.out};
+}
+
+TEST(Fusion, FusedStackMovesLessDataOffChipThanLayerByLayer) {
+  test::ScratchDir dir;
+  const ChainRun lbl = run_chain(dir, "layer_by_layer");
+  const ChainRun fused = run_chain(dir, "fused_stacks");
+  const auto offchip = [](const json& j) { return j["offchip_read_bytes"].get<double>() + j["offchip_write_bytes"].get<double>(); };
+  // Fused: each row tile of conv1 fetches its three input rows (the image's halo rows come twice, as in Stream,
+  // where every tile's input is its own tensor: 94 rows of 512 B), the weights once (3 x 2,304 B) and writes the
+  // output once; conv2's and conv3's halo rows are produced on chip and kept until their last reader.
+  EXPECT_EQ(offchip(fused.results), 94 * 512 + 3 * 2304 + 16384);
+  EXPECT_EQ(fused.results["spilled_bytes"].get<double>(), 0.0);
+  // Layer by layer the 16 KiB input and output of a layer do not fit in 24 KiB next to each other: every layer
+  // streams its operands, so both intermediate activations go out and come back.
+  EXPECT_EQ(offchip(lbl.results), 3 * 16384 + 3 * 2304 + 3 * 16384);
+  EXPECT_LT(fused.results["energy_pj"].get<double>(), lbl.results["energy_pj"].get<double>());
+  for (const json* j : {&lbl.results, &fused.results}) {
+    EXPECT_FALSE((*j)["over_capacity"].get<bool>());
+    EXPECT_LE((*j)["architecture"]["cores"][0]["peak_memory_bytes"].get<double>(), 196608 / 8);
+  }
+}
+
+// A training step on the quad core: activations saved for the backward pass are part of every compute core's
+// memory peak, next to the weights.
+TEST(TrainingRuns, QuadCorePeakHoldsSavedActivations) {
+  const json j = results("experiments/resnet18_cifar_training_quad_core.toml");
+  int with_activations = 0;
+  for (const json& core : j["architecture"]["cores"]) {
+    if (!core.contains("peak_composition")) continue;
+    const json& c = core["peak_composition"];
+    double sum = 0;
+    for (const char* k : {"activations_bytes", "weights_bytes", "gradients_bytes", "optimizer_states_bytes", "other_bytes"}) {
+      sum += c[k].get<double>();
+    }
+    EXPECT_NEAR(sum, core["peak_memory_bytes"].get<double>(), 1.0) << core["name"];
+    with_activations += c["activations_bytes"].get<double>() > 0;
+  }
+  EXPECT_GE(with_activations, 4);
+  EXPECT_GT(j["training"]["saved_activation_bytes"].get<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace monet
