@@ -2,7 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support/test_support.hpp"
 
@@ -83,6 +85,40 @@ TEST(TrainingRuns, InspectTrainingJson) {
                                "' --training --optimizer adamm");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.out, HasSubstr("no optimizer plugin named 'adamm' (did you mean 'adam'"));
+}
+
+TEST(TrainingRuns, FusedForwardStackGetsAFusedBackwardStack) {
+  // The stem and layer1 of ResNet-18-CIFAR fused on the quad core: their backward operators (dX, dW of the same
+  // 17 operators) form a stack of their own, tiled and run depth first like the forward one.
+  test::ScratchDir dir;
+  const auto r = test::monet("run '" + (test::source_dir() / "experiments/resnet18_cifar_training_quad_core.toml").string() +
+                             "' --out '" + (dir.path() / "out").string() + "' --log-level warn --set fusion.plugin=fused_stacks" +
+                             " --set 'fusion.stacks=[\"/conv1/Conv../layer1/layer1.1/relu_1/Relu\"]'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
+  std::map<int, std::set<std::string>> ops;
+  std::map<int, std::set<std::string>> phases;
+  std::map<std::string, int> tiles;
+  for (const json& cn : j["computation_nodes"]) {
+    const int stack = cn["stack"].get<int>();
+    ops[stack].insert(cn["operator"].get<std::string>());
+    phases[stack].insert(cn["phase"].get<std::string>());
+    ++tiles[cn["operator"].get<std::string>()];
+  }
+  EXPECT_EQ(ops[0].size(), 17u);
+  EXPECT_EQ(phases[0], std::set<std::string>{"forward"});
+  int backward = -1;
+  for (const auto& [stack, names] : ops) {
+    if (names.count("/conv1/Conv/dW")) backward = stack;
+  }
+  ASSERT_GE(backward, 0);
+  EXPECT_TRUE(ops[backward].count("/layer1/layer1.1/relu_1/Relu/d1"));
+  EXPECT_FALSE(phases[backward].count("forward"));
+  // Tiled by output rows (32) and split over the four cores: more than one CN per core for a fused convolution.
+  EXPECT_GT(tiles["/layer1/layer1.0/conv1/Conv"], 4);
+  EXPECT_EQ(tiles["/layer2/layer2.0/conv1/Conv"], 4);  // outside the stack: the inter-core split only
+  EXPECT_GT(tiles["/layer1/layer1.0/conv1/Conv/dX"], 4);
+  EXPECT_FALSE(j["over_capacity"].get<bool>());
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+
+#include "monet/ir/view.hpp"
 
 namespace monet {
 
@@ -65,6 +68,36 @@ void check_tiles(const Graph& graph, const std::vector<ComputationNode>& nodes) 
   }
 }
 
+/// The regions of computed or stored tensors behind a read of `region` of tensor `t`: through views (which
+/// move no data) to the tensors their producers write.
+void resolve(const Graph& graph, TensorId t, const std::vector<Range>& region,
+             std::vector<std::pair<TensorId, std::vector<Range>>>& out) {
+  if (region_elements(region) == 0) return;
+  const Tensor& tensor = graph.tensor(t);
+  if (tensor.producer != kNone && graph.op(tensor.producer).is_view()) {
+    const Operator& v = graph.op(tensor.producer);
+    for (std::size_t k = 0; k < v.operands.size(); ++k) {
+      if (v.operands[k].is_output()) continue;
+      resolve(graph, v.operands[k].tensor, view_input_region(graph, v, k, region), out);
+    }
+    return;
+  }
+  out.emplace_back(t, region);
+}
+
+/// A tensor whose values must reach off-chip memory: a graph output, or read by a view that is one.
+bool is_sink(const Graph& graph, const Tensor& t) {
+  if (t.consumers.empty()) return true;
+  for (OperatorId c : t.consumers) {
+    const Operator& op = graph.op(c);
+    if (!op.is_view()) continue;
+    for (const Operand& o : op.operands) {
+      if (o.is_output() && is_sink(graph, graph.tensor(o.tensor))) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
@@ -85,6 +118,7 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
 
   for (const ComputationNode& cn : g.nodes) {
     const Operator& op = graph.op(cn.op);
+    if (op.is_view()) continue;  // aliases its input: no data of its own
     bool first = true;
     for (std::size_t k = 0; k < op.operands.size(); ++k) {
       const Operand& o = op.operands[k];
@@ -100,13 +134,13 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
   std::vector<std::vector<std::pair<int, std::vector<Range>>>> written(graph.tensors().size());
   for (const ComputationNode& cn : g.nodes) {
     const Operator& op = graph.op(cn.op);
-    if (!produces_final(op, cn)) continue;
+    if (op.is_view() || !produces_final(op, cn)) continue;
     for (std::size_t k = 0; k < op.operands.size(); ++k) {
       const Operand& o = op.operands[k];
       if (!o.is_output()) continue;
       const Tensor& t = graph.tensor(o.tensor);
       auto region = op.operand_region(k, cn.ranges, t);
-      if (t.consumers.empty()) g.sink_bits[static_cast<std::size_t>(cn.id)] += region_elements(region) * bits_of(t.dtype);
+      if (is_sink(graph, t)) g.sink_bits[static_cast<std::size_t>(cn.id)] += region_elements(region) * bits_of(t.dtype);
       written[static_cast<std::size_t>(o.tensor)].emplace_back(cn.id, std::move(region));
     }
   }
@@ -122,42 +156,68 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
     if (fresh) g.source_items.push_back(SourceItem{t, bits, 0});
     return it->second;
   };
-  std::map<std::tuple<int, int, TensorId>, std::int64_t> edge_bits;  // (src, dst, tensor) -> bits
+  std::map<std::tuple<int, int, TensorId>, std::pair<std::int64_t, OperandSlot>> edge_bits;  // (src, dst, tensor)
+  std::vector<std::pair<TensorId, std::vector<Range>>> reads;
+  std::set<std::pair<int, int>> aliases;  // (src, view CN)
   for (const ComputationNode& cn : g.nodes) {
     const Operator& op = graph.op(cn.op);
+    if (op.is_view()) {  // its readers read through it; it follows what it aliases, for reports
+      for (std::size_t k = 0; k < op.operands.size(); ++k) {
+        if (op.operands[k].is_output()) continue;
+        reads.clear();
+        resolve(graph, op.operands[k].tensor, op.operand_region(k, cn.ranges, graph.tensor(op.operands[k].tensor)), reads);
+        for (const auto& [tid, region] : reads) {
+          for (const auto& [src, wregion] : written[static_cast<std::size_t>(tid)]) {
+            if (overlaps(region, wregion)) aliases.emplace(src, cn.id);
+          }
+        }
+      }
+      continue;
+    }
     for (std::size_t k = 0; k < op.operands.size(); ++k) {
       const Operand& o = op.operands[k];
       if (o.is_output()) continue;
-      const Tensor& t = graph.tensor(o.tensor);
-      const auto region = op.operand_region(k, cn.ranges, t);
-      if (t.producer == kNone) {
-        auto& reads = g.source_reads[static_cast<std::size_t>(cn.id)];
-        const std::int64_t bits = region_elements(region) * bits_of(t.dtype);
-        auto same = std::find_if(reads.begin(), reads.end(), [&](const SourceRead& r) { return r.tensor == t.id; });
-        if (same != reads.end()) {
-          if (bits > same->bits) {  // the same tensor read twice: keep the larger region
-            same->bits = bits;
-            same->item = source_item(t.id, region, bits);
+      reads.clear();
+      resolve(graph, o.tensor, op.operand_region(k, cn.ranges, graph.tensor(o.tensor)), reads);
+      for (const auto& [tid, region] : reads) {
+        const Tensor& t = graph.tensor(tid);
+        if (t.producer == kNone) {
+          auto& sources = g.source_reads[static_cast<std::size_t>(cn.id)];
+          const std::int64_t bits = region_elements(region) * bits_of(t.dtype);
+          auto same = std::find_if(sources.begin(), sources.end(), [&](const SourceRead& r) { return r.tensor == t.id; });
+          if (same != sources.end()) {
+            if (bits > same->bits) {  // the same tensor read twice: keep the larger region
+              same->bits = bits;
+              same->item = source_item(t.id, region, bits);
+            }
+            continue;
           }
+          sources.push_back(SourceRead{t.id, o.slot, bits, source_item(t.id, region, bits)});
           continue;
         }
-        reads.push_back(SourceRead{t.id, o.slot, bits, source_item(t.id, region, bits)});
-        continue;
-      }
-      for (const auto& [src, wregion] : written[static_cast<std::size_t>(o.tensor)]) {
-        std::vector<Range> common(region.size());
-        for (std::size_t a = 0; a < region.size(); ++a) common[a] = region[a].intersect(wregion[a]);
-        const std::int64_t elems = region_elements(common);
-        if (elems == 0) continue;
-        auto& bits = edge_bits[{src, cn.id, t.id}];
-        bits = std::max(bits, elems * bits_of(t.dtype));
+        for (const auto& [src, wregion] : written[static_cast<std::size_t>(tid)]) {
+          std::vector<Range> common(region.size());
+          for (std::size_t a = 0; a < region.size(); ++a) common[a] = region[a].intersect(wregion[a]);
+          const std::int64_t elems = region_elements(common);
+          if (elems == 0) continue;
+          auto [it, fresh] = edge_bits.try_emplace({src, cn.id, t.id}, 0, o.slot);
+          it->second.first = std::max(it->second.first, elems * bits_of(t.dtype));
+        }
       }
     }
   }
-  for (const auto& [key, bits] : edge_bits) {
+  for (const auto& [key, value] : edge_bits) {
     const auto [src, dst, tensor] = key;
     const int e = static_cast<int>(g.edges.size());
-    g.edges.push_back(CNEdge{src, dst, tensor, bits});
+    g.edges.push_back(CNEdge{src, dst, tensor, value.first, value.second});
+    g.out_edges[static_cast<std::size_t>(src)].push_back(e);
+    g.in_edges[static_cast<std::size_t>(dst)].push_back(e);
+  }
+  for (const auto& [src, dst] : aliases) {
+    const int e = static_cast<int>(g.edges.size());
+    CNEdge edge{src, dst, kNone, 0};
+    edge.alias = true;
+    g.edges.push_back(edge);
     g.out_edges[static_cast<std::size_t>(src)].push_back(e);
     g.in_edges[static_cast<std::size_t>(dst)].push_back(e);
   }

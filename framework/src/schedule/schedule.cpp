@@ -114,7 +114,10 @@ class Scheduler {
       it.bits = cns_.output_bits[i];
       it.role = cns_.output_role[i];
       std::vector<int> readers;
-      for (int e : cns_.out_edges[i]) readers.push_back(cns_.edges[static_cast<std::size_t>(e)].dst);
+      for (int e : cns_.out_edges[i]) {
+        const CNEdge& edge = cns_.edges[static_cast<std::size_t>(e)];
+        if (!edge.alias) readers.push_back(edge.dst);
+      }
       std::sort(readers.begin(), readers.end());
       it.readers_left = static_cast<int>(std::unique(readers.begin(), readers.end()) - readers.begin());
     }
@@ -408,7 +411,15 @@ class Scheduler {
         }
         ready = std::max(ready, arrive);
       }
-      const std::int64_t end = ready + in_.cost(cn, c, StreamedOperands{}).cycles;
+      StreamedOperands mask;
+      std::int64_t cycles = 0;
+      try {
+        cycles = cost_or_all_streamed(cn, c, mask).cycles;
+      } catch (const UserError&) {
+        if (c == allowed.back() && best_end == kNever) throw;  // fits no allowed core
+        continue;
+      }
+      const std::int64_t end = ready + cycles;
       if (end < best_end) {
         best_end = end;
         best = c;
@@ -417,29 +428,31 @@ class Scheduler {
     return best;
   }
 
+  /// A view moves nothing and takes no memory (its readers read through it): it is shown where and when the
+  /// last of the data it aliases was produced (its in-edges carry no data), or off chip for a view of stored data.
+  /// The cost model's answer for these streamed operands; when no mapping keeps them on chip, every operand
+  /// streams (the core's memories then only stage tiles) and `mask` says so.
+  Cost cost_or_all_streamed(const ComputationNode& cn, int c, StreamedOperands& mask) const {
+    try {
+      return in_.cost(cn, c, mask);
+    } catch (const UserError&) {
+      if (mask.mask() == 7 || cn.streamed) throw;
+      for (const Operand& o : g_.op(cn.op).operands) mask.slot[static_cast<int>(o.slot)] = true;
+      return in_.cost(cn, c, mask);
+    }
+  }
+
   void place_view(const ComputationNode& cn) {
     const auto i = static_cast<std::size_t>(cn.id);
     std::int64_t t = 0;
     int where = Accelerator::kOffChip;
-    Item& out = items_[i];
     for (int e : cns_.in_edges[i]) {
-      const auto src = static_cast<std::size_t>(cns_.edges[static_cast<std::size_t>(e)].src);
-      const Item& in = items_[src];
-      t = std::max(t, result_.nodes[src].end);
-      // The view aliases its input: it is wherever the input is, and takes no memory of its own.
-      for (int k : in.copies) {
-        const Copy& cp = copies_[static_cast<std::size_t>(k)];
-        if (copy_on(static_cast<int>(i), cp.core) < 0) new_copy(static_cast<int>(i), cp.core, 0, cp.alloc, cp.avail);
-        where = cp.core;
+      const ScheduledNode& src = result_.nodes[static_cast<std::size_t>(cns_.edges[static_cast<std::size_t>(e)].src)];
+      if (src.end >= t) {
+        t = src.end;
+        where = src.core;
       }
-      if (in.dram_avail >= 0 && (out.dram_avail < 0 || in.dram_avail < out.dram_avail)) out.dram_avail = in.dram_avail;
     }
-    for (const SourceRead& r : cns_.source_reads[i]) {
-      (void)r;
-      out.dram_avail = 0;  // a view of a source tensor
-    }
-    for (int e : cns_.in_edges[i]) consumed(cns_.edges[static_cast<std::size_t>(e)].src);
-    for (const SourceRead& r : cns_.source_reads[i]) consumed(static_cast<int>(cns_.nodes.size()) + r.item);
     result_.nodes[i] = ScheduledNode{cn.id, where, t, t, Cost{}, StreamedOperands{}};
   }
 
@@ -464,10 +477,7 @@ class Scheduler {
     std::vector<Need> needs;
     for (int e : cns_.in_edges[i]) {
       const CNEdge& edge = cns_.edges[static_cast<std::size_t>(e)];
-      OperandSlot slot = OperandSlot::I1;
-      for (const Operand& o : op.operands) {
-        if (!o.is_output() && o.tensor == edge.tensor) slot = o.slot;
-      }
+      const OperandSlot slot = edge.slot;
       auto same = std::find_if(needs.begin(), needs.end(), [&](const Need& x) { return x.item == edge.src; });
       if (same != needs.end()) {
         same->bits += edge.bits;
@@ -596,15 +606,7 @@ class Scheduler {
     }
 
     StreamedOperands mask = streamed;
-    Cost cost;
-    try {
-      cost = in_.cost(cn, c, mask);
-    } catch (const UserError&) {
-      // No mapping keeps these operands on chip: stream every operand (the core's memories then only stage tiles).
-      if (mask.mask() == 7 || cn.streamed) throw;
-      for (const Operand& o : op.operands) mask.slot[static_cast<int>(o.slot)] = true;
-      cost = in_.cost(cn, c, mask);
-    }
+    const Cost cost = cost_or_all_streamed(cn, c, mask);
     std::int64_t start = ready;
     if (!mask.slot[static_cast<int>(OperandSlot::O)] && cns_.output_bits[i] > 0) {
       start = make_room(c, cns_.output_bits[i], start, pinned, share);
@@ -616,7 +618,7 @@ class Scheduler {
     if (off_link && stream_bits > 0 && cost.cycles > 0) {
       const double average = static_cast<double>(stream_bits) / static_cast<double>(cost.cycles);
       const double wanted = in_.options.peak_offchip_bandwidth && cost.offchip_peak_bandwidth > 0
-                                ? cost.offchip_peak_bandwidth / std::max(1, cn.groups) * std::max(1, cn.groups)
+                                ? cost.offchip_peak_bandwidth
                                 : average;
       stream_bw = std::min({wanted, off_link->bandwidth_bits_per_cycle, acc_.offchip.total_bandwidth()});
       const auto li = static_cast<std::size_t>(off_link - acc_.links.data());

@@ -898,6 +898,7 @@ class Generator {
                          phase_for(x.tensor));
       op.kind = OpKind::view;
       op.ops_per_iteration = 0;
+      op.attributes["part"] = {static_cast<std::int64_t>(j - 1)};  // which input's gradient (Concat)
       const TensorId g = grad_tensor(inst, x.tensor);
       op.operands.push_back(operand(g, OperandSlot::O, {}));
       op.operands.push_back(operand(dy, OperandSlot::I1, {}));

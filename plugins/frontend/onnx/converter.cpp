@@ -730,6 +730,50 @@ class Converter {
 
   // -------------------------------------------------------------------------------------- view shapes
 
+  /// Per axis of a Slice's input: first index taken, step and number of elements (ONNX clamping rules).
+  struct SliceParams {
+    std::vector<std::int64_t> start, step, size;
+  };
+  SliceParams slice_params(int i, const std::vector<int>& in) {
+    const Shape x = value(in[0]).shape;
+    const std::size_t rank = x.size();
+    SliceParams sp;
+    sp.start.assign(rank, 0);
+    sp.step.assign(rank, 1);
+    sp.size.assign(x.begin(), x.end());
+    const auto starts = const_ints(i, in[1], "starts");
+    const auto ends = const_ints(i, in[2], "ends");
+    std::vector<std::int64_t> axes;
+    if (in.size() > 3 && in[3] >= 0) axes = const_ints(i, in[3], "axes");
+    else for (std::size_t a = 0; a < starts.size(); ++a) axes.push_back(static_cast<std::int64_t>(a));
+    std::vector<std::int64_t> steps(starts.size(), 1);
+    if (in.size() > 4 && in[4] >= 0) steps = const_ints(i, in[4], "steps");
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      const auto a = static_cast<std::size_t>(normalize_axis(axes[k], rank));
+      const std::int64_t dim = x.at(a);
+      const std::int64_t step = steps[k];
+      if (step == 0) fail(i, "slice step 0");
+      auto clampi = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
+        if (v < 0) v += dim;
+        return std::clamp(v, lo, hi);
+      };
+      std::int64_t begin;
+      std::int64_t end;
+      if (step > 0) {
+        begin = clampi(starts[k], 0, dim);
+        end = clampi(ends[k], 0, dim);
+        sp.size[a] = std::max<std::int64_t>(0, (end - begin + step - 1) / step);
+      } else {
+        begin = clampi(starts[k], -1, dim - 1);
+        end = clampi(ends[k], -1, dim - 1);
+        sp.size[a] = std::max<std::int64_t>(0, (begin - end + (-step) - 1) / (-step));
+      }
+      sp.start[a] = begin;
+      sp.step[a] = step;
+    }
+    return sp;
+  }
+
   /// Output shapes of the data-movement ops (shared by folding and emission).
   std::vector<Shape> view_shapes(int i, const std::vector<int>& in) {
     const auto& n = g_.node(i);
@@ -807,35 +851,9 @@ class Converter {
       return {ops::broadcast_shapes({x, Shape(target.begin(), target.end())}, SourceLocation{file_}, node_name(i))};
     }
     if (op == "Slice") {
-      const auto starts = const_ints(i, in[1], "starts");
-      const auto ends = const_ints(i, in[2], "ends");
-      std::vector<std::int64_t> axes;
-      if (in.size() > 3 && in[3] >= 0) axes = const_ints(i, in[3], "axes");
-      else for (std::size_t a = 0; a < starts.size(); ++a) axes.push_back(static_cast<std::int64_t>(a));
-      std::vector<std::int64_t> steps(starts.size(), 1);
-      if (in.size() > 4 && in[4] >= 0) steps = const_ints(i, in[4], "steps");
+      const SliceParams sp = slice_params(i, in);
       Shape s = x;
-      for (std::size_t k = 0; k < starts.size(); ++k) {
-        const auto a = static_cast<std::size_t>(normalize_axis(axes[k], rank));
-        const std::int64_t dim = x.at(a);
-        const std::int64_t step = steps[k];
-        if (step == 0) fail(i, "slice step 0");
-        auto clampi = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
-          if (v < 0) v += dim;
-          return std::clamp(v, lo, hi);
-        };
-        std::int64_t begin;
-        std::int64_t end;
-        if (step > 0) {
-          begin = clampi(starts[k], 0, dim);
-          end = clampi(ends[k], 0, dim);
-          s[a] = std::max<std::int64_t>(0, (end - begin + step - 1) / step);
-        } else {
-          begin = clampi(starts[k], -1, dim - 1);
-          end = clampi(ends[k], -1, dim - 1);
-          s[a] = std::max<std::int64_t>(0, (begin - end + (-step) - 1) / (-step));
-        }
-      }
+      for (std::size_t a = 0; a < rank; ++a) s[a] = sp.size[a];
       return {s};
     }
     if (op == "Concat") {
@@ -900,7 +918,39 @@ class Converter {
       }
       op.operands.push_back(Operand{y, OperandSlot::O, {}, bits_of(dt), 0, false});
       for (TensorId x : xs) op.operands.push_back(Operand{x, OperandSlot::I1, {}, bits_of(builder_.tensor(x).dtype), 0, false});
-      if (auto perm = attr_ints(n, "perm")) op.attributes["perm"] = *perm;
+      // What each output element reads (framework/include/monet/ir/view.hpp), so tiles connect exactly.
+      if (n.op_type() == "Transpose") {
+        std::vector<std::int64_t> perm = attr_ints(n, "perm").value_or(std::vector<std::int64_t>{});
+        if (perm.empty()) {
+          for (std::size_t a = shapes[k].size(); a-- > 0;) perm.push_back(static_cast<std::int64_t>(a));
+        }
+        op.attributes["perm"] = perm;
+      }
+      const std::size_t rank = value(sources[0]).shape.size();
+      if (n.op_type() == "Concat") {  // the offset of each non-constant input along the axis
+        const std::int64_t axis = normalize_axis(attr_int(n, "axis").value_or(0), rank);
+        std::vector<std::int64_t> offsets;
+        std::int64_t offset = 0;
+        for (int v : in) {
+          if (v < 0) continue;
+          if (value(v).kind != ValueKind::constant) offsets.push_back(offset);
+          offset += value(v).shape.at(static_cast<std::size_t>(axis));
+        }
+        op.attributes["axis"] = {axis};
+        op.attributes["offsets"] = offsets;
+      }
+      if (n.op_type() == "Split") {
+        const std::int64_t axis = normalize_axis(attr_int(n, "axis").value_or(0), rank);
+        std::int64_t offset = 0;
+        for (std::size_t j = 0; j < k; ++j) offset += shapes[j][static_cast<std::size_t>(axis)];
+        op.attributes["axis"] = {axis};
+        op.attributes["offset"] = {offset};
+      }
+      if (n.op_type() == "Slice") {
+        const SliceParams sp = slice_params(i, in);
+        op.attributes["slice_start"] = sp.start;
+        op.attributes["slice_step"] = sp.step;
+      }
       builder_.add_operator(std::move(op));
     }
   }

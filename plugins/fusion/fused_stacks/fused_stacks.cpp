@@ -22,7 +22,8 @@ class FusedStacks final : public FusionStrategy {
     i.description =
         "`stacks` lists stacks as \"FIRST..LAST\" (operator names, inclusive, in graph order; a single name is a "
         "one-operator stack); with none and `auto_stacks`, consecutive operators are grouped while their weights "
-        "fit in the on-chip memory of all cores together. Inside a stack every operator is cut by the `intra` "
+        "fit in the on-chip memory of all cores together (an operator whose weights per inter-core group fit no "
+        "single core stays out). Inside a stack every operator is cut by the `intra` "
         "rules (KEY=DIM:N with KEY an operator name, type, kind or 'default'; DIM a loop dimension or axisN, the "
         "loop dim indexing output axis N; N a count or 'all') and the stack runs slot by slot: slot s holds the "
         "s-th share of every operator's tiles, so a few output rows of each layer are produced before the next "
@@ -35,10 +36,12 @@ class FusedStacks final : public FusionStrategy {
         ParamSpec::string_list("stacks", std::vector<std::string>{})
             .with_doc("stacks as \"FIRST..LAST\" operator-name ranges"),
         ParamSpec::boolean("auto_stacks", false).with_doc("form stacks from on-chip capacity when `stacks` is empty"),
-        ParamSpec::string_list("intra", std::vector<std::string>{"conv=OY:all", "pooling=OY:all", "elementwise=axis2:all",
-                                                                 "norm=axis2:all", "gemm=D:all", "matmul=D:all"})
-            .with_doc("how operators inside a stack are tiled (default: output rows of convolutions, pooling and "
-                      "their elementwise neighbours; tokens of matrix products)"),
+        ParamSpec::string_list("intra", std::vector<std::string>{"conv=OY:all", "pooling=OY:all", "elementwise=OY:all,D:all",
+                                                                 "norm=OY:all,D:all", "softmax=OY:all,D:all", "gemm=D:all",
+                                                                 "matmul=D:all"})
+            .with_doc("how operators inside a stack are tiled (default: output rows OY of convolutions, pooling and "
+                      "4-D elementwise, normalisation and softmax operators; tokens D of matrix products and of 3-D "
+                      "[B, D, K] tensors; a split along a dimension an operator lacks is ignored)"),
         ParamSpec::string_list("inter", std::vector<std::string>{}).with_doc("inter-core splits, e.g. [\"conv=K:4\"]"),
         ParamSpec::boolean("stream_singletons", false)
             .with_doc("operands of operators outside the stacks stream from/to off-chip memory while they run"),
@@ -99,16 +102,19 @@ class FusedStacks final : public FusionStrategy {
       const TilingRule* it = op.is_view() ? nullptr : tiling_rule_for(inter_, op);
       tiles.push_back(tile_operator(graph, op, it ? it->splits : std::vector<TileSplit>{},
                                     in ? in->splits : std::vector<TileSplit>{}));
+      if (op.is_view()) continue;  // a view moves nothing: its readers read through it, tile by tile
       const std::size_t intra = tiles.back().size() / static_cast<std::size_t>(std::max(1, tiles.back().front().groups));
       slots = slots == 0 ? intra : std::min(slots, intra);
     }
     slots = std::max<std::size_t>(slots, 1);
     for (std::size_t s = 0; s < slots; ++s) {
-      for (auto& t : tiles) {
+      for (std::size_t k = 0; k < tiles.size(); ++k) {
+        auto& t = tiles[k];
         const auto groups = static_cast<std::size_t>(std::max(1, t.front().groups));
         const std::size_t intra = t.size() / groups;
-        const std::size_t from = intra * s / slots;
-        const std::size_t to = intra * (s + 1) / slots;
+        const bool view = graph.op(ops[k]).is_view();  // whole: listed with the last slot
+        const std::size_t from = view ? (s + 1 == slots ? 0 : intra) : intra * s / slots;
+        const std::size_t to = view ? (s + 1 == slots ? intra : 0) : intra * (s + 1) / slots;
         for (std::size_t k = from * groups; k < to * groups; ++k) {
           ComputationNode cn = t[k];
           cn.stack = stack_id;
@@ -153,11 +159,24 @@ class FusedStacks final : public FusionStrategy {
       add(ops);
     }
     if (stack_specs_.empty() && auto_) {
-      // Consecutive forward operators while all their weights fit in the cores' memories for weights.
+      // Consecutive forward operators while all their weights fit in the cores' memories for weights. An
+      // operator whose share of weights (per inter-core group) fits no single core stays out of every stack:
+      // tiled, each tile would stream all its weights again.
       std::int64_t capacity = 0;
-      for (const CoreInstance& c : acc.cores) capacity += c.core->top_level(OperandSlot::I2).size_bits;
+      std::int64_t largest = 0;
+      for (const CoreInstance& c : acc.cores) {
+        capacity += c.core->top_level(OperandSlot::I2).size_bits;
+        largest = std::max(largest, c.core->top_level(OperandSlot::I2).size_bits);
+      }
       std::vector<OperatorId> cur;
       std::int64_t weights = 0;
+      auto close = [&] {
+        if (cur.empty()) return;
+        forward.push_back(cur);
+        add(cur);
+        cur.clear();
+        weights = 0;
+      };
       for (const Operator& op : graph.operators()) {
         if (op.phase != Phase::forward) continue;
         std::int64_t w = 0;
@@ -165,17 +184,17 @@ class FusedStacks final : public FusionStrategy {
           const Tensor& t = graph.tensor(o.tensor);
           if (!o.is_output() && t.is_parameter()) w += t.bits();
         }
-        if (!cur.empty() && weights + w > capacity) {
-          forward.push_back(cur);
-          add(cur);
-          cur.clear();
-          weights = 0;
+        const TilingRule* it = op.is_view() ? nullptr : tiling_rule_for(inter_, op);
+        const auto groups = it ? tile_operator(graph, op, it->splits, {}).size() : std::size_t{1};
+        if (w / static_cast<std::int64_t>(groups) > largest) {
+          close();
+          continue;
         }
+        if (weights + w > capacity) close();
         cur.push_back(op.id);
         weights += w;
       }
-      forward.push_back(cur);
-      add(cur);
+      close();
     }
     if (backward_stacks_) {
       for (const auto& f : forward) {

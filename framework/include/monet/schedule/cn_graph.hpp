@@ -23,8 +23,10 @@ struct ComputationNode {
 struct CNEdge {
   int src = 0;
   int dst = 0;
-  TensorId tensor = kNone;
-  std::int64_t bits = 0;  // data the destination needs from the source
+  TensorId tensor = kNone;  // the data moved (behind any views the destination reads it through)
+  std::int64_t bits = 0;    // data the destination needs from the source
+  OperandSlot slot = OperandSlot::I1;  // the destination's operand that reads it
+  bool alias = false;  // the destination is a view of the source's output: an ordering, no data (bits 0)
 };
 
 /// A region of a tensor without producer (input, weight, optimizer state, buffer) that CNs read from off-chip
@@ -56,8 +58,9 @@ struct CNGraph {
 };
 
 /// Builds the CN graph from tiles: checks that the tiles of each operator cover its iteration space exactly
-/// once, derives edges from region intersections (data produced by one tile and read by another; views pass
-/// regions through unchanged) and off-chip reads of source tensors, and checks the result has no cycle. The
+/// once, derives edges from region intersections (data produced by one tile and read by another, through views
+/// by their index maps; a view gets only `alias` edges from what it aliases: it moves nothing) and off-chip reads of source tensors,
+/// and checks the result has no cycle. The
 /// node order is the fusion strategy's priority order; it need not be a topological order.
 MONET_API CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes);
 
