@@ -85,8 +85,9 @@ StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, 
               << "\nsize_bits = " << c.as<std::int64_t>(c.need(mem, "size", "bits"), "an integer")
               << "\nread_energy_pj_per_bit = " << number(rc / bw) << "   # " << number(rc) << " pJ per " << number(bw)
               << "-bit access\nwrite_energy_pj_per_bit = " << number(wc / bw) << "\nbandwidth_bits_per_cycle = " << number(bw)
-              << "\n# Stream does not treat the DRAM port as a shared resource: every core streams through a port of its\n"
-              << "# own (ZigZag's view of each core). One port per core keeps that behaviour.\nports = @PORTS@\n";
+              << "\n# The DRAM's own ports, shared by every core. Stream does not schedule them: each core streams at the\n"
+              << "# full port bandwidth however many stream at once (ZigZag's view of one core); ports = @CORES@\n"
+              << "# reproduces that.\nports = " << ports.size() << "\n";
       names[id] = offchip_name;
       continue;
     }
@@ -103,7 +104,7 @@ StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, 
   }
   if (!names.contains(offchip_id)) y.fail(r["offchip_core_id"], "no core has the id " + std::to_string(offchip_id));
   std::string off = offchip.str();
-  off.replace(off.find("@PORTS@"), 7, std::to_string(compute_cores));
+  off.replace(off.find("@CORES@"), 7, std::to_string(compute_cores));
   text << off;
 
   // Links. Stream keeps one link per core pair: a later entry for a pair replaces the earlier one. monet uses

@@ -64,8 +64,9 @@ TEST(StreamParity, ImportedAcceleratorAndMappingAreTheCommittedFiles) {
     const fs::path rel = fs::path("cores/tpu_like_quad_core") / (std::string(core) + ".toml");
     EXPECT_EQ(test::read_file(dir.path() / rel), test::read_file(arch / rel)) << core;
   }
-  // Stream's single bus to DRAM becomes one off-chip port per compute core (its DRAM "core" serves them all).
-  EXPECT_THAT(test::read_file(arch / "tpu_like_quad_core.toml"), HasSubstr("ports = 6"));
+  // The DRAM's single 64-bit port is a resource all cores share (Stream lets each core stream at 64 bits/cycle).
+  EXPECT_THAT(test::read_file(arch / "tpu_like_quad_core.toml"), HasSubstr("bandwidth_bits_per_cycle = 64.0\n#"));
+  EXPECT_THAT(test::read_file(arch / "tpu_like_quad_core.toml"), HasSubstr("\nports = 1\n"));
 
   const auto m = test::monet("import stream-mapping " + q(stream_data() / "mapping/tpu_like_quad_core_fixed_k4.yaml") + " -o " +
                              q(dir.path() / "map.toml") + " --fusion fused_stacks");
@@ -83,8 +84,9 @@ TEST(StreamParity, ImportedAcceleratorAndMappingAreTheCommittedFiles) {
 
 // Energy: within 20% of Stream. monet models the same off-chip traffic but its intra-core mappings (ZigZag 3.8.5
 // rules, exact loop-nest search) cost less on-chip energy than Stream's run with ZigZag 3.8.2 (measured: on-chip
-// 4.0e8 vs 8.3e8 pJ). Latency: monet is ~40% below Stream; docs/scheduling.md lists what is and is not explained,
-// and the band below records today's value so a change in the scheduler shows up here.
+// 4.7e8 vs 8.3e8 pJ). Latency: layer by layer within 20% of Stream (-19%: both bound by DRAM); fused 35% below
+// Stream, which docs/scheduling.md does not fully explain. The bands record today's values so that a change in
+// the scheduler shows up here.
 TEST(StreamParity, LayerByLayerResNet18) {
   const json j = results("experiments/reference/stream_resnet18_lbl.toml");
   const json s = stream_run("a_layer_by_layer_fixed_k4");
@@ -96,7 +98,8 @@ TEST(StreamParity, LayerByLayerResNet18) {
     if (core["name"] != "dram") EXPECT_EQ(core["peak_memory_bytes"].get<double>(), 0.0) << core["name"];
   }
   const double latency = j["latency_cycles"].get<double>();
-  EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 0.60, 0.03) << latency;  // measured 0.600
+  EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 1.0, 0.20) << latency;   // the reference criterion
+  EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 0.81, 0.02) << latency;  // measured 0.812
 }
 
 TEST(StreamParity, FusedStacksResNet18) {
@@ -118,7 +121,7 @@ TEST(StreamParity, FusedStacksResNet18) {
   }
   EXPECT_FALSE(j["over_capacity"].get<bool>());
   const double latency = j["latency_cycles"].get<double>();
-  EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 0.57, 0.03) << latency;  // measured 0.572
+  EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 0.65, 0.02) << latency;  // measured 0.647: not within 20%
 }
 
 // The Chrome trace holds one complete event per computation node, and both SVG plots render — also for the
