@@ -220,6 +220,36 @@ TEST(Scheduler, PicksTheCoreThatFinishesFirstAndSerializesALink) {
 }
 
 
+TEST(Scheduler, AnOperatorDeclaredAfterAnotherWaitsForIt) {
+  // Layer lists (ZigZag's) give each layer its own input tensors and the producer layer as `after`: q shares no
+  // tensor with p but must not start before p ends, even on the other core.
+  test::ScratchDir dir;
+  dir.write("vec.toml", kVectorCore);
+  const AcceleratorPtr acc = load_accelerator(dir.write("acc.toml", kViaDram));
+  GraphBuilder b("after");
+  const TensorId x = tensor(b, "x", {64}, TensorRole::input);
+  const TensorId y = tensor(b, "y", {64}, TensorRole::input);
+  ops::elementwise(b, named("p"), {x}, tensor(b, "p_out", {64}), 1);
+  Operator q = named("q");
+  q.after = {0};
+  ops::elementwise(b, q, {y}, tensor(b, "q_out", {64}), 1);
+  const GraphPtr g = std::move(b).build();
+  const CNGraph cns = connect_tiles(*g, {{0, 0, g->op(0).full_ranges(), 0}, {1, 1, g->op(1).full_ranges(), 1}});
+  ASSERT_EQ(cns.edges.size(), 1u);
+  EXPECT_TRUE(cns.edges[0].order_only);
+  EXPECT_EQ(cns.edges[0].bits, 0);
+  const CostFunction cost = [](const ComputationNode&, int, const StreamedOperands&) {
+    Cost c;
+    c.cycles = 1000;
+    return c;
+  };
+  const ScheduleResult r = schedule(ScheduleInputs{*g, cns, *acc, {{0}, {1}}, {-1, -1}, cost});
+  EXPECT_EQ(r.nodes[0].end, 32 + 1000);  // its input over l0, then 1000 cycles
+  EXPECT_EQ(r.nodes[1].start, r.nodes[0].end);  // q's input was fetched meanwhile over l1
+  // p's output is a graph output: written back, not held for q.
+  EXPECT_EQ(r.summary.peak_memory_bits[1], 2 * 2048);
+}
+
 // ------------------------------------------------------------------------------------------------------------
 // Physics of the scheduler on hand-computed cases. Vector cores, 8192-bit tensors (256 fp32 values): every
 // transfer on a 64-bit link takes 128 cycles; every CN takes 100 cycles.

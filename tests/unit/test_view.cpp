@@ -139,11 +139,11 @@ TEST(CNGraph, TilesConnectExactlyThroughAReshape) {
     EXPECT_EQ(e.src, r);
     EXPECT_EQ(e.tensor, y);        // the data behind the view
     EXPECT_EQ(e.bits, 4 * 8 * 32);  // 4 channels x 8 columns, fp32
-    EXPECT_FALSE(e.alias);
+    EXPECT_FALSE(e.order_only);
   }
   // The view waits for everything it aliases but carries nothing.
   EXPECT_EQ(cn.in_edges[8].size(), 8u);
-  for (int e : cn.in_edges[8]) EXPECT_TRUE(cn.edges[static_cast<std::size_t>(e)].alias);
+  for (int e : cn.in_edges[8]) EXPECT_TRUE(cn.edges[static_cast<std::size_t>(e)].order_only);
   EXPECT_TRUE(cn.out_edges[8].empty());
   EXPECT_EQ(cn.output_bits[8], 0);
   // z is the graph output; y is not (read only by relu2 through the view).

@@ -158,7 +158,7 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
   };
   std::map<std::tuple<int, int, TensorId>, std::pair<std::int64_t, OperandSlot>> edge_bits;  // (src, dst, tensor)
   std::vector<std::pair<TensorId, std::vector<Range>>> reads;
-  std::set<std::pair<int, int>> aliases;  // (src, view CN)
+  std::set<std::pair<int, int>> aliases;  // order-only edges (src, dst): views after what they alias, `after`
   for (const ComputationNode& cn : g.nodes) {
     const Operator& op = graph.op(cn.op);
     if (op.is_view()) {  // its readers read through it; it follows what it aliases, for reports
@@ -213,10 +213,17 @@ CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes) {
     g.out_edges[static_cast<std::size_t>(src)].push_back(e);
     g.in_edges[static_cast<std::size_t>(dst)].push_back(e);
   }
+  // `after`: an operator starts when every tile of the operators it is declared after has finished (layer lists
+  // whose layers read their own copies of their inputs).
+  for (const ComputationNode& cn : g.nodes) {
+    for (OperatorId a : graph.op(cn.op).after) {
+      for (int src : tiles_of[static_cast<std::size_t>(a)]) aliases.emplace(src, cn.id);
+    }
+  }
   for (const auto& [src, dst] : aliases) {
     const int e = static_cast<int>(g.edges.size());
     CNEdge edge{src, dst, kNone, 0};
-    edge.alias = true;
+    edge.order_only = true;
     g.edges.push_back(edge);
     g.out_edges[static_cast<std::size_t>(src)].push_back(e);
     g.in_edges[static_cast<std::size_t>(dst)].push_back(e);

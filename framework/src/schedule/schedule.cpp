@@ -116,7 +116,7 @@ class Scheduler {
       std::vector<int> readers;
       for (int e : cns_.out_edges[i]) {
         const CNEdge& edge = cns_.edges[static_cast<std::size_t>(e)];
-        if (!edge.alias) readers.push_back(edge.dst);
+        if (!edge.order_only) readers.push_back(edge.dst);
       }
       std::sort(readers.begin(), readers.end());
       it.readers_left = static_cast<int>(std::unique(readers.begin(), readers.end()) - readers.begin());
@@ -475,8 +475,13 @@ class Scheduler {
       bool source;
     };
     std::vector<Need> needs;
+    std::int64_t after = 0;  // end of the CNs it must follow without reading their data
     for (int e : cns_.in_edges[i]) {
       const CNEdge& edge = cns_.edges[static_cast<std::size_t>(e)];
+      if (edge.order_only) {
+        after = std::max(after, result_.nodes[static_cast<std::size_t>(edge.src)].end);
+        continue;
+      }
       const OperandSlot slot = edge.slot;
       auto same = std::find_if(needs.begin(), needs.end(), [&](const Need& x) { return x.item == edge.src; });
       if (same != needs.end()) {
@@ -540,7 +545,7 @@ class Scheduler {
     std::vector<int> pinned;
     for (const Need& nd : needs) pinned.push_back(nd.item);
     pinned.push_back(static_cast<int>(i));
-    std::int64_t ready = core_free_[cu];
+    std::int64_t ready = std::max(core_free_[cu], after);
     const std::int64_t prefetch = frontier_[cu];  // transfers may overlap the core's previous CN
 
     for (const Need& nd : needs) {

@@ -26,7 +26,7 @@ struct CNEdge {
   TensorId tensor = kNone;  // the data moved (behind any views the destination reads it through)
   std::int64_t bits = 0;    // data the destination needs from the source
   OperandSlot slot = OperandSlot::I1;  // the destination's operand that reads it
-  bool alias = false;  // the destination is a view of the source's output: an ordering, no data (bits 0)
+  bool order_only = false;  // an ordering, no data (bits 0): a view after what it aliases, or `Operator::after`
 };
 
 /// A region of a tensor without producer (input, weight, optimizer state, buffer) that CNs read from off-chip
@@ -59,7 +59,8 @@ struct CNGraph {
 
 /// Builds the CN graph from tiles: checks that the tiles of each operator cover its iteration space exactly
 /// once, derives edges from region intersections (data produced by one tile and read by another, through views
-/// by their index maps; a view gets only `alias` edges from what it aliases: it moves nothing) and off-chip reads of source tensors,
+/// by their index maps; a view gets only `order_only` edges from what it aliases: it moves nothing; `Operator::after` adds
+/// `order_only` edges too) and off-chip reads of source tensors,
 /// and checks the result has no cycle. The
 /// node order is the fusion strategy's priority order; it need not be a topological order.
 MONET_API CNGraph connect_tiles(const Graph& graph, std::vector<ComputationNode> nodes);
