@@ -13,7 +13,7 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+using test::q;
 
 json cost_json(const std::string& args) {
   const auto r = test::monet("--log-level error cost " + args + " --json");

@@ -12,7 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+using test::q;
 fs::path inputs() { return test::source_dir() / "tests/data/zigzag/inputs"; }
 
 struct Accel {

@@ -18,7 +18,7 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+using test::q;
 fs::path stream_data() { return test::source_dir() / "tests/data/stream"; }
 
 json stream_run(const char* key) {
@@ -95,7 +95,9 @@ TEST(StreamParity, LayerByLayerResNet18) {
   EXPECT_EQ(cns_per_core(j), stream_cns_per_core(s));
   // Every operand streams from DRAM, as in Stream: nothing is held on chip.
   for (const json& core : j["architecture"]["cores"]) {
-    if (core["name"] != "dram") EXPECT_EQ(core["peak_memory_bytes"].get<double>(), 0.0) << core["name"];
+    if (core["name"] != "dram") {
+      EXPECT_EQ(core["peak_memory_bytes"].get<double>(), 0.0) << core["name"];
+    }
   }
   const double latency = j["latency_cycles"].get<double>();
   EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 1.0, 0.20) << latency;   // the reference criterion

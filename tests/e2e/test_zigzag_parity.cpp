@@ -17,7 +17,7 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+using test::q;
 
 json run_cost(const std::string& args) {
   // Warnings (stderr) would interleave with the JSON in the captured output.

@@ -13,6 +13,9 @@ namespace fs = std::filesystem;
 
 inline fs::path source_dir() { return fs::path(MONET_SOURCE_DIR); }
 
+/// A path quoted for the shell command lines the CLI tests build.
+inline std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
 /// A fresh folder under the system temp dir, removed when the object dies.
 class ScratchDir {
  public:

@@ -4,27 +4,15 @@
 #include <gtest/gtest.h>
 
 #include "monet/ir/ops.hpp"
+#include "support/graph_builders.hpp"
 
 namespace monet {
 namespace {
 
+using test::named;
+using test::tensor;
+
 using ::testing::HasSubstr;
-
-TensorId tensor(GraphBuilder& b, const std::string& name, Shape shape, TensorRole role = TensorRole::activation,
-                ElementType dtype = ElementType::fp32) {
-  Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.role = role;
-  t.dtype = dtype;
-  return b.add_tensor(std::move(t));
-}
-
-Operator named(const std::string& name) {
-  Operator op;
-  op.name = name;
-  return op;
-}
 
 TEST(Ops, Conv3x3SameKeepsShapeAndCountsMacs) {
   GraphBuilder b("g");

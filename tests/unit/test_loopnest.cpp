@@ -164,7 +164,9 @@ TEST(Loopnest, DeviationsFromZigZagMeasured) {
                 c.name, clamp.second, half.second, trunc.first, trunc.second);
     EXPECT_EQ(clamp.first, 0.0) << "on-loading does not change energy";
     EXPECT_GE(clamp.second, 0.0);
-    if (c.clamp_latency_pct > 0) EXPECT_NEAR(clamp.second, c.clamp_latency_pct, 0.15) << c.name;
+    if (c.clamp_latency_pct > 0) {
+      EXPECT_NEAR(clamp.second, c.clamp_latency_pct, 0.15) << c.name;
+    }
   }
 }
 

@@ -5,23 +5,13 @@
 #include "monet/ir/ops.hpp"
 #include "monet/schedule/schedule.hpp"
 #include "support/test_support.hpp"
+#include "support/graph_builders.hpp"
 
 namespace monet {
 namespace {
 
-TensorId tensor(GraphBuilder& b, const std::string& name, Shape shape, TensorRole role = TensorRole::activation) {
-  Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.role = role;
-  return b.add_tensor(std::move(t));  // fp32
-}
-
-Operator named(const std::string& name) {
-  Operator op;
-  op.name = name;
-  return op;
-}
+using test::named;
+using test::tensor;
 
 /// x[1,1,8,8] -> conv1 (3x3, pad 1) -> y -> conv2 (3x3, pad 1) -> z, all fp32.
 GraphPtr two_convs() {

@@ -108,7 +108,9 @@ TEST_F(Training, ConvLinearReluAndLoss) {
   // Complete parameter gradients: conv 4·3·9 + 4, fc 10·256 + 10, fp32.
   EXPECT_EQ(training_memory(*g).gradient_bytes, (112 + 2'570) * 4);
   for (const Tensor& t : g->tensors()) {
-    if (t.gradient_of != kNone) EXPECT_EQ(t.shape, g->tensor(t.gradient_of).shape) << t.name;
+    if (t.gradient_of != kNone) {
+      EXPECT_EQ(t.shape, g->tensor(t.gradient_of).shape) << t.name;
+    }
   }
 }
 

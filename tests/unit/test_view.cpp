@@ -5,17 +5,13 @@
 #include "monet/ir/ops.hpp"
 #include "monet/ir/view.hpp"
 #include "monet/schedule/cn_graph.hpp"
+#include "support/graph_builders.hpp"
 
 namespace monet {
 namespace {
 
-TensorId tensor(GraphBuilder& b, const std::string& name, Shape shape, TensorRole role = TensorRole::activation) {
-  Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.role = role;
-  return b.add_tensor(std::move(t));  // fp32
-}
+using test::named;
+using test::tensor;
 
 /// A view of `type` from `inputs` to `output`, with attributes, the way the ONNX frontend writes them.
 OperatorId add_view(GraphBuilder& b, const std::string& name, const std::string& type, const std::vector<TensorId>& inputs,
@@ -104,13 +100,9 @@ TEST(CNGraph, TilesConnectExactlyThroughAReshape) {
   const TensorId y = tensor(b, "y", {1, 4, 8, 8});
   const TensorId v = tensor(b, "v", {1, 4, 64});
   const TensorId z = tensor(b, "z", {1, 4, 64});
-  Operator r1;
-  r1.name = "relu1";
-  ops::elementwise(b, r1, {x}, y, 1);
+  ops::elementwise(b, named("relu1"), {x}, y, 1);
   add_view(b, "reshape", "Reshape", {y}, v);
-  Operator r2;
-  r2.name = "relu2";
-  ops::elementwise(b, r2, {v}, z, 1);
+  ops::elementwise(b, named("relu2"), {v}, z, 1);
   const GraphPtr g = std::move(b).build();
   std::vector<ComputationNode> nodes;
   for (int r = 0; r < 8; ++r) {  // relu1 rows

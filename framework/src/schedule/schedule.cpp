@@ -78,7 +78,6 @@ struct Copy {
   std::int64_t avail = 0;   // data present from
   std::int64_t last_use = 0;
   std::int64_t free = kNever;
-  bool released = false;
 };
 
 /// Data a CN reads: the output tile of another CN or a region of a source tensor.
@@ -325,7 +324,6 @@ class Scheduler {
         freed = std::max(freed, end);
       }
       cp.free = freed;
-      cp.released = true;
       ready = std::max(ready, freed);
       // A spilled copy leaves the item's list of core copies.
       auto& cs = item.copies;
@@ -336,30 +334,28 @@ class Scheduler {
     return ready;
   }
 
-  int new_copy(int item, int c, std::int64_t bits, std::int64_t alloc, std::int64_t avail) {
+  /// Data of `item` held on `core` (or off chip): space taken from `alloc`, data there from `avail`.
+  static Copy make_copy(int item, int core, std::int64_t bits, std::int64_t alloc, std::int64_t avail) {
     Copy cp;
     cp.item = item;
-    cp.core = c;
+    cp.core = core;
     cp.bits = bits;
     cp.alloc = alloc;
     cp.avail = avail;
     cp.last_use = avail;
+    return cp;
+  }
+
+  int new_copy(int item, int c, std::int64_t bits, std::int64_t alloc, std::int64_t avail) {
     const int k = static_cast<int>(copies_.size());
-    copies_.push_back(cp);
+    copies_.push_back(make_copy(item, c, bits, alloc, avail));
     live_[static_cast<std::size_t>(c)].push_back(k);
     items_[static_cast<std::size_t>(item)].copies.push_back(k);
     return k;
   }
 
   int dram_copy(int item, std::int64_t bits, std::int64_t alloc, std::int64_t avail) {
-    Copy cp;
-    cp.item = item;
-    cp.core = Accelerator::kOffChip;
-    cp.bits = bits;
-    cp.alloc = alloc;
-    cp.avail = avail;
-    cp.last_use = avail;
-    dram_copies_.push_back(cp);
+    dram_copies_.push_back(make_copy(item, Accelerator::kOffChip, bits, alloc, avail));
     return static_cast<int>(dram_copies_.size()) - 1;
   }
 
@@ -377,7 +373,6 @@ class Scheduler {
     for (int k : item.copies) {
       Copy& cp = copies_[static_cast<std::size_t>(k)];
       cp.free = std::max(cp.avail, cp.last_use);
-      cp.released = true;
     }
     if (!item.source && item.dram_copy >= 0 && !sink_[static_cast<std::size_t>(item_id)]) {
       Copy& d = dram_copies_[static_cast<std::size_t>(item.dram_copy)];
@@ -456,6 +451,68 @@ class Scheduler {
     result_.nodes[i] = ScheduledNode{cn.id, where, t, t, Cost{}, StreamedOperands{}};
   }
 
+  /// Data a CN reads before it runs: an item (another CN's output or a source region) and the bits it needs.
+  struct Need {
+    int item;
+    std::int64_t bits;
+    OperandSlot slot;
+    TensorId tensor;
+    bool source;
+  };
+
+  /// Which operands stream from off-chip memory while the CN runs on core c: the fusion strategy's choice, or,
+  /// largest first, what does not fit next to the rest (inputs already on the core count as they are held).
+  [[nodiscard]] StreamedOperands streamed_operands(const ComputationNode& cn, int c, const std::vector<Need>& needs) const {
+    StreamedOperands streamed;
+    if (cn.streamed) {
+      for (const Operand& o : g_.op(cn.op).operands) streamed.slot[static_cast<int>(o.slot)] = true;
+      return streamed;
+    }
+    std::int64_t per_slot[3] = {0, 0, 0};
+    for (const Need& nd : needs) {
+      const int local = copy_on(nd.item, c);
+      per_slot[static_cast<int>(nd.slot)] += local >= 0 ? copies_[static_cast<std::size_t>(local)].bits : nd.bits;
+    }
+    per_slot[static_cast<int>(OperandSlot::O)] += cns_.output_bits[static_cast<std::size_t>(cn.id)];
+    std::int64_t total = per_slot[0] + per_slot[1] + per_slot[2];
+    const std::int64_t cap = capacity_[static_cast<std::size_t>(c)];
+    auto stream_largest = [&] {
+      int largest = 0;
+      for (int s = 1; s < 3; ++s) {
+        if (per_slot[s] > per_slot[largest]) largest = s;
+      }
+      if (per_slot[largest] == 0) return false;
+      streamed.slot[largest] = true;
+      total -= per_slot[largest];
+      per_slot[largest] = 0;
+      return true;
+    };
+    while (total > cap && stream_largest()) {
+    }
+    if (!streamed.any()) return streamed;
+    // Streamed operands still pass through the core's lower memories: leave them the room of their innermost
+    // memory (all its instances), as Stream does, else stream more.
+    const Core& k = core(c);
+    auto room = [&] {
+      std::int64_t need = 0;
+      for (int s = 0; s < 3; ++s) {
+        if (!streamed.slot[s]) continue;
+        const auto levels = k.levels_of(static_cast<OperandSlot>(s));
+        if (levels.empty()) continue;
+        const MemoryLevel& m = k.memories[static_cast<std::size_t>(levels.front())];
+        std::int64_t instances = 1;
+        for (const ArrayDim& d : k.array.dims) {
+          if (std::find(m.served_dims.begin(), m.served_dims.end(), d.name) == m.served_dims.end()) instances *= d.size;
+        }
+        need += m.size_bits * instances;
+      }
+      return need;
+    };
+    while (total > 0 && cap - total < room() && stream_largest()) {
+    }
+    return streamed;
+  }
+
   void place(const ComputationNode& cn) {
     const Operator& op = g_.op(cn.op);
     if (op.is_view()) return place_view(cn);
@@ -466,14 +523,6 @@ class Scheduler {
     const int share = std::max(1, cn.groups);
     const int n = static_cast<int>(cns_.nodes.size());
 
-    // Inputs per slot: (item, bits needed).
-    struct Need {
-      int item;
-      std::int64_t bits;
-      OperandSlot slot;
-      TensorId tensor;
-      bool source;
-    };
     std::vector<Need> needs;
     std::int64_t after = 0;  // end of the CNs it must follow without reading their data
     for (int e : cns_.in_edges[i]) {
@@ -492,55 +541,7 @@ class Scheduler {
     }
     for (const SourceRead& r : cns_.source_reads[i]) needs.push_back(Need{n + r.item, r.bits, r.slot, r.tensor, true});
 
-    // Which operands stream from off-chip memory: the fusion strategy's choice, or what cannot fit.
-    StreamedOperands streamed;
-    if (cn.streamed) {
-      for (const Operand& o : op.operands) streamed.slot[static_cast<int>(o.slot)] = true;
-    } else {
-      std::int64_t per_slot[3] = {0, 0, 0};
-      for (const Need& nd : needs) {
-        const int local = copy_on(nd.item, c);
-        per_slot[static_cast<int>(nd.slot)] += local >= 0 ? copies_[static_cast<std::size_t>(local)].bits : nd.bits;
-      }
-      per_slot[static_cast<int>(OperandSlot::O)] += cns_.output_bits[i];
-      std::int64_t total = per_slot[0] + per_slot[1] + per_slot[2];
-      const std::int64_t cap = capacity_[cu];
-      auto stream_largest = [&] {
-        int largest = 0;
-        for (int s = 1; s < 3; ++s) {
-          if (per_slot[s] > per_slot[largest]) largest = s;
-        }
-        if (per_slot[largest] == 0) return false;
-        streamed.slot[largest] = true;
-        total -= per_slot[largest];
-        per_slot[largest] = 0;
-        return true;
-      };
-      while (total > cap && stream_largest()) {
-      }
-      // Streamed operands still pass through the core's lower memories: leave them the room of their innermost
-      // memory (all its instances), as Stream does, else stream more.
-      if (streamed.any()) {
-        const Core& k = core(c);
-        auto room = [&] {
-          std::int64_t need = 0;
-          for (int s = 0; s < 3; ++s) {
-            if (!streamed.slot[s]) continue;
-            const auto levels = k.levels_of(static_cast<OperandSlot>(s));
-            if (levels.empty()) continue;
-            const MemoryLevel& m = k.memories[static_cast<std::size_t>(levels.front())];
-            std::int64_t instances = 1;
-            for (const ArrayDim& d : k.array.dims) {
-              if (std::find(m.served_dims.begin(), m.served_dims.end(), d.name) == m.served_dims.end()) instances *= d.size;
-            }
-            need += m.size_bits * instances;
-          }
-          return need;
-        };
-        while (total > 0 && cap - total < room() && stream_largest()) {
-        }
-      }
-    }
+    const StreamedOperands streamed = streamed_operands(cn, c, needs);
 
     std::vector<int> pinned;
     for (const Need& nd : needs) pinned.push_back(nd.item);

@@ -85,6 +85,17 @@ struct Options {
   bool mixed_spatial = false;      // allow several loop dims on one array dim when generating
 };
 
+/// Steps a mixed-radix counter (digit k counts up to `radix(k)`, the last digit fastest), as used to walk the
+/// cartesian product of per-dimension choices. Returns false, with every digit back at 0, after the last value.
+template <class Radix>
+bool next_index(std::vector<std::size_t>& idx, Radix radix) {
+  for (std::size_t k = idx.size(); k-- > 0;) {
+    if (++idx[k] < radix(k)) return true;
+    idx[k] = 0;
+  }
+  return false;
+}
+
 /// ZigZag's layer from a monet operator tile. Throws UserError for loop nests it cannot express.
 Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> tile, const Options& options);
 

@@ -222,14 +222,7 @@ std::vector<UserSpatial> spatial_candidates(const Layer& L, const Hierarchy& h, 
             combo.emplace_back(dims[k], static_cast<double>(divs[k][idx[k]]));
           }
           if (prod <= size) cands.push_back(combo);
-          std::size_t k = dims.size();
-          while (k > 0) {
-            --k;
-            if (++idx[k] < divs[k].size()) break;
-            idx[k] = 0;
-            if (k == 0) empty = true;
-          }
-          if (dims.empty()) break;
+          empty = !next_index(idx, [&](std::size_t k) { return divs[k].size(); });
         }
       }
     }
@@ -266,18 +259,7 @@ std::vector<UserSpatial> spatial_candidates(const Layer& L, const Hierarchy& h, 
       const double max_total = *std::max_element(total.begin(), total.end());
       all.push_back(Scored{std::move(sm), U + (U / max_total - 1)});
     }
-    std::size_t k = missing.size();
-    bool done = false;
-    while (true) {
-      if (k == 0) {
-        done = true;
-        break;
-      }
-      --k;
-      if (++idx[k] < options_per_dim[k].size()) break;
-      idx[k] = 0;
-    }
-    if (done) break;
+    if (!next_index(idx, [&](std::size_t k) { return options_per_dim[k].size(); })) break;
   }
   std::stable_sort(all.begin(), all.end(), [](const Scored& a, const Scored& b) { return a.indicator > b.indicator; });
   std::vector<UserSpatial> out;

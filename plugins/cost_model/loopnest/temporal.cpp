@@ -151,18 +151,7 @@ std::optional<Temporal> allocate(const Layer& L, const Hierarchy& h, const Spati
         best = idx;
         best_cost = cost;
       }
-      std::size_t k = here.size();
-      bool done = false;
-      while (true) {
-        if (k == 0) {
-          done = true;
-          break;
-        }
-        --k;
-        if (++idx[k] < options[k].size()) break;
-        idx[k] = 0;
-      }
-      if (done) break;
+      if (!next_index(idx, [&](std::size_t k) { return options[k].size(); })) break;
     }
     if (best.empty()) {
       note(why, "memory '" + mem.name + "' cannot hold its operands together");

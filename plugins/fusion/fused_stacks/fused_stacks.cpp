@@ -113,8 +113,9 @@ class FusedStacks final : public FusionStrategy {
         const auto groups = static_cast<std::size_t>(std::max(1, t.front().groups));
         const std::size_t intra = t.size() / groups;
         const bool view = graph.op(ops[k]).is_view();  // whole: listed with the last slot
-        const std::size_t from = view ? (s + 1 == slots ? 0 : intra) : intra * s / slots;
-        const std::size_t to = view ? (s + 1 == slots ? intra : 0) : intra * (s + 1) / slots;
+        if (view && s + 1 != slots) continue;
+        const std::size_t from = view ? 0 : intra * s / slots;
+        const std::size_t to = view ? intra : intra * (s + 1) / slots;
         for (std::size_t k = from * groups; k < to * groups; ++k) {
           ComputationNode cn = t[k];
           cn.stack = stack_id;
