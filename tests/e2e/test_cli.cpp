@@ -57,6 +57,23 @@ TEST(Cli, BadWorkloadReportsTheWorkloadFile) {
   EXPECT_FALSE(fs::exists(dir.path() / "o"));
 }
 
+TEST(Cli, BadTilingRulePointsAtTheRuleInTheFileAndInSet) {
+  // Plugin parameters that parse (a list of strings) but mean nothing are located like any other bad value.
+  test::ScratchDir dir;
+  const auto exp = dir.write("bad.toml",
+                                 experiment("[fusion]\nplugin = \"fused_stacks\"\nintra = [\"conv=OY:0\"]\n"));
+  const auto r = test::monet("run " + quoted(exp) + " --out " + quoted(dir.path() / "o"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr(exp.string() + ":7:9: error: fusion.intra: 'conv=OY:0': '0' is neither a count"));
+  EXPECT_FALSE(fs::exists(dir.path() / "o"));
+  const auto good = dir.write("good.toml", experiment("[fusion]\nplugin = \"layer_by_layer\"\n"));
+  const auto s = test::monet("run " + quoted(good) + " --out " + quoted(dir.path() / "o") +
+                             " --set 'fusion.inter=[\"conv=K\"]'");
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_THAT(s.out, HasSubstr("--set fusion.inter=[\"conv=K\"]:1:9: error: fusion.inter: 'conv=K': 'K' has no ':'"));
+  EXPECT_FALSE(fs::exists(dir.path() / "o"));
+}
+
 TEST(Cli, ExistingOutputIsKeptWhenTheRunFails) {
   test::ScratchDir dir;
   const auto out = dir.path() / "out";

@@ -6,12 +6,13 @@
 
 namespace monet {
 
-std::vector<TilingRule> parse_tiling_rules(const std::vector<std::string>& texts, const std::string& param) {
+std::vector<TilingRule> parse_tiling_rules(const std::vector<std::string>& texts, const std::string& param,
+                                           const SourceLocation& where) {
   std::vector<TilingRule> rules;
   for (const std::string& text : texts) {
     const auto eq = text.find('=');
     auto bad = [&](const std::string& why) {
-      throw UserError(param + ": '" + text + "': " + why +
+      throw UserError(where, param + ": '" + text + "': " + why +
                       " (expected KEY=DIM:N, KEY an operator name, type, kind or 'default', DIM a loop dimension or "
                       "axisN, N a count or 'all'; several splits as DIM:N,DIM:N)");
     };

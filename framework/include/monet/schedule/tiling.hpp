@@ -8,6 +8,7 @@
 
 #include "monet/ir/graph.hpp"
 #include "monet/schedule/cn_graph.hpp"
+#include "monet/util/error.hpp"
 
 namespace monet {
 
@@ -21,8 +22,10 @@ struct TilingRule {
   std::vector<TileSplit> splits;
 };
 
-/// Parses rules "KEY=DIM:N[,DIM:N...]" (N an integer >= 1 or "all"). Throws UserError naming `param`.
-MONET_API std::vector<TilingRule> parse_tiling_rules(const std::vector<std::string>& texts, const std::string& param);
+/// Parses rules "KEY=DIM:N[,DIM:N...]" (N an integer >= 1 or "all"). Throws UserError naming `param`, located at
+/// `where` (the experiment file position of the parameter).
+MONET_API std::vector<TilingRule> parse_tiling_rules(const std::vector<std::string>& texts, const std::string& param,
+                                                     const SourceLocation& where);
 
 /// The rule for an operator: exact name, then type, then kind, then "default"; nullptr when none applies.
 MONET_API const TilingRule* tiling_rule_for(const std::vector<TilingRule>& rules, const Operator& op);
