@@ -84,8 +84,9 @@ TEST(StreamParity, ImportedAcceleratorAndMappingAreTheCommittedFiles) {
 
 // Energy: within 20% of Stream. monet models the same off-chip traffic but its intra-core mappings (ZigZag 3.8.5
 // rules, exact loop-nest search) cost less on-chip energy than Stream's run with ZigZag 3.8.2 (measured: on-chip
-// 4.7e8 vs 8.3e8 pJ). Latency: layer by layer within 20% of Stream (-19%: both bound by DRAM); fused 35% below
-// Stream, which docs/scheduling.md does not fully explain. The bands record today's values so that a change in
+// 4.7e8 vs 8.3e8 pJ). Latency: layer by layer within 20% of Stream (-19%: monet's bound by the shared DRAM port);
+// fused 32% below Stream. With Stream's own view of the port (one per core) both runs are ~40% below Stream, so
+// the gap is common to both runs, not specific to fusion (docs/scheduling.md). The bands record today's values so that a change in
 // the scheduler shows up here.
 TEST(StreamParity, LayerByLayerResNet18) {
   const json j = results("experiments/reference/stream_resnet18_lbl.toml");
@@ -122,8 +123,17 @@ TEST(StreamParity, FusedStacksResNet18) {
     EXPECT_LE(core["peak_memory_bytes"].get<double>(), core["capacity_bytes"].get<double>()) << core["name"];
   }
   EXPECT_FALSE(j["over_capacity"].get<bool>());
+  // Core-to-core traffic: with Stream's whole-tile transfers (a Relu split by columns receives its producers'
+  // whole rows) the memory energy of the transfers is within 20% of Stream's core-to-core term (measured +14%;
+  // exact regions move 34% fewer bytes: -24%).
+  double core_to_core = 0;
+  for (const json& t : j["transfers"]) {
+    if (t["from"] != "dram" && t["to"] != "dram") core_to_core += t["energy_pj"].get<double>();
+  }
+  const double stream_c2c = s["energy_breakdown_pJ"]["total_core_to_core_memory_energy"].get<double>();
+  EXPECT_NEAR(core_to_core / stream_c2c, 1.0, 0.20) << core_to_core << " pJ vs Stream " << stream_c2c;
   const double latency = j["latency_cycles"].get<double>();
-  EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 0.65, 0.02) << latency;  // measured 0.647: not within 20%
+  EXPECT_NEAR(latency / s["latency_cycles"].get<double>(), 0.68, 0.02) << latency;  // measured 0.684: not within 20%
 }
 
 // The Chrome trace holds one complete event per computation node, and both SVG plots render — also for the

@@ -330,6 +330,47 @@ TEST(SchedulerPhysics, TwoCorePipelineOverlapsOverOneLink) {
   EXPECT_EQ(on_p, 16384);
 }
 
+TEST(SchedulerPhysics, ACoreReadingHalfATileReceivesHalfOrTheWholeTile) {
+  // p writes a (16,384 bits) on c0; q is split in two groups, q[0] on c0 reads the first half in place, q[1] on
+  // c1 reads the second half. Exact transfers move 8,192 bits over link p; Stream's edges carry the producer's
+  // whole output, so with whole_tile_transfers q[1] receives all 16,384.
+  test::ScratchDir dir;
+  dir.write("vec.toml", kVectorCore);
+  const AcceleratorPtr acc = load_accelerator(dir.write("acc.toml", kPipeline));
+  GraphBuilder b("half");
+  const TensorId x = tensor(b, "x", {512}, TensorRole::input);
+  const TensorId a = tensor(b, "a", {512});
+  const TensorId y = tensor(b, "y", {512});
+  ops::elementwise(b, named("p"), {x}, a, 1);
+  ops::elementwise(b, named("q"), {a}, y, 1);
+  const GraphPtr g = std::move(b).build();
+  auto q = pieces(*g, 1, 2);
+  for (int i = 0; i < 2; ++i) {
+    q[static_cast<std::size_t>(i)].group = i;
+    q[static_cast<std::size_t>(i)].groups = 2;
+  }
+  const CNGraph cns = connect_tiles(*g, {{0, 0, g->op(0).full_ranges(), 0}, q[0], q[1]});
+  const std::vector<std::vector<int>> allowed{{0}, {0, 1}};
+  const std::vector<int> fixed{-1, -1};
+  const CostFunction cost = hundred;
+  auto on_link_p = [](const ScheduleResult& r) {
+    std::int64_t bits = 0;
+    for (const Transfer& t : r.transfers) bits += t.link == 2 ? t.bits : 0;
+    return bits;
+  };
+  const ScheduleResult exact = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost});
+  EXPECT_EQ(exact.nodes[2].core, 1);
+  EXPECT_EQ(on_link_p(exact), 8192);
+  // p runs [256,356) after x (16,384 bits) crossed l0; q's two groups share links (32 bits/cycle each), so the
+  // half crosses p in 256 cycles: q[1] starts at 612, and 256 cycles later with the whole tile.
+  EXPECT_EQ(exact.nodes[2].start, 356 + 256);
+  ScheduleOptions whole;
+  whole.whole_tile_transfers = true;
+  const ScheduleResult w = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost, whole});
+  EXPECT_EQ(on_link_p(w), 16384);
+  EXPECT_EQ(w.nodes[2].start, 356 + 512);
+}
+
 TEST(SchedulerPhysics, AFullCoreSpillsAndFetchesBack) {
   test::ScratchDir dir;
   // One core of 24,576 bits: room for three 8192-bit tensors.

@@ -287,6 +287,8 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
     const std::string bw = t->choice("offchip_bandwidth", {"average", "peak"}).value_or("average");
     e.schedule.peak_offchip_bandwidth = bw == "peak";
     e.schedule.layer_barrier = t->boolean("layer_barrier").value_or(false);
+    const std::string tr = t->choice("transfers", {"exact", "whole_tile"}).value_or("exact");
+    e.schedule.whole_tile_transfers = tr == "whole_tile";
     t->finish();
   }
   e.fusion = choose_optional(root, "fusion", PluginKind::fusion, "layer_by_layer", registry);

@@ -270,7 +270,8 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   out << "\n[fusion]\nplugin = " << toml_string(e.fusion.name()) << "\n";
   write_params(out, e.fusion, dir);
   out << "\n[schedule]\noffchip_bandwidth = " << (e.schedule.peak_offchip_bandwidth ? "\"peak\"" : "\"average\"")
-      << "\nlayer_barrier = " << (e.schedule.layer_barrier ? "true" : "false") << "\n";
+      << "\nlayer_barrier = " << (e.schedule.layer_barrier ? "true" : "false")
+      << "\ntransfers = " << (e.schedule.whole_tile_transfers ? "\"whole_tile\"" : "\"exact\"") << "\n";
 
   out << "\n[search]\nplugin = " << toml_string(e.search.name()) << "\n";
   write_params(out, e.search, dir);

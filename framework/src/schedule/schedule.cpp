@@ -533,7 +533,11 @@ class Scheduler {
       }
       const OperandSlot slot = edge.slot;
       auto same = std::find_if(needs.begin(), needs.end(), [&](const Need& x) { return x.item == edge.src; });
-      if (same != needs.end()) {
+      if (in_.options.whole_tile_transfers) {
+        if (same == needs.end()) {
+          needs.push_back(Need{edge.src, cns_.output_bits[static_cast<std::size_t>(edge.src)], slot, edge.tensor, false});
+        }
+      } else if (same != needs.end()) {
         same->bits += edge.bits;
       } else {
         needs.push_back(Need{edge.src, edge.bits, slot, edge.tensor, false});

@@ -104,6 +104,10 @@ struct ScheduleOptions {
   /// The first CN of an operator whose predecessors' CNs all come earlier in the priority order waits until every
   /// core is idle (Stream's synchronisation at layer boundaries).
   bool layer_barrier = false;
+  /// A CN reading part of another CN's output receives the whole output tile (Stream: an edge carries the
+  /// producer's full output, e.g. a Relu split by columns gets every column of its producer's rows), instead
+  /// of the exact region it reads.
+  bool whole_tile_transfers = false;
 };
 
 struct ScheduleInputs {
