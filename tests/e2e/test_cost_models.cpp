@@ -140,6 +140,33 @@ TEST(TableModel, AMeasuredCoreInAnExperiment) {
   EXPECT_THAT(resolved, ::testing::Not(HasSubstr("[cost_model.table")));  // the core file keeps its table
 }
 
+TEST(CostCache, OperatorsMappedByNameDoNotShareCosts) {
+  // Two identical convolutions; the core maps "b" on an 8x8 corner of its array ([mapping."b"]). The cost cache
+  // keys on the loop nest, so it must also tell the mapping entries apart: b is slower than a.
+  test::ScratchDir dir;
+  const fs::path src = test::source_dir();
+  dir.write("core.toml", test::read_file(src / "architectures/cores/tpu_like.toml") +
+                             "\n[mapping.\"b\"]\nspatial_mapping = { D1 = { K = 8 }, D2 = { C = 8 } }\n");
+  std::string acc = test::read_file(src / "architectures/tpu_like_single.toml");
+  acc.replace(acc.find("cores/tpu_like.toml"), 19, "core.toml");
+  dir.write("acc.toml", acc);
+  dir.write("w.toml", "[workload]\nname = \"w\"\ndtype = \"int8\"\n[[inputs]]\nname = \"x\"\nshape = [1, 32, 8, 8]\n"
+                      "[[layers]]\nname = \"a\"\nop = \"conv\"\ninput = \"x\"\nout_channels = 32\nkernel = 3\npadding = 1\n"
+                      "bias = false\n[[layers]]\nname = \"b\"\nop = \"conv\"\ninput = \"a\"\nout_channels = 32\nkernel = 3\n"
+                      "padding = 1\nbias = false\n");
+  const auto exp = dir.write("e.toml", "[workload]\nfile = \"w.toml\"\n[architecture]\nfile = \"acc.toml\"\n");
+  const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "out") + " --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
+  const json& cns = j["computation_nodes"];
+  ASSERT_EQ(cns.size(), 2u);
+  EXPECT_THAT(cns[0]["mapping"].get<std::string>(), HasSubstr("D1: K 32, D2: C 32"));
+  EXPECT_THAT(cns[1]["mapping"].get<std::string>(), HasSubstr("D1: K 8, D2: C 8"));
+  // b: 73,728 MACs on 64 PEs take at least 1,152 cycles; a (the whole array, bound by its DRAM) is faster.
+  EXPECT_GE(cns[1]["latency_cycles"].get<double>(), 1152.0);
+  EXPECT_LT(cns[0]["latency_cycles"].get<double>(), cns[1]["latency_cycles"].get<double>()) << "b " << cns[1]["latency_cycles"];
+}
+
 TEST(RooflineModel, EveryLevelOfTheHierarchyCounts) {
   // tiny_cnn on tpu_like: weights cross dram -> sram? no: I2 lives in rf_128B and dram, so every weight bit is
   // read from dram once and written into the registers once; the bound is the busiest port.

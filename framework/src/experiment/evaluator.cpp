@@ -21,6 +21,15 @@ Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator,
     const auto key = std::make_pair(accelerator_->cores[c].core.get(), core_models_[c].get());
     auto it = types.emplace(key, static_cast<int>(types.size())).first;
     core_type_.push_back(it->second);
+    // A core may map operators differently by name ([mapping.<name>]): identical loop nests of two operators
+    // then must not share a cached cost.
+    const Core& core = *accelerator_->cores[c].core;
+    std::vector<int> entries;
+    for (const Operator& op : graph_->operators()) {
+      const MappingEntry* m = core.mapping_for(op.name, op.type);
+      entries.push_back(m ? static_cast<int>(m - core.mappings.data()) : -1);
+    }
+    mapping_entry_.push_back(std::move(entries));
   }
   std::map<const Core*, std::array<std::shared_ptr<const Core>, 8>> built;
   for (const CoreInstance& ci : accelerator_->cores) {
@@ -46,6 +55,7 @@ Cost Evaluator::cost(const ComputationNode& cn, int core, const StreamedOperands
   const int sharers = mask != 0 ? std::max(1, cn.groups) : 1;  // siblings streaming through the same port
   TileSignature key = tile_signature(*graph_, op, cn.ranges, core_type_[c] * 8 + mask);
   key.push_back(sharers);
+  key.push_back(mapping_entry_[c][static_cast<std::size_t>(cn.op)]);
   return cache_.get(key, [&] {
     CostQuery q{*graph_, op, cn.ranges, *variants_[c][static_cast<std::size_t>(mask)]};
     q.offchip_sharers = sharers;

@@ -33,6 +33,7 @@ class MONET_API Evaluator {
   AcceleratorPtr accelerator_;
   std::vector<std::shared_ptr<const CostModel>> core_models_;  // per core id
   std::vector<int> core_type_;                                 // per core id: index of its distinct core type
+  std::vector<std::vector<int>> mapping_entry_;                // [core][operator]: the core's mapping entry, -1: none
   /// Per core id and streamed-operand mask (0..7): the core as the cost model sees it (the off-chip memory
   /// appended for streamed operands). Built once, so evaluations share them without locking.
   std::vector<std::array<std::shared_ptr<const Core>, 8>> variants_;
