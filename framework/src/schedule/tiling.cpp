@@ -2,12 +2,15 @@
 
 #include <algorithm>
 
+#include "monet/util/error.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet {
 
-std::vector<TilingRule> parse_tiling_rules(const std::vector<std::string>& texts, const std::string& param,
-                                           const SourceLocation& where) {
+std::vector<TilingRule> parse_tiling_rules(const ParamValues& params, const std::string& name) {
+  const std::vector<std::string>& texts = params.get_strings(name);
+  const std::string param = "fusion." + name;
+  const SourceLocation where = params.where(name);
   std::vector<TilingRule> rules;
   for (const std::string& text : texts) {
     const auto eq = text.find('=');

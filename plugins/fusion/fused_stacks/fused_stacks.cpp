@@ -54,8 +54,8 @@ class FusedStacks final : public FusionStrategy {
   explicit FusedStacks(const ParamValues& p)
       : stack_specs_(p.get_strings("stacks")),
         auto_(p.get_bool("auto_stacks")),
-        intra_(parse_tiling_rules(p.get_strings("intra"), "fusion.intra", p.where("intra"))),
-        inter_(parse_tiling_rules(p.get_strings("inter"), "fusion.inter", p.where("inter"))),
+        intra_(parse_tiling_rules(p, "intra")),
+        inter_(parse_tiling_rules(p, "inter")),
         stream_singletons_(p.get_bool("stream_singletons")),
         backward_stacks_(p.get_bool("backward_stacks")),
         where_(p.where("stacks")) {}

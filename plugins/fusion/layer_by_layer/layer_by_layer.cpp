@@ -32,7 +32,7 @@ class LayerByLayer final : public FusionStrategy {
     return i;
   }
   explicit LayerByLayer(const ParamValues& p)
-      : inter_(parse_tiling_rules(p.get_strings("inter"), "fusion.inter", p.where("inter"))), stream_(p.get_bool("stream_operands")) {}
+      : inter_(parse_tiling_rules(p, "inter")), stream_(p.get_bool("stream_operands")) {}
 
   [[nodiscard]] std::vector<ComputationNode> partition(const Graph& graph, const Accelerator& /*acc*/) const override {
     std::vector<ComputationNode> nodes;

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "monet/config/params.hpp"
 #include "monet/ir/graph.hpp"
 #include "monet/schedule/cn_graph.hpp"
-#include "monet/util/error.hpp"
 
 namespace monet {
 
@@ -22,10 +22,9 @@ struct TilingRule {
   std::vector<TileSplit> splits;
 };
 
-/// Parses rules "KEY=DIM:N[,DIM:N...]" (N an integer >= 1 or "all"). Throws UserError naming `param`, located at
-/// `where` (the experiment file position of the parameter).
-MONET_API std::vector<TilingRule> parse_tiling_rules(const std::vector<std::string>& texts, const std::string& param,
-                                                     const SourceLocation& where);
+/// Parses the fusion strategy's rule-list parameter `name` ("KEY=DIM:N[,DIM:N...]", N an integer >= 1 or "all").
+/// Throws UserError naming fusion.<name>, located where the experiment (or --set) gave it.
+MONET_API std::vector<TilingRule> parse_tiling_rules(const ParamValues& params, const std::string& name);
 
 /// The rule for an operator: exact name, then type, then kind, then "default"; nullptr when none applies.
 MONET_API const TilingRule* tiling_rule_for(const std::vector<TilingRule>& rules, const Operator& op);
