@@ -74,6 +74,16 @@ TEST(Cli, BadTilingRulePointsAtTheRuleInTheFileAndInSet) {
   EXPECT_FALSE(fs::exists(dir.path() / "o"));
 }
 
+TEST(Cli, ABareStringGivenWithSetIsLocatedInTheSetArgument) {
+  // "foo" is not TOML; --set takes it as a string, and a bad value still points at the --set argument.
+  test::ScratchDir dir;
+  const auto exp = dir.write("e.toml", experiment(""));
+  const auto r = test::monet("run " + quoted(exp) + " --out " + quoted(dir.path() / "o") + " --set schedule.transfers=foo");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--set schedule.transfers=foo:1:9: error: schedule.transfers: 'foo' is not one of"));
+  EXPECT_FALSE(fs::exists(dir.path() / "o"));
+}
+
 TEST(Cli, ExistingOutputIsKeptWhenTheRunFails) {
   test::ScratchDir dir;
   const auto out = dir.path() / "out";

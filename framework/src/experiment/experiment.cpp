@@ -229,8 +229,8 @@ void apply_override(toml::table& root, const std::string& assignment) {
   try {
     parsed = toml::parse("value = " + value, std::string_view{origin});
   } catch (const toml::parse_error&) {
-    parsed = toml::parse("value = \"\"", std::string_view{origin});
-    parsed.insert_or_assign("value", value);  // not TOML: a bare string
+    // Not TOML: a bare string, parsed quoted so that it keeps its --set origin for error messages.
+    parsed = toml::parse("value = " + to_string(ParamValue(value)), std::string_view{origin});
   }
   table->insert_or_assign(parts.back(), std::move(*parsed.get("value")));
 }
