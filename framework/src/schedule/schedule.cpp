@@ -200,6 +200,24 @@ class Scheduler {
     return core(endpoint).top_level(slot).read_energy_per_bit();
   }
 
+  /// Reserves `bw` on link `li` (and on the off-chip ports when the path ends off chip) for `duration` cycles in
+  /// the earliest window from `earliest` where both have room. Returns the window's start.
+  std::int64_t reserve(std::size_t li, bool offchip, std::int64_t earliest, std::int64_t duration, double bw) {
+    std::int64_t start = earliest;
+    while (true) {
+      const std::int64_t on_link = links_[li].fit(start, duration, bw);
+      const std::int64_t on_port = offchip ? port_.fit(on_link, duration, bw) : on_link;
+      if (on_port == on_link) {
+        start = on_link;
+        break;
+      }
+      start = on_port;
+    }
+    links_[li].add(start, start + duration, bw);
+    if (offchip) port_.add(start, start + duration, bw);
+    return start;
+  }
+
   /// Moves `bits` between two endpoints no earlier than `earliest` over the widest link (or via off-chip memory
   /// when there is none); `share` divides the link bandwidth (parallel siblings). Reserves the resources and
   /// records the transfer. Returns its end.
@@ -216,31 +234,11 @@ class Scheduler {
     double bw = link->bandwidth_bits_per_cycle / std::max(1, share);
     if (offchip) bw = std::min(bw, acc_.offchip.bandwidth_bits_per_cycle);
     const auto duration = static_cast<std::int64_t>(std::ceil(static_cast<double>(bits) / bw));
-    std::int64_t start = earliest;
-    while (true) {
-      const std::int64_t on_link = links_[li].fit(start, duration, bw);
-      const std::int64_t on_port = offchip ? port_.fit(on_link, duration, bw) : on_link;
-      if (on_port == on_link) {
-        start = on_link;
-        break;
-      }
-      start = on_port;
-    }
+    const std::int64_t start = reserve(li, offchip, earliest, duration, bw);
     const std::int64_t end = start + duration;
-    links_[li].add(start, end, bw);
-    if (offchip) port_.add(start, end, bw);
 
-    Transfer t;
-    t.tensor = tensor;
-    t.from = from;
-    t.to = to;
-    t.link = static_cast<int>(li);
-    t.cn = cn;
-    t.start = start;
-    t.end = end;
-    t.bits = bits;
-    t.bandwidth = bw;
-    t.cause = cause;
+    Transfer t{.tensor = tensor, .from = from, .to = to, .link = static_cast<int>(li), .cn = cn, .start = start,
+               .end = end, .bits = bits, .bandwidth = bw, .cause = cause};
     const auto b = static_cast<double>(bits);
     const double link_e = b * link->energy_pj_per_bit;
     const double read_e = b * read_energy_per_bit(from, OperandSlot::O);
@@ -624,44 +622,22 @@ class Scheduler {
     // Streaming CNs hold their average off-chip bandwidth on the path to off-chip memory for their whole run.
     const std::int64_t stream_bits = cost.offchip_read_bits + cost.offchip_write_bits;
     const Link* off_link = mask.any() ? acc_.link_between(c, Accelerator::kOffChip) : nullptr;
-    double stream_bw = 0;
     if (off_link && stream_bits > 0 && cost.cycles > 0) {
       const double average = static_cast<double>(stream_bits) / static_cast<double>(cost.cycles);
       const double wanted = in_.options.peak_offchip_bandwidth && cost.offchip_peak_bandwidth > 0
                                 ? cost.offchip_peak_bandwidth
                                 : average;
-      stream_bw = std::min({wanted, off_link->bandwidth_bits_per_cycle, acc_.offchip.total_bandwidth()});
+      const double stream_bw = std::min({wanted, off_link->bandwidth_bits_per_cycle, acc_.offchip.total_bandwidth()});
       const auto li = static_cast<std::size_t>(off_link - acc_.links.data());
-      while (true) {
-        const std::int64_t a = links_[li].fit(start, cost.cycles, stream_bw);
-        const std::int64_t b = port_.fit(a, cost.cycles, stream_bw);
-        if (a == b) {
-          start = a;
-          break;
-        }
-        start = b;
-      }
-    }
-    const std::int64_t end = start + cost.cycles;
-    if (stream_bw > 0) {
-      const auto li = static_cast<std::size_t>(off_link - acc_.links.data());
-      links_[li].add(start, end, stream_bw);
-      port_.add(start, end, stream_bw);
-      Transfer t;
-      t.tensor = kNone;
-      t.from = c;
-      t.to = Accelerator::kOffChip;
-      t.link = static_cast<int>(li);
-      t.cn = cn.id;
-      t.start = start;
-      t.end = end;
-      t.bits = stream_bits;
-      t.bandwidth = stream_bw;
-      t.cause = TransferCause::stream;
-      t.energy_pj = static_cast<double>(stream_bits) * off_link->energy_pj_per_bit;
+      start = reserve(li, true, start, cost.cycles, stream_bw);
+      const Transfer t{.tensor = kNone, .from = c, .to = Accelerator::kOffChip, .link = static_cast<int>(li),
+                       .cn = cn.id, .start = start, .end = start + cost.cycles, .bits = stream_bits,
+                       .bandwidth = stream_bw, .cause = TransferCause::stream,
+                       .energy_pj = static_cast<double>(stream_bits) * off_link->energy_pj_per_bit};
       result_.summary.energy.link_pj += t.energy_pj;
       result_.transfers.push_back(t);
     }
+    const std::int64_t end = start + cost.cycles;
     result_.summary.offchip_read_bits += cost.offchip_read_bits;
     result_.summary.offchip_write_bits += cost.offchip_write_bits;
     EnergyBreakdown& energy = result_.summary.energy;
