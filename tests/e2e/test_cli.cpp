@@ -11,7 +11,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+using test::q;
 
 std::string experiment(const std::string& extra) {
   const auto src = test::source_dir();
@@ -34,7 +34,7 @@ TEST(Cli, BadExperimentExitsWithTwoAndLeavesNoOutput) {
   test::ScratchDir dir;
   const auto exp = dir.write("bad.toml", experiment("[cost_model.roofline]\nutilization = 3\n[output]\ndir = \"" +
                                                     (dir.path() / "out").string() + "\"\n"));
-  const auto r = test::monet("run " + quoted(exp));
+  const auto r = test::monet("run " + q(exp));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, exp.string() + ":6:15: error: cost_model.roofline.utilization: expected a value in (0, 1], got 3\n");
   EXPECT_FALSE(fs::exists(dir.path() / "out"));
@@ -51,7 +51,7 @@ TEST(Cli, BadWorkloadReportsTheWorkloadFile) {
   const auto src = test::source_dir();
   const auto exp = dir.write("e.toml", "[workload]\nfile = \"w.toml\"\n[architecture]\nfile = \"" +
                                            (src / "architectures/dual_core.toml").string() + "\"\n");
-  const auto r = test::monet("run " + quoted(exp) + " --out " + quoted(dir.path() / "o"));
+  const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "o"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr(w.string() + ":8:9: error: layers[0].input: 'y' is not an input or an earlier layer"));
   EXPECT_FALSE(fs::exists(dir.path() / "o"));
@@ -62,12 +62,12 @@ TEST(Cli, BadTilingRulePointsAtTheRuleInTheFileAndInSet) {
   test::ScratchDir dir;
   const auto exp = dir.write("bad.toml",
                                  experiment("[fusion]\nplugin = \"fused_stacks\"\nintra = [\"conv=OY:0\"]\n"));
-  const auto r = test::monet("run " + quoted(exp) + " --out " + quoted(dir.path() / "o"));
+  const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "o"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr(exp.string() + ":7:9: error: fusion.intra: 'conv=OY:0': '0' is neither a count"));
   EXPECT_FALSE(fs::exists(dir.path() / "o"));
   const auto good = dir.write("good.toml", experiment("[fusion]\nplugin = \"layer_by_layer\"\n"));
-  const auto s = test::monet("run " + quoted(good) + " --out " + quoted(dir.path() / "o") +
+  const auto s = test::monet("run " + q(good) + " --out " + q(dir.path() / "o") +
                              " --set 'fusion.inter=[\"conv=K\"]'");
   EXPECT_EQ(s.exit_code, 2);
   EXPECT_THAT(s.out, HasSubstr("--set fusion.inter=[\"conv=K\"]:1:9: error: fusion.inter: 'conv=K': 'K' has no ':'"));
@@ -78,7 +78,7 @@ TEST(Cli, ABareStringGivenWithSetIsLocatedInTheSetArgument) {
   // "foo" is not TOML; --set takes it as a string, and a bad value still points at the --set argument.
   test::ScratchDir dir;
   const auto exp = dir.write("e.toml", experiment(""));
-  const auto r = test::monet("run " + quoted(exp) + " --out " + quoted(dir.path() / "o") + " --set schedule.transfers=foo");
+  const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "o") + " --set schedule.transfers=foo");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("--set schedule.transfers=foo:1:9: error: schedule.transfers: 'foo' is not one of"));
   EXPECT_FALSE(fs::exists(dir.path() / "o"));
@@ -88,14 +88,14 @@ TEST(Cli, ExistingOutputIsKeptWhenTheRunFails) {
   test::ScratchDir dir;
   const auto out = dir.path() / "out";
   const auto good = dir.write("good.toml", experiment(""));
-  ASSERT_EQ(test::monet("run " + quoted(good) + " --out " + quoted(out)).exit_code, 0);
+  ASSERT_EQ(test::monet("run " + q(good) + " --out " + q(out)).exit_code, 0);
   const std::string before = test::read_file(out / "results.json");
   const auto bad = dir.write("bad.toml", experiment("[search]\nplugin = \"nope\"\n"));
-  EXPECT_EQ(test::monet("run " + quoted(bad) + " --out " + quoted(out)).exit_code, 2);
+  EXPECT_EQ(test::monet("run " + q(bad) + " --out " + q(out)).exit_code, 2);
   EXPECT_EQ(test::read_file(out / "results.json"), before);
   // overwrite = false refuses to replace results.
   const auto keep = dir.write("keep.toml", experiment("[output]\noverwrite = false\n"));
-  const auto r = test::monet("run " + quoted(keep) + " --out " + quoted(out));
+  const auto r = test::monet("run " + q(keep) + " --out " + q(out));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("output folder exists and [output] overwrite = false"));
 }
@@ -108,18 +108,18 @@ TEST(Cli, ValidateRecognisesEveryFileKind) {
       {src / "architectures/cores/systolic_8x8.toml", "valid core 'systolic_8x8' (64 PEs, 1 memory levels)"},
       {src / "workloads/tiny_cnn.toml", "valid workload 'tiny_cnn' with 4 operators"}};
   for (const auto& [file, what] : files) {
-    const auto r = test::monet("validate " + quoted(file));
+    const auto r = test::monet("validate " + q(file));
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr(what));
   }
   test::ScratchDir dir;
   const auto junk = dir.write("junk.toml", "x = 1\n");
-  const auto r = test::monet("validate " + quoted(junk));
+  const auto r = test::monet("validate " + q(junk));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("cannot tell what this file describes"));
   const auto syntax = dir.write("syntax.toml", "[core\n");
-  EXPECT_EQ(test::monet("validate " + quoted(syntax)).exit_code, 2);
-  EXPECT_EQ(test::monet("validate " + quoted(dir.path() / "missing.toml")).exit_code, 2);
+  EXPECT_EQ(test::monet("validate " + q(syntax)).exit_code, 2);
+  EXPECT_EQ(test::monet("validate " + q(dir.path() / "missing.toml")).exit_code, 2);
 }
 
 TEST(Cli, PluginsListsTheFourPluginsWithParameters) {
@@ -150,12 +150,12 @@ TEST(Cli, PluginPathAddsPluginsAndReportsBrokenOnes) {
   // A plugin from MONET_PLUGIN_PATH takes part in a run; broken libraries are warned about, not fatal.
   test::ScratchDir dir;
   const auto exp = dir.write("e.toml", experiment("[search]\nplugin = \"first_operator_sweep\"\nrepeat = 2\n"));
-  const auto run = test::run_command(env + "'" + MONET_CLI + "' run " + quoted(exp) + " --out " + quoted(dir.path() / "o"));
+  const auto run = test::run_command(env + "'" + MONET_CLI + "' run " + q(exp) + " --out " + q(dir.path() / "o"));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("[warning] plugin library"));
   EXPECT_THAT(run.out, HasSubstr("first_operator_sweep: 2 evaluation(s)"));
   // Without the path, the plugin is unknown: exit 2 with the list of available ones.
-  const auto without = test::monet("run " + quoted(exp));
+  const auto without = test::monet("run " + q(exp));
   EXPECT_EQ(without.exit_code, 2);
   EXPECT_THAT(without.out, HasSubstr("no search plugin named 'first_operator_sweep'; available: fixed"));
 }

@@ -3,9 +3,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
+
+#include "monet/util/error.hpp"
 
 namespace monet::test {
 
@@ -65,6 +68,16 @@ inline CommandResult run_command(const std::string& command) {
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+/// The message of the UserError `f` throws, or "<no error>".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
 }
 
 /// Runs the monet CLI with the given arguments (already shell-quoted where needed).

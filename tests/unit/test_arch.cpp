@@ -53,14 +53,7 @@ served_dims = ["D1", "D2"]
   allocation = { I1 = ["tl"], I2 = ["tl"], O = ["fl", "tl"] }
 )";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using test::error_of;
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   const auto pos = text.find(from);

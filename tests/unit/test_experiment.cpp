@@ -17,14 +17,7 @@ std::string experiment_text(const std::string& extra = "") {
          "\"\n\n[architecture]\nfile = \"" + (src / "architectures/dual_core.toml").string() + "\"\n" + extra;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using test::error_of;
 
 class ExperimentTest : public ::testing::Test {
  protected:

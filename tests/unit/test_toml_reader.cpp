@@ -10,14 +10,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using test::error_of;
 
 TEST(TomlReader, TypeErrorNamesTheValueLocation) {
   auto doc = TomlDocument::parse_string("[core]\nname = 42\n", "core.toml");
