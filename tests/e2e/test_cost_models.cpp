@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/cli_json.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -15,11 +16,7 @@ namespace fs = std::filesystem;
 
 using test::q;
 
-json cost_json(const std::string& args) {
-  const auto r = test::monet("--log-level error cost " + args + " --json");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  return json::parse(r.out);
-}
+using test::cost_json;
 
 /// Two fully connected layers (K = 64 and K = 96) and a ReLU, int8.
 const char* kTwoGemms =

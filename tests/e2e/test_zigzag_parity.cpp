@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "support/cli_json.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -19,12 +20,7 @@ namespace fs = std::filesystem;
 
 using test::q;
 
-json run_cost(const std::string& args) {
-  // Warnings (stderr) would interleave with the JSON in the captured output.
-  const auto r = test::monet("--log-level error cost " + args + " --json");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  return json::parse(r.out);
-}
+using test::cost_json;
 
 std::string workload_file(const std::string& w) {
   const fs::path src = test::source_dir();
@@ -55,7 +51,7 @@ class TestSuite : public ::testing::TestWithParam<int> {};
 TEST_P(TestSuite, NetworkTotalsMatchZigZag) {
   const json all = json::parse(test::read_file(test::source_dir() / "tests/data/zigzag/test_suite_expected.json"));
   const json& c = all["cases"][static_cast<std::size_t>(GetParam())];
-  const json r = run_cost(arguments(c));
+  const json r = cost_json(arguments(c));
   const std::string what = c.dump();
   // Two mixed-mapping layer-list runs differ in a few small layers (0.004 % and 0.0008 % energy; 0 and 0.014 %
   // latency): see docs/cost-models.md. Everything else matches to ZigZag's printed precision.
@@ -85,7 +81,7 @@ TEST_P(PerLayer, EveryLayerMatchesZigZag) {
   } else {
     args = workload_file("gemm") + " --core " + q(src / "architectures/cores/gemm_l1_l3.toml") + " --compat zigzag";
   }
-  const json r = run_cost(args);
+  const json r = cost_json(args);
   std::map<std::string, json> got;
   for (const json& l : r["layers"]) got[l["name"].get<std::string>()] = l;
   std::size_t compared = 0;
