@@ -14,14 +14,6 @@ int add_dim(Operator& op, std::string name, std::int64_t size) {
   return static_cast<int>(op.dims.size()) - 1;
 }
 
-Operand operand(const GraphBuilder& b, TensorId t, OperandSlot slot, std::vector<AffineExpr> access) {
-  Operand o;
-  o.tensor = t;
-  o.slot = slot;
-  o.access = std::move(access);
-  o.precision_bits = bits_of(b.tensor(t).dtype);
-  return o;
-}
 
 AffineExpr dim(int d) { return AffineExpr::of_dim(d); }
 AffineExpr linear2(int a, std::int64_t ca, int bdim, std::int64_t cb, std::int64_t offset) {
@@ -39,6 +31,15 @@ std::int64_t window_out(std::int64_t in, std::int64_t pad_sum, std::int64_t dila
   return (ceil_mode ? (avail + stride - 1) / stride : avail / stride) + 1;
 }
 }  // namespace
+
+Operand operand(const GraphBuilder& b, TensorId t, OperandSlot slot, std::vector<AffineExpr> access) {
+  Operand o;
+  o.tensor = t;
+  o.slot = slot;
+  o.access = std::move(access);
+  o.precision_bits = bits_of(b.tensor(t).dtype);
+  return o;
+}
 
 std::vector<std::string> axis_dim_names(std::size_t rank) {
   switch (rank) {

@@ -132,12 +132,7 @@ class Generator {
     return op;
   }
   Operand operand(TensorId t, OperandSlot slot, std::vector<AffineExpr> access) const {
-    Operand o;
-    o.tensor = t;
-    o.slot = slot;
-    o.access = std::move(access);
-    o.precision_bits = bits_of(b_.tensor(t).dtype);
-    return o;
+    return ops::operand(b_, t, slot, std::move(access));
   }
   /// A gradient tensor for forward tensor x (of this instance).
   TensorId grad_tensor(const Instance& inst, TensorId fx) {

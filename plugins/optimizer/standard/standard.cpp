@@ -94,18 +94,8 @@ class OptimizerBase : public OptimizerModel {
       if (keep_axis[a]) out_acc.push_back(AffineExpr::of_dim(static_cast<int>(a)));
     }
     if (out_acc.empty()) out_acc.push_back(AffineExpr::constant(0));
-    Operand o;
-    o.tensor = output;
-    o.slot = OperandSlot::O;
-    o.access = out_acc;
-    o.precision_bits = bits_of(b.tensor(output).dtype);
-    op.operands.push_back(o);
-    Operand i;
-    i.tensor = input;
-    i.slot = OperandSlot::I1;
-    i.access = in_acc;
-    i.precision_bits = bits_of(b.tensor(input).dtype);
-    op.operands.push_back(i);
+    op.operands.push_back(ops::operand(b, output, OperandSlot::O, std::move(out_acc)));
+    op.operands.push_back(ops::operand(b, input, OperandSlot::I1, std::move(in_acc)));
     return b.add_operator(std::move(op));
   }
 

@@ -12,6 +12,9 @@
 
 namespace monet::ops {
 
+/// An operand reading or writing tensor `t` through `access`, at the precision of the tensor's element type.
+MONET_API Operand operand(const GraphBuilder& b, TensorId t, OperandSlot slot, std::vector<AffineExpr> access);
+
 struct Conv2dSpec {
   std::array<std::int64_t, 2> kernel{1, 1};    // FY, FX
   std::array<std::int64_t, 2> stride{1, 1};
