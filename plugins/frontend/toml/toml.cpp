@@ -79,14 +79,21 @@ class TomlWorkload {
     return e;
   }
 
-  void read_input(TableReader& t) {
+  /// A new tensor's name (under `name_key`, not yet defined) and shape, located at its table.
+  Tensor new_tensor(TableReader& t, const char* name_key) {
     Tensor x;
     x.origin = t.where();
-    x.name = t.required_string("name");
-    if (builder_->find_tensor(x.name) != kNone) t.fail("name", "'" + x.name + "' is defined twice");
+    x.name = t.required_string(name_key);
+    if (builder_->find_tensor(x.name) != kNone) t.fail(name_key, "'" + x.name + "' is defined twice");
     auto shape = t.integer_list("shape", Bounds::at_least(1));
-    if (!shape || shape->empty()) t.fail_table("missing required key 'shape' (a list of positive integers)");
+    if (!shape) t.fail_missing("shape", "a list of positive integers");
     x.shape = *shape;
+    return x;
+  }
+
+  void read_input(TableReader& t) {
+    Tensor x = new_tensor(t, "name");
+    if (x.shape.empty()) t.fail_missing("shape", "a list of positive integers");
     if (batch_ > 0) x.shape[0] = batch_;
     x.dtype = element_type(t, "dtype").value_or(dtype_);
     const std::string role = t.choice("role", {"input", "label"}).value_or("input");
@@ -98,13 +105,7 @@ class TomlWorkload {
 
   /// [[tensors]]: stored tensors (parameters and buffers) that generic layers read.
   void read_stored_tensor(TableReader& t) {
-    Tensor x;
-    x.origin = t.where();
-    x.name = t.required_string("name");
-    if (builder_->find_tensor(x.name) != kNone) t.fail("name", "'" + x.name + "' is defined twice");
-    auto shape = t.integer_list("shape", Bounds::at_least(1));
-    if (!shape) t.fail_missing("shape", "a list of positive integers");
-    x.shape = *shape;
+    Tensor x = new_tensor(t, "name");
     x.dtype = element_type(t, "dtype").value_or(weight_dtype_.value_or(dtype_));
     // weight (trainable), buffer (stored, not trained), activation or index (computed in the forward pass
     // from constants, e.g. a causal mask or position ids: saved for backward like activations).
@@ -163,13 +164,7 @@ class TomlWorkload {
     auto outputs = t.table_array("outputs");
     if (outputs.empty()) t.fail_missing("outputs", "a list of { tensor, shape, index } tables");
     for (TableReader& o : outputs) {
-      Tensor y;
-      y.origin = o.where();
-      y.name = o.required_string("tensor");
-      if (builder_->find_tensor(y.name) != kNone) o.fail("tensor", "'" + y.name + "' is defined twice");
-      auto shape = o.integer_list("shape", Bounds::at_least(1));
-      if (!shape) o.fail_missing("shape", "a list of positive integers");
-      y.shape = *shape;
+      Tensor y = new_tensor(o, "tensor");
       y.dtype = element_type(o, "dtype").value_or(dtype_);
       y.role = o.choice("role", {"activation", "buffer"}).value_or("activation") == "buffer" ? TensorRole::buffer
                                                                                                : TensorRole::activation;
