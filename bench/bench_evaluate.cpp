@@ -23,8 +23,7 @@ BENCHMARK(BM_QuickstartFullRun)->Unit(benchmark::kMicrosecond);
 void BM_QuickstartEvaluateWarm(benchmark::State& state) {
   const monet::PreparedExperiment p =
       monet::prepare(monet::load_experiment(kQuickstart, {}, monet::Registry::global()), monet::Registry::global());
-  monet::DesignPoint point;
-  point.allocation.assign(p.graph->operators().size(), -1);
+  const std::vector<int> point(p.graph->operators().size(), -1);
   (void)p.evaluator->evaluate(point);  // warm the cache
   for (auto _ : state) benchmark::DoNotOptimize(p.evaluator->evaluate(point).summary.latency_cycles);
   state.SetItemsProcessed(state.iterations());
@@ -55,8 +54,7 @@ BENCHMARK(BM_StreamFusedResNet18FullRun)->Unit(benchmark::kMillisecond)->Iterati
 
 void BM_StreamFusedResNet18ScheduleWarm(benchmark::State& state) {
   const monet::PreparedExperiment p = prepare_stream_fused();
-  monet::DesignPoint point;
-  point.allocation = p.configured_allocation;
+  const std::vector<int>& point = p.configured_allocation;
   (void)p.evaluator->evaluate(point);
   for (auto _ : state) benchmark::DoNotOptimize(p.evaluator->evaluate(point).summary.latency_cycles);
   state.counters["computation_nodes"] = static_cast<double>(p.evaluator->cns().nodes.size());
@@ -67,11 +65,10 @@ BENCHMARK(BM_StreamFusedResNet18ScheduleWarm)->Unit(benchmark::kMillisecond);
 /// alternating, so both variants' costs are cached after the first two evaluations.
 void BM_StreamFusedResNet18Reallocate(benchmark::State& state) {
   const monet::PreparedExperiment p = prepare_stream_fused();
-  monet::DesignPoint a, b;
-  a.allocation = p.configured_allocation;
-  b = a;
+  const std::vector<int> a = p.configured_allocation;
+  std::vector<int> b = a;
   for (const monet::Operator& op : p.graph->operators()) {
-    if (op.name == "/maxpool/MaxPool") b.allocation[static_cast<std::size_t>(op.id)] = 5;
+    if (op.name == "/maxpool/MaxPool") b[static_cast<std::size_t>(op.id)] = 5;
   }
   (void)p.evaluator->evaluate(a);
   (void)p.evaluator->evaluate(b);

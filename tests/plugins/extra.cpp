@@ -1,5 +1,6 @@
-// A minimal search plugin found through MONET_PLUGIN_PATH: evaluates every core allowed for the first
-// operator, to show a plugin outside the build tree's plugin folder taking part in a run.
+// A minimal search plugin found through MONET_PLUGIN_PATH: evaluates every value of the first gene (the
+// configured point when the space has none), to show a plugin outside the build tree's plugin folder taking
+// part in a run.
 #include "monet/plugin/entry.hpp"
 #include "monet/plugin/interfaces.hpp"
 
@@ -11,25 +12,24 @@ class FirstOperatorSweep final : public monet::SearchAlgorithm {
     i.kind = monet::PluginKind::search;
     i.name = "first_operator_sweep";
     i.version = "0.0.1";
-    i.summary = "test plugin: tries every allowed core for the first operator";
+    i.summary = "test plugin: tries every value of the first gene";
     i.params = {monet::ParamSpec::integer("repeat", 1).with_bounds(monet::Bounds::at_least(1)).with_doc("times to evaluate each point")};
     return i;
   }
   explicit FirstOperatorSweep(const monet::ParamValues& p) : repeat_(p.get_int("repeat")) {}
   [[nodiscard]] std::vector<monet::Evaluation> run(monet::SearchContext& ctx) const override {
     std::vector<monet::DesignPoint> points;
-    const auto& allowed = ctx.space().allowed_cores;
-    for (int c : allowed.front()) {
+    const monet::DesignPoint configured = ctx.space().configured();
+    const std::int32_t values = configured.genes.empty() ? 1 : ctx.space().genes.front().size();
+    for (std::int32_t v = 0; v < values; ++v) {
       for (std::int64_t r = 0; r < repeat_; ++r) {
-        monet::DesignPoint p;
-        p.allocation.assign(allowed.size(), -1);
-        p.allocation[0] = c;
+        monet::DesignPoint p = configured;
+        if (!p.genes.empty()) p.genes[0] = v;
         points.push_back(p);
       }
     }
-    auto results = ctx.evaluate(points);
-    ctx.progress(points.size(), points.size());
-    return results;
+    ctx.plan(points.size());
+    return ctx.evaluate(points);
   }
 
  private:

@@ -104,19 +104,30 @@ TEST(Registry, ObjectsKeepTheirLibraryLoaded) {
     search = r.create<SearchAlgorithm>(*h, default_params(h->info.params, "test"));
   }  // the registry and its handles are gone; the object still holds the library
   struct Context final : SearchContext {
-    DesignSpace s{{{0, 1}, {1}}};
+    DesignSpace s = [] {
+      DesignSpace d;
+      d.genes.push_back(Gene{.key = "alloc:a", .name = "a", .group = GeneGroup::allocation, .labels = {"core0", "core1"}});
+      d.genes.push_back(Gene{.key = "alloc:b", .name = "b", .group = GeneGroup::allocation, .labels = {"core1"}});
+      d.objectives = {{"latency_cycles", "cycles"}};
+      return d;
+    }();
     [[nodiscard]] const DesignSpace& space() const override { return s; }
     [[nodiscard]] std::uint64_t seed() const override { return 0; }
     [[nodiscard]] std::vector<Evaluation> evaluate(const std::vector<DesignPoint>& points) override {
       std::vector<Evaluation> out;
-      for (const auto& p : points) out.push_back(Evaluation{p, {}});
+      for (const auto& p : points) {
+        Evaluation e;
+        e.point = p;
+        e.objectives = {1.0};
+        out.push_back(e);
+      }
       return out;
     }
-    void progress(std::size_t, std::size_t) override {}
+    void plan(std::size_t) override {}
   } ctx;
   const auto result = search->run(ctx);
   ASSERT_EQ(result.size(), 2u);
-  EXPECT_EQ(result[1].point.allocation, (std::vector<int>{1, -1}));
+  EXPECT_EQ(result[1].point.genes, (std::vector<std::int32_t>{1, 0}));
 }
 
 TEST(Registry, CreateChecksTheInterface) {

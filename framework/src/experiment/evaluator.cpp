@@ -7,14 +7,15 @@
 namespace monet {
 
 Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator,
-                     std::vector<std::shared_ptr<const CostModel>> core_models, CNGraph cns, DesignSpace space,
+                     std::vector<std::shared_ptr<const CostModel>> core_models, CNGraph cns,
+                     std::vector<std::vector<int>> allowed_cores,
                      ScheduleOptions options)
     : options_(options),
       graph_(std::move(graph)),
       accelerator_(std::move(accelerator)),
       core_models_(std::move(core_models)),
       cns_(std::move(cns)),
-      space_(std::move(space)) {
+      allowed_cores_(std::move(allowed_cores)) {
   // Cores of the same type costed by the same model share cache entries.
   std::map<std::pair<const Core*, const CostModel*>, int> types;
   for (std::size_t c = 0; c < accelerator_->cores.size(); ++c) {
@@ -63,11 +64,11 @@ Cost Evaluator::cost(const ComputationNode& cn, int core, const StreamedOperands
   });
 }
 
-ScheduleResult Evaluator::evaluate(const DesignPoint& point) const {
+ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation) const {
   const CostFunction fn = [this](const ComputationNode& cn, int core, const StreamedOperands& s) { return cost(cn, core, s); };
-  std::vector<int> fixed = point.allocation;
+  std::vector<int> fixed = allocation;
   fixed.resize(graph_->operators().size(), -1);
-  ScheduleInputs in{*graph_, cns_, *accelerator_, space_.allowed_cores, fixed, fn};
+  ScheduleInputs in{*graph_, cns_, *accelerator_, allowed_cores_, fixed, fn};
   in.options = options_;
   return schedule(in);
 }

@@ -83,45 +83,49 @@ std::vector<std::vector<int>> allowed_cores(const Experiment& e, const Graph& g)
   return allowed;
 }
 
+/// The objectives every run reports until the experiment names its own.
+DesignSpace default_space() {
+  DesignSpace s;
+  s.objectives = {{"latency_cycles", "cycles"}, {"energy_pj", "pJ"}};
+  return s;
+}
+
 class KernelSearchContext final : public SearchContext {
  public:
-  KernelSearchContext(const Evaluator& evaluator, std::uint64_t seed, const ProgressCallback& progress)
-      : evaluator_(evaluator), seed_(seed), progress_(progress) {}
+  KernelSearchContext(const PreparedExperiment& prepared, const ProgressCallback& progress)
+      : prepared_(prepared), space_(default_space()), progress_(progress) {}
 
-  [[nodiscard]] const DesignSpace& space() const override { return evaluator_.space(); }
-  [[nodiscard]] std::uint64_t seed() const override { return seed_; }
+  [[nodiscard]] const DesignSpace& space() const override { return space_; }
+  [[nodiscard]] std::uint64_t seed() const override { return prepared_.experiment.seed; }
+  void plan(std::size_t total) override { planned_ = total; }
 
   [[nodiscard]] std::vector<Evaluation> evaluate(const std::vector<DesignPoint>& points) override {
-    for (const DesignPoint& p : points) check(p);
+    for (const DesignPoint& p : points) {
+      ensure(p.genes.size() == space_.genes.size(), "search plugin proposed a point of the wrong size");
+    }
     std::vector<Evaluation> out(points.size());
     tbb::parallel_for(std::size_t{0}, points.size(), [&](std::size_t i) {
-      out[i] = Evaluation{points[i], evaluator_.evaluate(points[i]).summary};
+      const ScheduleSummary s = prepared_.evaluator->evaluate(prepared_.configured_allocation).summary;
+      Evaluation& e = out[i];
+      e.point = points[i];
+      e.objectives = {static_cast<double>(s.latency_cycles), s.energy_pj()};
+      if (s.over_capacity) {
+        e.violation = 1;
+        e.reason = "a core holds more than its capacity";
+      }
     });
     count_ += points.size();
+    if (progress_) progress_(count_, std::max(planned_, count_));
     return out;
-  }
-
-  void progress(std::size_t done, std::size_t total) override {
-    if (progress_) progress_(done, total);
   }
 
   [[nodiscard]] std::size_t count() const { return count_; }
 
  private:
-  void check(const DesignPoint& p) const {
-    const auto& allowed = evaluator_.space().allowed_cores;
-    ensure(p.allocation.empty() || p.allocation.size() == allowed.size(),
-           "search plugin proposed an allocation of the wrong size");
-    for (std::size_t i = 0; i < p.allocation.size(); ++i) {
-      const int c = p.allocation[i];
-      ensure(c == -1 || std::find(allowed[i].begin(), allowed[i].end(), c) != allowed[i].end(),
-             "search plugin allocated an operator to a core it may not use");
-    }
-  }
-
-  const Evaluator& evaluator_;
-  std::uint64_t seed_;
+  const PreparedExperiment& prepared_;
+  DesignSpace space_;
   const ProgressCallback& progress_;
+  std::size_t planned_ = 0;
   std::size_t count_ = 0;
 };
 
@@ -153,15 +157,14 @@ PreparedExperiment prepare(Experiment e, const Registry& registry) {
     per_core.push_back(model);
   }
 
-  DesignSpace space;
-  space.allowed_cores = allowed_cores(e, *p.graph);
+  std::vector<std::vector<int>> allowed = allowed_cores(e, *p.graph);
   p.configured_allocation.assign(p.graph->operators().size(), -1);
 
   auto fusion = registry.create<FusionStrategy>(*e.fusion.plugin, e.fusion.params);
   CNGraph cns = connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator));
   spdlog::info("{} operators, {} computation nodes, {} edges", p.graph->operators().size(), cns.nodes.size(),
                cns.edges.size());
-  p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), std::move(cns), std::move(space),
+  p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), std::move(cns), std::move(allowed),
                                             e.schedule);
   p.search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
   p.experiment = std::move(e);
@@ -170,13 +173,13 @@ PreparedExperiment prepare(Experiment e, const Registry& registry) {
 
 RunResult run(const PreparedExperiment& prepared, const ProgressCallback& progress) {
   const auto t0 = std::chrono::steady_clock::now();
-  KernelSearchContext context(*prepared.evaluator, prepared.experiment.seed, progress);
+  KernelSearchContext context(prepared, progress);
   RunResult r;
   r.evaluations = prepared.search->run(context);
   ensure(!r.evaluations.empty(), "search plugin '" + prepared.experiment.search.name() + "' returned no evaluation");
   r.evaluation_count = context.count();
   r.best_point = r.evaluations.front().point;
-  r.best = prepared.evaluator->evaluate(r.best_point);
+  r.best = prepared.evaluator->evaluate(prepared.configured_allocation);
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

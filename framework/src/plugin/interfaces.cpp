@@ -10,6 +10,8 @@ CostModel::~CostModel() = default;
 void CostModel::check_core(const Core& /*core*/) const {}
 OperandTraffic CostModel::footprint_bits(const CostQuery& q) const { return operand_bits(q.graph, q.op, q.tile); }
 FusionStrategy::~FusionStrategy() = default;
+SearchStopped::SearchStopped() : std::runtime_error("search stopped by the user") {}
+SearchStopped::~SearchStopped() = default;
 SearchContext::~SearchContext() = default;
 SearchAlgorithm::~SearchAlgorithm() = default;
 

@@ -22,11 +22,8 @@ class Fixed final : public SearchAlgorithm {
   explicit Fixed(const ParamValues& /*params*/) {}
 
   [[nodiscard]] std::vector<Evaluation> run(SearchContext& context) const override {
-    DesignPoint configured;
-    configured.allocation.assign(context.space().allowed_cores.size(), -1);
-    auto result = context.evaluate({configured});
-    context.progress(1, 1);
-    return result;
+    context.plan(1);
+    return context.evaluate({context.space().configured()});
   }
 };
 

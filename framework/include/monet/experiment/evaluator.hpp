@@ -15,10 +15,11 @@ namespace monet {
 class MONET_API Evaluator {
  public:
   Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<std::shared_ptr<const CostModel>> core_models,
-            CNGraph cns, DesignSpace space, ScheduleOptions options = {});
+            CNGraph cns, std::vector<std::vector<int>> allowed_cores, ScheduleOptions options = {});
 
-  [[nodiscard]] ScheduleResult evaluate(const DesignPoint& point) const;
-  [[nodiscard]] const DesignSpace& space() const { return space_; }
+  /// Schedules with `allocation` (per operator: a fixed core, or -1 to let the scheduler choose; empty: all -1).
+  [[nodiscard]] ScheduleResult evaluate(const std::vector<int>& allocation) const;
+  [[nodiscard]] const std::vector<std::vector<int>>& allowed_cores() const { return allowed_cores_; }
   [[nodiscard]] const ScheduleOptions& options() const { return options_; }
   [[nodiscard]] const Graph& graph() const { return *graph_; }
   [[nodiscard]] const CNGraph& cns() const { return cns_; }
@@ -38,7 +39,7 @@ class MONET_API Evaluator {
   /// appended for streamed operands). Built once, so evaluations share them without locking.
   std::vector<std::array<std::shared_ptr<const Core>, 8>> variants_;
   CNGraph cns_;
-  DesignSpace space_;
+  std::vector<std::vector<int>> allowed_cores_;  // per operator, sorted core ids
   mutable CostCache cache_;
 };
 

@@ -4,6 +4,7 @@
 // evaluation is a pure function of its inputs, and searches evaluate many points in parallel.
 #include <cstdint>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "monet/cost/cost.hpp"
 #include "monet/ir/graph.hpp"
 #include "monet/plugin/plugin.hpp"
+#include "monet/search/space.hpp"
 #include "monet/schedule/cn_graph.hpp"
 #include "monet/schedule/schedule.hpp"
 #include "monet/training/precision.hpp"
@@ -73,37 +75,33 @@ class MONET_API FusionStrategy : public Plugin {
 };
 
 // ---------------------------------------------------------------------------------- search algorithm
-/// One point of the design space.
-struct DesignPoint {
-  /// Per operator: the core it runs on, or -1 to let the scheduler pick among its allowed cores.
-  std::vector<int> allocation;
-  bool operator==(const DesignPoint&) const = default;
+/// Thrown by SearchContext::evaluate when the user stopped the search (Ctrl-C, SIGTERM): the batch that was
+/// running has been recorded; the plugin lets it propagate (the kernel writes what was evaluated and keeps a
+/// journal that `--resume` replays).
+class MONET_API SearchStopped : public std::runtime_error {
+ public:
+  SearchStopped();
+  ~SearchStopped() override;
 };
 
-/// What a search may choose from.
-struct DesignSpace {
-  std::vector<std::vector<int>> allowed_cores;  // per operator, sorted core ids
-};
-
-struct Evaluation {
-  DesignPoint point;
-  ScheduleSummary summary;
-};
-
-/// Services the kernel offers a running search.
+/// Services the kernel offers a running search. A search plugin must be a deterministic function of the space,
+/// the seed and the evaluations it receives (use monet::Random seeded from seed()): the kernel resumes a stopped
+/// search by running the plugin again and replaying the recorded evaluations.
 class MONET_API SearchContext {
  public:
   virtual ~SearchContext();
   [[nodiscard]] virtual const DesignSpace& space() const = 0;
   [[nodiscard]] virtual std::uint64_t seed() const = 0;
-  /// Evaluates points in parallel; results come back in the order of the points, identical for any
-  /// thread count.
+  /// Announces how many evaluations the search plans in all (for progress and ETA; 0 = unknown).
+  virtual void plan(std::size_t total_evaluations) = 0;
+  /// Evaluates a batch of points: in parallel (threads, MPI ranks), results in the order of the points and
+  /// identical for any thread or rank count. Points evaluated before come from the archive. Each call is one
+  /// generation / iteration in the progress line and in convergence.svg. Throws SearchStopped (see above).
   [[nodiscard]] virtual std::vector<Evaluation> evaluate(const std::vector<DesignPoint>& points) = 0;
-  /// Reports progress of long searches (done out of total evaluations).
-  virtual void progress(std::size_t done, std::size_t total) = 0;
 };
 
-/// Explores the design space; returns the evaluated points worth reporting, best first.
+/// Explores the design space; returns the points it chose (best first; the kernel also reports the Pareto
+/// front of every evaluation it made).
 class MONET_API SearchAlgorithm : public Plugin {
  public:
   ~SearchAlgorithm() override;
