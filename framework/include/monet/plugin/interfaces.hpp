@@ -92,6 +92,9 @@ class MONET_API SearchContext {
   virtual ~SearchContext();
   [[nodiscard]] virtual const DesignSpace& space() const = 0;
   [[nodiscard]] virtual std::uint64_t seed() const = 0;
+  /// Points a search should start from, best guesses first: the experiment's configured point, then any the
+  /// kernel knows to be good (e.g. checkpointing policies the DP solved). Valid points of space().
+  [[nodiscard]] virtual std::vector<DesignPoint> seeds() const { return {space().configured()}; }
   /// Announces how many evaluations the search plans in all (for progress and ETA; 0 = unknown).
   virtual void plan(std::size_t total_evaluations) = 0;
   /// Evaluates a batch of points: in parallel (threads, MPI ranks), results in the order of the points and
