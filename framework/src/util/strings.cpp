@@ -3,7 +3,9 @@
 #include <cctype>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <sstream>
 
 namespace monet {
 
@@ -81,5 +83,28 @@ std::string trim(std::string_view s) {
   while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
   return std::string(s.substr(b, e - b));
 }
+
+std::string si(double v, std::string_view unit) {
+  static const char* up[] = {"", "k", "M", "G", "T", "P"};
+  static const char* down[] = {"", "m", "u", "n", "p", "f"};
+  const char* prefix = "";
+  int i = 0;
+  if (v != 0.0 && std::isfinite(v)) {
+    while (std::fabs(v) >= 1000.0 && i < 5) {
+      v /= 1000.0;
+      prefix = up[++i];
+    }
+    while (std::fabs(v) < 1.0 && i > -5) {
+      v *= 1000.0;
+      prefix = down[-(--i)];
+    }
+  }
+  std::ostringstream s;
+  s.precision(4);
+  s << v << " " << prefix << unit;
+  return s.str();
+}
+
+std::string si_bytes(std::int64_t bits) { return si(static_cast<double>((bits + 7) / 8), "B"); }
 
 }  // namespace monet

@@ -27,5 +27,9 @@ MONET_API std::string join(const std::vector<std::string>& items, std::string_vi
 
 /// Formats a number with thousands separators: 1234567 -> "1,234,567".
 MONET_API std::string with_thousands(long long value);
+/// A value with an SI prefix and 4 significant digits: si(2.1e6, "B") = "2.1 MB", si(3e-6, "J") = "3 uJ".
+MONET_API std::string si(double value, std::string_view unit);
+/// Bits as bytes with an SI prefix: "1.969 GB".
+MONET_API std::string si_bytes(std::int64_t bits);
 
 }  // namespace monet
