@@ -29,6 +29,11 @@ MONET_API std::vector<double> crowding_distance(const std::vector<Evaluation>& e
 /// Indices of the feasible, non-dominated evaluations (duplicated objective vectors keep the first), ascending.
 MONET_API std::vector<std::size_t> pareto_front(const std::vector<Evaluation>& evals);
 
+/// What a search returns as its choice: the feasible non-dominated evaluations (pareto_front), ordered by their
+/// objective vectors lexicographically (best first in the first objective); when none is feasible, the first
+/// evaluation of least violation alone.
+MONET_API std::vector<Evaluation> best_front(const std::vector<Evaluation>& evals);
+
 /// Hypervolume (Lebesgue measure) dominated by `points` and bounded by the reference point `ref`; only points
 /// strictly better than `ref` in every objective count. Exact: a sweep for 2 objectives, a dimension sweep for
 /// 3, WFG for more.
