@@ -92,11 +92,19 @@ std::vector<std::size_t> pareto_front(const std::vector<Evaluation>& evals) {
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return evals[a].objectives < evals[b].objectives; });
   std::vector<std::size_t> front;
+  const bool two_objectives = !order.empty() && evals[order[0]].objectives.size() == 2;
+  double best_f2 = std::numeric_limits<double>::infinity();
   for (std::size_t i : order) {
     const auto& f = evals[i].objectives;
-    const bool covered = std::any_of(front.begin(), front.end(), [&](std::size_t k) {
-      return evals[k].objectives == f || dominates(evals[k].objectives, f);
-    });
+    bool covered = false;
+    if (two_objectives) {  // an earlier point has f1 <= this f1: it covers this one iff its f2 <= this f2
+      covered = !front.empty() && best_f2 <= f[1];
+      best_f2 = std::min(best_f2, f[1]);
+    } else {
+      covered = std::any_of(front.begin(), front.end(), [&](std::size_t k) {
+        return evals[k].objectives == f || dominates(evals[k].objectives, f);
+      });
+    }
     if (!covered) front.push_back(i);
   }
   std::sort(front.begin(), front.end());
@@ -243,7 +251,8 @@ double hypervolume(const std::vector<std::vector<double>>& points, const std::ve
     for (std::size_t m = 0; m < p.size(); ++m) strictly_better = strictly_better && p[m] < ref[m];  // NaN: false
     if (strictly_better) inside.push_back(p);
   }
-  return hv_any(non_dominated(std::move(inside)), ref);
+  // The sweeps skip dominated points by themselves; WFG's slicing needs a non-dominated set.
+  return hv_any(ref.size() >= 4 ? non_dominated(std::move(inside)) : std::move(inside), ref);
 }
 
 }  // namespace monet
