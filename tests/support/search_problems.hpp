@@ -216,4 +216,21 @@ inline TestProblem allocation(int ops, int cores) {
           }};
 }
 
+/// anneal's default scalarisation of a two-objective problem: equal weights, objectives divided by the
+/// configured point's (its first start point).
+struct DefaultScalarisation {
+  std::vector<double> scale;
+  explicit DefaultScalarisation(const TestProblem& p) : scale(p.evaluate(p.space.configured()).objectives) {}
+  double operator()(const Evaluation& e) const { return 0.5 * e.objectives[0] / scale[0] + 0.5 * e.objectives[1] / scale[1]; }
+};
+
+/// The minimum of `f` over every point of the problem (enumerated by the grid plugin).
+inline double exhaustive_minimum(const TestProblem& problem, const std::function<double(const Evaluation&)>& f) {
+  ProblemContext all(problem, 0);
+  (void)run_search("grid", {}, all);
+  double minimum = std::numeric_limits<double>::infinity();
+  for (const Evaluation& e : all.archive) minimum = std::min(minimum, f(e));
+  return minimum;
+}
+
 }  // namespace monet::test

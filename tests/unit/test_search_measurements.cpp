@@ -98,12 +98,8 @@ TEST(SearchMeasure, DISABLED_Anneal) {
   const int ops = setting("OPS", 8), chains = setting("C", 16), iterations = setting("I", 200);
   const int seeds = setting("SEEDS", 20);
   const TestProblem problem = allocation(ops, 4);
-  const std::vector<double> scale = problem.evaluate(problem.space.configured()).objectives;
-  auto scalar = [&](const Evaluation& e) { return 0.5 * e.objectives[0] / scale[0] + 0.5 * e.objectives[1] / scale[1]; };
-  ProblemContext all(problem, 0);
-  (void)run_search("grid", {}, all);
-  double optimum = scalar(all.archive[0]);
-  for (const Evaluation& e : all.archive) optimum = std::min(optimum, scalar(e));
+  const DefaultScalarisation scalar(problem);
+  const double optimum = exhaustive_minimum(problem, scalar);
   int hits = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
     ProblemContext ctx(problem, static_cast<std::uint64_t>(seed));

@@ -210,8 +210,7 @@ TEST(SearchAnneal, OneBatchOfAllChainsPerIterationBestFirst) {
       EXPECT_TRUE(from_chain) << "step " << step << " chain " << c;
     }
   ASSERT_FALSE(chosen.empty());
-  const auto ref = ctx.archive[0].objectives;  // scales: the configured point's objectives
-  auto scalar = [&](const Evaluation& e) { return 0.5 * e.objectives[0] / ref[0] + 0.5 * e.objectives[1] / ref[1]; };
+  const DefaultScalarisation scalar(allocation(6, 4));
   for (std::size_t i = 1; i < chosen.size(); ++i) EXPECT_LE(scalar(chosen[0]), scalar(chosen[i]));
   for (const Evaluation& e : ctx.archive) EXPECT_LE(scalar(chosen[0]), scalar(e) + 1e-12);
 }

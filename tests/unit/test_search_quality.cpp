@@ -131,12 +131,8 @@ TEST(SearchQuality, AnnealFindsTheOptimumOfItsScalarisation) {
   // 16 chains x 200 steps (3,216 evaluations, 5 % of the space) reached the exact optimum for every one of seeds
   // 1..20 (8 chains x 100 steps: 13 of 20).
   const TestProblem problem = allocation(8, 4);
-  const std::vector<double> scale = problem.evaluate(problem.space.configured()).objectives;
-  auto scalar = [&](const Evaluation& e) { return 0.5 * e.objectives[0] / scale[0] + 0.5 * e.objectives[1] / scale[1]; };
-  ProblemContext all(problem, 0);
-  (void)run_search("grid", {}, all);
-  double optimum = scalar(all.archive[0]);
-  for (const Evaluation& e : all.archive) optimum = std::min(optimum, scalar(e));
+  const DefaultScalarisation scalar(problem);
+  const double optimum = exhaustive_minimum(problem, scalar);
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     ProblemContext ctx(problem, seed);
     const auto best = run_search("anneal", {{"chains", std::int64_t{16}}, {"iterations", std::int64_t{200}}}, ctx);

@@ -7,6 +7,13 @@
 
 namespace monet {
 
+ParamSpec batch_parameter() {
+  return ParamSpec::integer("batch", 64)
+      .with_bounds(Bounds::at_least(1))
+      .with_unit("points")
+      .with_doc("points handed to the evaluator at once (one progress step each)");
+}
+
 std::vector<Evaluation> evaluate_batch(SearchContext& context, const std::vector<DesignPoint>& points) {
   std::vector<Evaluation> evaluated = context.evaluate(points);
   ensure(evaluated.size() == points.size(), "SearchContext::evaluate returned a different number of evaluations");

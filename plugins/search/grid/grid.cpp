@@ -28,10 +28,7 @@ class Grid final : public SearchAlgorithm {
             .with_bounds(Bounds::at_least(1))
             .with_unit("points")
             .with_doc("largest space the sweep accepts; raise it to enumerate a bigger space on purpose"),
-        ParamSpec::integer("batch", 64)
-            .with_bounds(Bounds::at_least(1))
-            .with_unit("points")
-            .with_doc("points handed to the evaluator at once (one progress step each)"),
+        batch_parameter(),
     };
     return i;
   }

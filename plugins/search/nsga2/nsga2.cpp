@@ -210,7 +210,6 @@ class Nsga2 final : public SearchAlgorithm {
     return children.take();
   }
 
-
   std::size_t population_;
   std::size_t generations_;
   double mutated_genes_;

@@ -70,10 +70,7 @@ class RandomSearch final : public SearchAlgorithm {
             .with_bounds(Bounds::at_least(1))
             .with_unit("evaluations")
             .with_doc("points to evaluate (capped at the size of the space)"),
-        ParamSpec::integer("batch", 64)
-            .with_bounds(Bounds::at_least(1))
-            .with_unit("points")
-            .with_doc("points handed to the evaluator at once (one progress step each)"),
+        batch_parameter(),
     };
     return i;
   }

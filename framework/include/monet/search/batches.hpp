@@ -11,6 +11,9 @@
 
 namespace monet {
 
+/// The `batch` parameter of such searches: points per evaluation call (default 64), one progress step each.
+MONET_API ParamSpec batch_parameter();
+
 /// One SearchContext::evaluate call, checked to return one evaluation per point.
 MONET_API std::vector<Evaluation> evaluate_batch(SearchContext& context, const std::vector<DesignPoint>& points);
 
