@@ -29,7 +29,10 @@ void BM_Hypervolume(benchmark::State& state) {
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<double> p(d);
     double norm = 0;
-    for (double& x : p) norm += (x = 0.01 + r.uniform()) * x;
+    for (double& x : p) {
+      x = 0.01 + r.uniform();
+      norm += x * x;
+    }
     for (double& x : p) x /= std::sqrt(norm);
     points.push_back(p);
   }

@@ -51,7 +51,9 @@ TEST(SearchGenome, MixedRadixIndexIsABijectionInLexicographicOrder) {
   for (std::uint64_t i = 0; i < 24; ++i) {
     const DesignPoint p = point_at(space, i);
     EXPECT_EQ(point_index(space, p), i);
-    if (i > 0) EXPECT_LT(previous, p);
+    if (i > 0) {
+      EXPECT_LT(previous, p);
+    }
     previous = p;
   }
   EXPECT_EQ(point_at(space, 0).genes, (std::vector<std::int32_t>{0, 0, 0, 0}));
@@ -188,9 +190,13 @@ TEST(SearchGenome, NeighbourChangesExactlyOneGeneWithinTheStep) {
     for (std::size_t g = 0; g < p.genes.size(); ++g) {
       if (p.genes[g] == q.genes[g]) continue;
       ++changed;
-      if (kMixed.genes[g].ordinal) ASSERT_LE(std::abs(p.genes[g] - q.genes[g]), 2);
+      if (kMixed.genes[g].ordinal) {
+        ASSERT_LE(std::abs(p.genes[g] - q.genes[g]), 2);
+      }
       if (g == 0 && p.genes[0] == 5) ordinal_moves.insert(q.genes[0] - 5);
-      if (g == 0 && p.genes[0] == 0) ASSERT_GT(q.genes[0], 0);  // at a bound only inward moves
+      if (g == 0 && p.genes[0] == 0) {
+        ASSERT_GT(q.genes[0], 0);  // at a bound only inward moves
+      }
     }
     ASSERT_EQ(changed, 1);
   }

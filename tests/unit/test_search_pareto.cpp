@@ -322,7 +322,10 @@ TEST(SearchHypervolume, MonteCarloAgreesOnLargerFourDimensionalSets) {
   for (int i = 0; i < 30; ++i) {
     std::vector<double> p(4);
     double norm = 0;
-    for (double& x : p) norm += (x = 0.05 + r.uniform()) * x;
+    for (double& x : p) {
+      x = 0.05 + r.uniform();
+      norm += x * x;
+    }
     for (double& x : p) x /= std::sqrt(norm);
     points.push_back(p);
   }
