@@ -155,7 +155,7 @@ std::vector<std::string> expand_endpoints(const std::vector<std::string>& patter
         any = true;
       }
     }
-    if (!any) l.fail("endpoints", "the pattern '" + p + "' matches no core; cores: " + join(names));
+    if (!any) l.fail("endpoints", "the pattern '" + p + "' matches no core; endpoints: " + join(names));
   }
   return out;
 }
