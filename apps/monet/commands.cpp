@@ -280,16 +280,14 @@ int cost_command(const CostOptions& o) {
   }
   // Layers with the same signature (ResNet's repeated blocks) are costed once.
   CostCache cache;
+  const std::uint64_t core_fp = core_fingerprint(core);
+  const std::uint64_t model_fp = model_fingerprint(model.info, values);
   std::atomic<std::int64_t> evaluated{0};
   tbb::parallel_for(std::size_t{0}, ops.size(), [&](std::size_t i) {
     const auto ranges = ops[i]->full_ranges();
-    TileSignature key = tile_signature(*graph, *ops[i], ranges, 0);
-    for (int s = 0; s < kSlotCount; ++s) key.push_back(residency[i].top[s]);
-    if (std::any_of(core.mappings.begin(), core.mappings.end(), [&](const MappingEntry& e) { return e.name == ops[i]->name; })) {
-      key.push_back(static_cast<std::int64_t>(std::hash<std::string>{}(ops[i]->name)));  // a mapping entry of its own
-    }
-    costs[i] = cache.get(key, [&] {
-      Cost c = cost_model->evaluate(CostQuery{*graph, *ops[i], ranges, core, residency[i]});
+    const CostQuery query{*graph, *ops[i], ranges, core, residency[i]};
+    costs[i] = cache.get(cost_key(query, core_fp, model_fp), [&] {
+      Cost c = cost_model->evaluate(query);
       evaluated += c.mappings_evaluated;
       return c;
     });

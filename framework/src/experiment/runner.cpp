@@ -150,11 +150,13 @@ PreparedExperiment prepare(Experiment e, const Registry& registry) {
   for (const auto& [name, choice] : e.cost_models) {
     models[name] = registry.create<CostModel>(*choice.plugin, choice.params);
   }
-  std::vector<std::shared_ptr<const CostModel>> per_core;
+  std::vector<CoreModel> per_core;
   for (const CoreInstance& c : e.accelerator->cores) {
-    const auto& model = models.at(e.core_cost_model[static_cast<std::size_t>(c.id)]);
+    const std::string& name = e.core_cost_model[static_cast<std::size_t>(c.id)];
+    const auto& model = models.at(name);
     model->check_core(*c.core);
-    per_core.push_back(model);
+    const PluginChoice& choice = e.cost_models.at(name);
+    per_core.push_back(CoreModel{model, model_fingerprint(choice.info(), choice.params)});
   }
 
   std::vector<std::vector<int>> allowed = allowed_cores(e, *p.graph);

@@ -390,6 +390,7 @@ class Scheduler {
   // ------------------------------------------------------------------------------------ placement
   int choose_core(const ComputationNode& cn) {
     const Operator& op = g_.op(cn.op);
+    if (in_.cn_core && (*in_.cn_core)[static_cast<std::size_t>(cn.id)] >= 0) return (*in_.cn_core)[static_cast<std::size_t>(cn.id)];
     const int fixed = in_.fixed_core[static_cast<std::size_t>(op.id)];
     if (fixed >= 0) return fixed;
     const auto& allowed = in_.allowed_cores[static_cast<std::size_t>(op.id)];

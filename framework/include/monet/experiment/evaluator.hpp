@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "monet/experiment/cost_cache.hpp"
@@ -12,36 +13,52 @@
 
 namespace monet {
 
+/// The cost model of a core and the fingerprint of the model with its parameters (cache keys).
+struct CoreModel {
+  std::shared_ptr<const CostModel> model;
+  std::uint64_t fingerprint = 0;
+};
+
 class MONET_API Evaluator {
  public:
-  Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<std::shared_ptr<const CostModel>> core_models,
-            CNGraph cns, std::vector<std::vector<int>> allowed_cores, ScheduleOptions options = {});
+  /// `cache` may be shared with other evaluators (a search's points): entries are keyed by content.
+  Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models, CNGraph cns,
+            std::vector<std::vector<int>> allowed_cores, ScheduleOptions options = {},
+            std::shared_ptr<CostCache> cache = nullptr);
 
-  /// Schedules with `allocation` (per operator: a fixed core, or -1 to let the scheduler choose; empty: all -1).
-  [[nodiscard]] ScheduleResult evaluate(const std::vector<int>& allocation) const;
+  /// Schedules with `allocation` (per operator: a fixed core, or -1 to let the scheduler choose; empty: all -1)
+  /// and `cn_core` (per CN: a fixed core that wins over the operator's, or -1; empty: none).
+  [[nodiscard]] ScheduleResult evaluate(const std::vector<int>& allocation, const std::vector<int>& cn_core = {}) const;
+  /// Costs every distinct (tile, allowed core) query in parallel, once per evaluator: a cold run's cost-model
+  /// work is known before scheduling.
+  void prewarm() const;
   [[nodiscard]] const std::vector<std::vector<int>>& allowed_cores() const { return allowed_cores_; }
   [[nodiscard]] const ScheduleOptions& options() const { return options_; }
   [[nodiscard]] const Graph& graph() const { return *graph_; }
   [[nodiscard]] const CNGraph& cns() const { return cns_; }
   [[nodiscard]] const Accelerator& accelerator() const { return *accelerator_; }
-  [[nodiscard]] const CostCache& cache() const { return cache_; }
+  [[nodiscard]] const CostCache& cache() const { return *cache_; }
+  [[nodiscard]] const std::shared_ptr<CostCache>& shared_cache() const { return cache_; }
   /// Cost of a CN on a core (with some operands streaming from off-chip memory) through the cache.
   [[nodiscard]] Cost cost(const ComputationNode& cn, int core, const StreamedOperands& streamed = {}) const;
 
  private:
+  struct Variant {
+    std::shared_ptr<const Core> core;
+    std::uint64_t fingerprint = 0;
+  };
   ScheduleOptions options_;
   GraphPtr graph_;
   AcceleratorPtr accelerator_;
-  std::vector<std::shared_ptr<const CostModel>> core_models_;  // per core id
-  std::vector<int> core_type_;                                 // per core id: index of its distinct core type
-  std::vector<std::vector<int>> mapping_entry_;                // [core][operator]: the core's mapping entry, -1: none
+  std::vector<CoreModel> core_models_;  // per core id
   /// Per core id, streamed-operand mask (0..7) and on-chip shift: the core as the cost model sees it (the
   /// off-chip memory appended for streamed operands). Built once, so evaluations share them without locking.
   static constexpr int kVariants = 8 * (StreamedOperands::kMaxShift + 1);
-  std::vector<std::array<std::shared_ptr<const Core>, kVariants>> variants_;
+  std::vector<std::array<Variant, kVariants>> variants_;
   CNGraph cns_;
   std::vector<std::vector<int>> allowed_cores_;  // per operator, sorted core ids
-  mutable CostCache cache_;
+  std::shared_ptr<CostCache> cache_;
+  mutable std::once_flag warmed_;
 };
 
 }  // namespace monet

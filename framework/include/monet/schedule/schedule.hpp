@@ -125,6 +125,7 @@ struct ScheduleInputs {
   const std::vector<int>& fixed_core;                  // per operator, -1 = by group or choose among allowed
   const CostFunction& cost;
   ScheduleOptions options{};
+  const std::vector<int>* cn_core = nullptr;  // per CN: a fixed core that wins over fixed_core, or -1
 };
 
 /// Event-driven list scheduling (docs/evaluation.md):
