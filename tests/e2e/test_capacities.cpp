@@ -219,7 +219,7 @@ TEST(Overrides, SetAndUnsetReachTheAcceleratorFile) {
   EXPECT_EQ(unset.exit_code, 0) << unset.out;
   const auto missing = test::monet("run " + q(quick) + " --unset allocation.kind.pooling");
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_THAT(missing.out, HasSubstr("--unset 'allocation.kind.pooling': the experiment does not set it"));
+  EXPECT_THAT(missing.out, HasSubstr("--unset allocation.kind.pooling: error: the experiment does not set 'allocation.kind.pooling'"));
 }
 
 TEST(Overrides, AReplacedPluginLeavesItsParametersBehind) {

@@ -66,7 +66,7 @@ TEST_F(ExperimentTest, BadOverridesNameTheOverride) {
   EXPECT_EQ(fail(experiment_text(), {"experiment..seed=1"}),
             "error: --set 'experiment..seed=1': empty key segment in 'experiment..seed'");
   EXPECT_EQ(fail(experiment_text(), {"experiment.name.x=1"}),
-            "error: --set 'experiment.name.x=1': 'name' is a string, not a table");
+            "--set experiment.name.x=1: error: 'name' is a string, not a table");
 }
 
 TEST_F(ExperimentTest, UnknownSectionSuggestsTheClosest) {

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "monet/arch/architecture_documents.hpp"
@@ -246,89 +248,132 @@ std::string architecture_path(const std::string& key) {
 }
 
 /// The value of a --set: TOML, else a bare string (quoted, so that it keeps its --set origin for messages).
-std::unique_ptr<toml::node> override_value(const std::string& value, const SourceLocation& where) {
+std::shared_ptr<const toml::node> override_value(const std::string& value, const SourceLocation& where) {
   try {
-    return located_value(value, where);
+    return std::shared_ptr<const toml::node>(located_value(value, where));
   } catch (const UserError&) {
-    return located_value(to_string(ParamValue(value)), where);
+    return std::shared_ptr<const toml::node>(located_value(to_string(ParamValue(value)), where));
   }
 }
 
 }  // namespace
 
 void apply_override(toml::table& root, const std::string& assignment) {
+  const Change c = parse_set(assignment);
+  apply_change(root, c);
+}
+
+Change parse_set(const std::string& assignment) {
   const std::string origin = "--set " + assignment;
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw UserError("--set '" + assignment + "': expected section.key=value");
   }
-  std::string key = assignment.substr(0, eq);
-  const std::string value = assignment.substr(eq + 1);
-  const std::vector<std::string> parts = key_parts(key, "--set '" + assignment + "'");
+  const std::string key = assignment.substr(0, eq);
+  (void)key_parts(key, "--set '" + assignment + "'");
+  return Change{key, override_value(assignment.substr(eq + 1), SourceLocation{origin, 1, 9}), SourceLocation{origin}};
+}
+
+Change parse_unset(const std::string& key) {
+  (void)key_parts(key, "--unset '" + key + "'");
+  return Change{key, nullptr, SourceLocation{"--unset " + key}};
+}
+
+void apply_change(toml::table& root, const Change& c) {
+  const std::vector<std::string> parts = key_parts(c.key, c.where.str());
   toml::table* table = &root;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
     toml::node* n = table->get(parts[i]);
     if (!n) {
+      if (!c.value) throw UserError(c.where, "the experiment has no table '" + parts[i] + "'");
       table->insert(parts[i], toml::table{});
       n = table->get(parts[i]);
     }
-    if (!n->is_table()) {
-      throw UserError("--set '" + assignment + "': '" + parts[i] + "' is " + toml_type_name(*n) + ", not a table");
-    }
+    if (!n->is_table()) throw UserError(c.where, "'" + parts[i] + "' is " + toml_type_name(*n) + ", not a table");
     table = n->as_table();
+  }
+  if (!c.value) {
+    if (!table->contains(parts.back())) throw UserError(c.where, "the experiment does not set '" + c.key + "'");
+    table->erase(parts.back());
+    return;
   }
   if (parts.back() == "plugin" && table->contains("plugin")) {
     const toml::node* old = table->get("plugin");
-    if (!(old->is_string() && old->as_string()->get() == value)) {
+    if (!(old->is_string() && c.value->is_string() && old->as_string()->get() == c.value->as_string()->get())) {
       std::string section = parts.front();
       for (std::size_t i = 1; i + 1 < parts.size(); ++i) section += "." + parts[i];
       replaced_plugins.insert(section);
     }
   }
-  std::unique_ptr<toml::node> v = override_value(value, SourceLocation{origin, 1, 9});
-  table->insert_or_assign(parts.back(), std::move(*v));
+  SourceLocation at = location_of(*c.value, c.where.file);
+  if (at.line == 0) at = c.where;
+  table->insert_or_assign(parts.back(), std::move(*located_value(toml_text(*c.value), at)));
 }
 
-void apply_unset(toml::table& root, const std::string& key) {
-  const std::vector<std::string> parts = key_parts(key, "--unset '" + key + "'");
-  toml::table* table = &root;
-  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    toml::node* n = table->get(parts[i]);
-    if (!n || !n->is_table()) throw UserError("--unset '" + key + "': the experiment has no table '" + parts[i] + "'");
-    table = n->as_table();
+// ------------------------------------------------------------------------------------- ExperimentSource
+
+struct ExperimentSource::Impl {
+  fs::path file;
+  TomlDocument doc;
+  std::vector<Change> changes;  // --unset, then --set
+  std::vector<std::string> sets, unsets;
+  const Registry* registry = nullptr;
+  mutable std::mutex mutex;
+  mutable std::map<fs::path, std::shared_ptr<const ArchitectureDocuments>> architectures;
+};
+
+ExperimentSource::ExperimentSource(const fs::path& file, const std::vector<std::string>& sets, const Registry& registry,
+                                   const std::vector<std::string>& unsets)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->file = file;
+  impl_->doc = TomlDocument::parse_file(file);
+  impl_->sets = sets;
+  impl_->unsets = unsets;
+  impl_->registry = &registry;
+  for (const std::string& u : unsets) impl_->changes.push_back(parse_unset(u));
+  for (const std::string& o : sets) impl_->changes.push_back(parse_set(o));
+}
+
+const TomlDocument& ExperimentSource::document() const { return impl_->doc; }
+const fs::path& ExperimentSource::file() const { return impl_->file; }
+
+ArchitectureDocuments ExperimentSource::architecture(const fs::path& file) const {
+  std::lock_guard lock(impl_->mutex);
+  const fs::path key = fs::weakly_canonical(file);
+  auto it = impl_->architectures.find(key);
+  if (it == impl_->architectures.end()) {
+    it = impl_->architectures.emplace(key, std::make_shared<const ArchitectureDocuments>(ArchitectureDocuments::read(file))).first;
   }
-  if (!table->contains(parts.back())) throw UserError("--unset '" + key + "': the experiment does not set it");
-  table->erase(parts.back());
+  return *it->second;
 }
 
 Experiment load_experiment(const fs::path& file, const std::vector<std::string>& overrides, const Registry& registry,
                            const std::vector<std::string>& unsets) {
-  TomlDocument doc = TomlDocument::parse_file(file);
+  return ExperimentSource(file, overrides, registry, unsets).build();
+}
+
+Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
+  const fs::path& file = impl_->file;
+  const Registry& registry = *impl_->registry;
+  TomlDocument doc = impl_->doc.clone();
   replaced_plugins.clear();
   // Changes to the accelerator file wait until it is read; the experiment's own keys change now.
-  std::vector<std::pair<std::string, std::string>> arch_unsets, arch_sets;  // (path, --unset/--set text)
-  for (const std::string& u : unsets) {
-    const std::string path = architecture_path(u);
-    if (path.empty()) {
-      apply_unset(doc.root(), u);
+  std::vector<const Change*> arch_changes;
+  std::vector<const Change*> all;
+  for (const Change& c : impl_->changes) all.push_back(&c);
+  for (const Change& c : extra) all.push_back(&c);
+  for (const Change* c : all) {
+    if (architecture_path(c->key).empty()) {
+      apply_change(doc.root(), *c);
     } else {
-      arch_unsets.emplace_back(path, u);
-    }
-  }
-  for (const std::string& o : overrides) {
-    const auto eq = o.find('=');
-    const std::string path = eq == std::string::npos ? std::string{} : architecture_path(o.substr(0, eq));
-    if (path.empty()) {
-      apply_override(doc.root(), o);
-    } else {
-      arch_sets.emplace_back(path, o);
+      arch_changes.push_back(c);
     }
   }
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   Experiment e;
   e.file = file;
-  e.overrides = overrides;
-  e.unsets = unsets;
+  e.overrides = impl_->sets;
+  e.unsets = impl_->unsets;
 
   e.name = file.stem().string();
   if (auto t = root.table("experiment")) {
@@ -365,7 +410,7 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   {
     TableReader a = root.required_table("architecture");
     e.architecture_file = a.required_path("file");
-    ArchitectureDocuments docs = ArchitectureDocuments::read(e.architecture_file);
+    ArchitectureDocuments docs = architecture(e.architecture_file);
     if (a.has("unset")) {
       const std::vector<std::string> paths = *a.string_list("unset");
       for (const std::string& path : paths) {
@@ -382,15 +427,15 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
       set->finish();
     }
     a.finish();
-    for (const auto& [path, text] : arch_unsets) {
-      docs.unset(path, SourceLocation{"--unset " + text});
-      e.architecture_unset.push_back(path);
-    }
-    for (const auto& [path, text] : arch_sets) {
-      const SourceLocation where{"--set " + text, 1, 9};
-      const auto value = override_value(text.substr(text.find('=') + 1), where);
-      docs.set(path, *value, SourceLocation{"--set " + text});
-      e.architecture_set.emplace_back(path, toml_text(*value));
+    for (const Change* c : arch_changes) {
+      const std::string path = architecture_path(c->key);
+      if (c->value) {
+        docs.set(path, *c->value, c->where);
+        e.architecture_set.emplace_back(path, toml_text(*c->value));
+      } else {
+        docs.unset(path, c->where);
+        e.architecture_unset.push_back(path);
+      }
     }
     e.architecture = std::make_shared<const ArchitectureDocuments>(docs);
     e.accelerator = docs.build();

@@ -12,6 +12,7 @@
 
 #include "monet/arch/accelerator.hpp"
 #include "monet/arch/architecture_documents.hpp"
+#include "monet/config/toml_reader.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/schedule/schedule.hpp"
@@ -82,6 +83,39 @@ struct Experiment {
 /// The parameters a core file gives its own cost model ([cost_model_params]), checked against the plugin's
 /// declaration (errors point into the core file).
 MONET_API ParamValues core_cost_model_params(const Core& core, const PluginHandle& model);
+
+/// A change to an experiment or to the accelerator file it names: `key` is a dotted experiment key
+/// ("fusion.auto_stacks") or `architecture.PATH` (docs/experiments.md); the value keeps its own source location
+/// for messages. A null value removes the key.
+struct Change {
+  std::string key;
+  std::shared_ptr<const toml::node> value;
+  SourceLocation where;  // locates the key itself (an unknown path is reported here)
+};
+
+/// `--set KEY=VALUE` (VALUE as TOML, else a bare string) and `--unset KEY` as changes.
+MONET_API Change parse_set(const std::string& assignment);
+MONET_API Change parse_unset(const std::string& key);
+/// Applies a change to an experiment key of a TOML table (missing tables are created for a value).
+MONET_API void apply_change(toml::table& root, const Change& change);
+
+/// An experiment file read once, with its --unset and --set overrides: builds the experiment, or variants of it
+/// with further changes (the genes of a design point), from memory — the experiment, accelerator and core files
+/// are not read again. Copies share what they read; build() is safe to call concurrently.
+class MONET_API ExperimentSource {
+ public:
+  ExperimentSource(const std::filesystem::path& file, const std::vector<std::string>& sets, const Registry& registry,
+                   const std::vector<std::string>& unsets = {});
+  [[nodiscard]] Experiment build(const std::vector<Change>& changes = {}) const;
+  [[nodiscard]] const TomlDocument& document() const;  // as read, before any change
+  [[nodiscard]] const std::filesystem::path& file() const;
+  /// The accelerator file (and its core files) at `file`, read once.
+  [[nodiscard]] ArchitectureDocuments architecture(const std::filesystem::path& file) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
 
 /// Reads an experiment file, applies `--unset KEY` and then `--set KEY=VALUE` overrides (a key may reach into
 /// the accelerator file: `architecture.links.bus.energy_pj_per_bit`), validates everything that does not need
