@@ -1,7 +1,5 @@
 #include "monet/arch/architecture_documents.hpp"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -144,13 +142,13 @@ std::vector<std::string> expand_endpoints(const std::vector<std::string>& patter
                                           TableReader& l) {
   std::vector<std::string> out;
   for (const std::string& p : patterns) {
-    if (p.find_first_of("*?[") == std::string::npos) {
+    if (!is_glob(p)) {
       out.push_back(p);
       continue;
     }
     bool any = false;
     for (const std::string& n : names) {
-      if (fnmatch(p.c_str(), n.c_str(), 0) == 0) {
+      if (glob_match(p, n)) {
         out.push_back(n);
         any = true;
       }
@@ -282,6 +280,39 @@ void ArchitectureDocuments::set(std::string_view path, const toml::node& value, 
       if (t && (segments[1] == "*" || e.name == segments[1])) read_core(e, *t, where);
     }
   }
+}
+
+std::optional<std::string> ArchitectureDocuments::value_text(std::string_view path) const {
+  // Read through a copy: walk() is the same path logic as set(), so both agree on what a path names.
+  ArchitectureDocuments copy = *this;
+  std::optional<std::string> found;
+  const SourceLocation nowhere{"<value_text>"};
+  auto read = [&](toml::table& t, const std::string& key, long index, const std::string&) {
+    if (found) return;
+    const toml::node* n = t.get(key);
+    if (n && index >= 0) n = n->is_array() && static_cast<std::size_t>(index) < n->as_array()->size() ? n->as_array()->get(static_cast<std::size_t>(index)) : nullptr;
+    if (n) found = toml_text(*n);
+  };
+  const std::vector<std::string> segments = split_path(path, nowhere);
+  const std::string& head = segments.front();
+  try {
+    if ((head == "cores" || head == "core_arrays") && segments.size() >= 3) {
+      const std::vector<std::string>& own = head == "cores" ? kCoreKeys : kArrayKeys;
+      if (std::find(own.begin(), own.end(), subscript(segments[2], nowhere).first) == own.end()) {
+        for (const Entry& e : entries_) {
+          if (e.table != head || !(segments[1] == "*" || e.name == segments[1]) || !e.core) continue;
+          TomlDocument doc = e.core->clone();
+          walk(doc.root(), std::vector<std::string>(segments.begin() + 2, segments.end()), 0, "", nowhere, read);
+          return found;
+        }
+        return std::nullopt;
+      }
+    }
+    walk(copy.own_root(), segments, 0, "", nowhere, read);
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+  return found;
 }
 
 void ArchitectureDocuments::unset(std::string_view path, const SourceLocation& where) {

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kSections{"experiment", "workload", "training", "precision", "architecture",
+const std::vector<std::string> kSections{"experiment", "workload", "training", "precision", "architecture", "space",
                                          "cost_model", "allocation", "fusion", "schedule", "search", "output", "provenance"};
 
 /// Keys the kernel owns in a plugin section; plugins may not declare parameters with these names.
@@ -73,16 +73,27 @@ PluginChoice choose_optional(TableReader& root, const std::string& section, Plug
   return c;
 }
 
+/// Core names, or globs over them ("pe_*"), expanded.
 std::vector<std::string> core_list(TableReader& t, const std::string& key, const Accelerator& acc) {
   auto names = *t.string_list(key);
   if (names.empty()) t.fail(key, "expected at least one core name; cores: " + join(acc.core_names()));
+  std::vector<std::string> out;
   for (const std::string& n : names) {
+    if (is_glob(n)) {
+      const std::size_t before = out.size();
+      for (const std::string& c : acc.core_names()) {
+        if (glob_match(n, c)) out.push_back(c);
+      }
+      if (out.size() == before) t.fail(key, "the pattern '" + n + "' matches no core; cores: " + join(acc.core_names()));
+      continue;
+    }
     if (acc.core_index(n) < 0) {
       t.fail(key, "'" + n + "' is not a core of accelerator '" + acc.name + "'" + did_you_mean(n, acc.core_names()) +
                       "; cores: " + join(acc.core_names()));
     }
+    out.push_back(n);
   }
-  return names;
+  return out;
 }
 
 void read_allocation(TableReader& root, Experiment& e) {
@@ -237,15 +248,17 @@ std::vector<std::string> key_parts(const std::string& key, const std::string& wh
   return parts;
 }
 
-/// "architecture.links.bus.energy_pj_per_bit" -> "links.bus.energy_pj_per_bit": a path into the accelerator file
-/// (the experiment's [architecture] owns only `file` and `set`); "" when the key is the experiment's own.
+}  // namespace
+
 std::string architecture_path(const std::string& key) {
   const std::string prefix = "architecture.";
   if (key.rfind(prefix, 0) != 0) return {};
   const std::string rest = key.substr(prefix.size());
   const std::string first = rest.substr(0, rest.find('.'));
-  return first == "file" || first == "set" ? std::string{} : rest;
+  return first == "file" || first == "set" || first == "unset" ? std::string{} : rest;
 }
+
+namespace {
 
 /// The value of a --set: TOML, else a bare string (quoted, so that it keeps its --set origin for messages).
 std::shared_ptr<const toml::node> override_value(const std::string& value, const SourceLocation& where) {
@@ -335,6 +348,14 @@ ExperimentSource::ExperimentSource(const fs::path& file, const std::vector<std::
 }
 
 const TomlDocument& ExperimentSource::document() const { return impl_->doc; }
+
+TomlDocument ExperimentSource::changed_document() const {
+  TomlDocument doc = impl_->doc.clone();
+  for (const Change& c : impl_->changes) {
+    if (architecture_path(c.key).empty()) apply_change(doc.root(), c);
+  }
+  return doc;
+}
 const fs::path& ExperimentSource::file() const { return impl_->file; }
 
 ArchitectureDocuments ExperimentSource::architecture(const fs::path& file) const {
@@ -384,6 +405,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
     t->finish();
   }
   root.mark_used("provenance");  // written into resolved.toml for the record; not an input
+  root.mark_used("space");       // the design space: read by read_space_spec
 
   {
     TableReader w = root.required_table("workload");

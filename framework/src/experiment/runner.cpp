@@ -4,6 +4,8 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <future>
+#include <map>
 #include <mutex>
 
 #include "monet/training/precision.hpp"
@@ -131,20 +133,96 @@ class KernelSearchContext final : public SearchContext {
 
 }  // namespace
 
-PreparedExperiment prepare(Experiment e, const Registry& registry) {
-  PreparedExperiment p;
-  auto frontend = registry.create<WorkloadFrontend>(*e.frontend.plugin, e.frontend.params);
-  spdlog::info("reading workload {}", e.workload_file.string());
-  p.forward = frontend->load(e.workload_file);
-  p.graph = p.forward;
-  if (e.training_mode == "training") {
-    auto backward = registry.create<BackwardGenerator>(*e.backward->plugin, e.backward->params);
-    p.graph = backward->generate(*p.forward, e.training);
-    auto optimizer = registry.create<OptimizerModel>(*e.optimizer->plugin, e.optimizer->params);
-    p.graph = optimizer->apply(*p.graph, e.training);
-    spdlog::info("training step: {} operators", p.graph->operators().size());
+// ---------------------------------------------------------------------------------------- PreparationCache
+
+struct PreparationCache::Impl {
+  std::mutex mutex;
+  std::map<std::string, std::shared_future<GraphPtr>> graphs;
+  std::map<std::string, std::shared_future<std::shared_ptr<const CNGraph>>> cns;
+  std::size_t built = 0;
+};
+
+PreparationCache::PreparationCache() : impl_(std::make_unique<Impl>()), costs_(std::make_shared<CostCache>()) {}
+PreparationCache::~PreparationCache() = default;
+
+namespace {
+/// The entry for `key`, computed once by the first caller; the others wait for it (errors are shared too).
+template <class T, class F>
+T once(std::mutex& mutex, std::map<std::string, std::shared_future<T>>& map, const std::string& key, F&& compute,
+       std::size_t* built = nullptr) {
+  std::promise<T> promise;
+  std::shared_future<T> future;
+  bool mine = false;
+  {
+    std::lock_guard lock(mutex);
+    auto it = map.find(key);
+    if (it == map.end()) {
+      future = promise.get_future().share();
+      map.emplace(key, future);
+      mine = true;
+      if (built) ++*built;
+    } else {
+      future = it->second;
+    }
   }
-  if (e.precision) p.graph = apply_precision(*p.graph, *e.precision);
+  if (mine) {
+    try {
+      promise.set_value(compute());
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return future.get();
+}
+
+std::string params_text(const PluginChoice& c) {
+  std::string s = c.name() + "{";
+  for (const auto& [name, entry] : c.params.entries()) s += name + "=" + to_string(entry.value) + ";";
+  return s + "}";
+}
+}  // namespace
+
+GraphPtr PreparationCache::graph(const std::string& key, const std::function<GraphPtr()>& compute) {
+  return once(impl_->mutex, impl_->graphs, key, compute, &impl_->built);
+}
+
+std::shared_ptr<const CNGraph> PreparationCache::cns(const std::string& key, const std::function<CNGraph()>& compute) {
+  return once(impl_->mutex, impl_->cns, key, [&] { return std::make_shared<const CNGraph>(compute()); });
+}
+
+std::size_t PreparationCache::graphs_built() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->built;
+}
+
+PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCache* cache) {
+  PreparedExperiment p;
+  PreparationCache own;
+  if (!cache) cache = &own;
+  const std::string forward_key = e.workload_file.string() + "|" + params_text(e.frontend);
+  p.forward = cache->graph(forward_key, [&] {
+    auto frontend = registry.create<WorkloadFrontend>(*e.frontend.plugin, e.frontend.params);
+    spdlog::info("reading workload {}", e.workload_file.string());
+    return frontend->load(e.workload_file);
+  });
+  std::string graph_key = forward_key + "|" + e.training_mode;
+  if (e.training_mode == "training") {
+    graph_key += "|" + e.training.loss + "|" + std::to_string(e.training.micro_batches) + "|" + params_text(*e.backward) +
+                 "|" + params_text(*e.optimizer);
+  }
+  if (e.precision) graph_key += "|" + precision_toml(*e.precision);
+  p.graph = cache->graph(graph_key, [&] {
+    GraphPtr g = p.forward;
+    if (e.training_mode == "training") {
+      auto backward = registry.create<BackwardGenerator>(*e.backward->plugin, e.backward->params);
+      g = backward->generate(*p.forward, e.training);
+      auto optimizer = registry.create<OptimizerModel>(*e.optimizer->plugin, e.optimizer->params);
+      g = optimizer->apply(*g, e.training);
+      spdlog::info("training step: {} operators", g->operators().size());
+    }
+    if (e.precision) g = apply_precision(*g, *e.precision);
+    return g;
+  });
 
   std::map<std::string, std::shared_ptr<const CostModel>> models;
   for (const auto& [name, choice] : e.cost_models) {
@@ -162,12 +240,17 @@ PreparedExperiment prepare(Experiment e, const Registry& registry) {
   std::vector<std::vector<int>> allowed = allowed_cores(e, *p.graph);
   p.configured_allocation.assign(p.graph->operators().size(), -1);
 
-  auto fusion = registry.create<FusionStrategy>(*e.fusion.plugin, e.fusion.params);
-  CNGraph cns = connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator));
-  spdlog::info("{} operators, {} computation nodes, {} edges", p.graph->operators().size(), cns.nodes.size(),
-               cns.edges.size());
-  p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), std::move(cns), std::move(allowed),
-                                            e.schedule);
+  // Fusion strategies may read the accelerator (capacities): its content is part of the key.
+  std::string cn_key = graph_key + "|" + params_text(e.fusion) + "|" + e.accelerator->name;
+  for (const CoreInstance& c : e.accelerator->cores) cn_key += "|" + c.name + ":" + std::to_string(core_fingerprint(*c.core));
+  const auto cns = cache->cns(cn_key, [&] {
+    auto fusion = registry.create<FusionStrategy>(*e.fusion.plugin, e.fusion.params);
+    return connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator));
+  });
+  spdlog::info("{} operators, {} computation nodes, {} edges", p.graph->operators().size(), cns->nodes.size(),
+               cns->edges.size());
+  p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), *cns, std::move(allowed),
+                                            e.schedule, cache == &own ? nullptr : cache->costs());
   p.search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
   p.experiment = std::move(e);
   return p;

@@ -71,6 +71,7 @@ void write_folder_atomically(const fs::path& dir_in, bool overwrite,
   try {
     fs::create_directory(tmp);
     for (const auto& [file, content] : files) {
+      fs::create_directories((tmp / file).parent_path());  // "best/results.json"
       std::ofstream out(tmp / file, std::ios::binary);
       out << content;
       out.close();

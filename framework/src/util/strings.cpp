@@ -1,5 +1,7 @@
 #include "monet/util/strings.hpp"
 
+#include <fnmatch.h>
+
 #include <cctype>
 
 #include <algorithm>
@@ -103,6 +105,10 @@ std::string si(double v, std::string_view unit) {
   s.precision(4);
   s << v << " " << prefix << unit;
   return s.str();
+}
+
+bool glob_match(const std::string& pattern, const std::string& name) {
+  return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
 }
 
 std::string si_bytes(std::int64_t bits) { return si(static_cast<double>((bits + 7) / 8), "B"); }

@@ -12,6 +12,7 @@
 //   cores.core0.memories.sram.size_bits    cores.*.array.sizes[0]             core_arrays.pe.array.sizes[1]
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,8 @@ class MONET_API ArchitectureDocuments {
   /// Sets the value at `path`. The value keeps its own source location for later messages; `where` locates the
   /// path itself (an unknown entry or key is reported there).
   void set(std::string_view path, const toml::node& value, const SourceLocation& where);
+  /// The TOML text of the value at `path` (the first entry a `*` selects); nullopt when it is not set.
+  [[nodiscard]] std::optional<std::string> value_text(std::string_view path) const;
   /// Removes the key at `path` (its default then applies).
   void unset(std::string_view path, const SourceLocation& where);
   /// Validates the documents and builds the accelerator; errors point into the documents or at override origins.

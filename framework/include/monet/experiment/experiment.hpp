@@ -93,6 +93,10 @@ struct Change {
   SourceLocation where;  // locates the key itself (an unknown path is reported here)
 };
 
+/// "architecture.links.bus.energy_pj_per_bit" -> "links.bus.energy_pj_per_bit": a path into the accelerator file
+/// (the experiment's [architecture] owns only `file`, `set` and `unset`); "" when the key is the experiment's own.
+MONET_API std::string architecture_path(const std::string& key);
+
 /// `--set KEY=VALUE` (VALUE as TOML, else a bare string) and `--unset KEY` as changes.
 MONET_API Change parse_set(const std::string& assignment);
 MONET_API Change parse_unset(const std::string& key);
@@ -108,6 +112,8 @@ class MONET_API ExperimentSource {
                    const std::vector<std::string>& unsets = {});
   [[nodiscard]] Experiment build(const std::vector<Change>& changes = {}) const;
   [[nodiscard]] const TomlDocument& document() const;  // as read, before any change
+  /// The experiment document with the --unset/--set changes to experiment keys applied.
+  [[nodiscard]] TomlDocument changed_document() const;
   [[nodiscard]] const std::filesystem::path& file() const;
   /// The accelerator file (and its core files) at `file`, read once.
   [[nodiscard]] ArchitectureDocuments architecture(const std::filesystem::path& file) const;

@@ -22,8 +22,28 @@ struct PreparedExperiment {
   std::vector<int> configured_allocation;  // per operator: fixed core or -1
 };
 
-/// Reads the workload, instantiates plugins and validates the allocation against the graph.
-MONET_API PreparedExperiment prepare(Experiment experiment, const Registry& registry);
+/// What variants of one experiment share while they are prepared (the points of a design space): graphs by the
+/// settings that determine them — the forward graph by workload file and frontend parameters, the training graph
+/// by those and the training settings, the CN graph by those, the fusion plugin's parameters and the accelerator's
+/// content — and the cost cache. Thread-safe; each entry is computed once.
+class MONET_API PreparationCache {
+ public:
+  PreparationCache();
+  ~PreparationCache();
+  [[nodiscard]] GraphPtr graph(const std::string& key, const std::function<GraphPtr()>& compute);
+  [[nodiscard]] std::shared_ptr<const CNGraph> cns(const std::string& key, const std::function<CNGraph()>& compute);
+  [[nodiscard]] const std::shared_ptr<CostCache>& costs() const { return costs_; }
+  [[nodiscard]] std::size_t graphs_built() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<CostCache> costs_;
+};
+
+/// Reads the workload, instantiates plugins and validates the allocation against the graph. With a cache, graphs
+/// and costs other variants prepared are reused.
+MONET_API PreparedExperiment prepare(Experiment experiment, const Registry& registry, PreparationCache* cache = nullptr);
 
 struct RunResult {
   std::vector<Evaluation> evaluations;  // as returned by the search, best first

@@ -27,6 +27,11 @@ MONET_API std::string join(const std::vector<std::string>& items, std::string_vi
 
 /// Formats a number with thousands separators: 1234567 -> "1,234,567".
 MONET_API std::string with_thousands(long long value);
+/// Shell-style pattern matching ("pe_*", "core[0-3]"): fnmatch without flags.
+MONET_API bool glob_match(const std::string& pattern, const std::string& name);
+/// The pattern has glob characters (*, ?, [).
+[[nodiscard]] inline bool is_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
+
 /// A value with an SI prefix and 4 significant digits: si(2.1e6, "B") = "2.1 MB", si(3e-6, "J") = "3 uJ".
 MONET_API std::string si(double value, std::string_view unit);
 /// Bits as bytes with an SI prefix: "1.969 GB".

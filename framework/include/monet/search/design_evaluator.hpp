@@ -1,0 +1,52 @@
+#pragma once
+// The design-space kernel: evaluates points of an experiment's [space]. A point's value genes become changes
+// to the experiment, built from memory (files are read once); its preparation is memoised — the experiment
+// variant per value-gene vector, graphs by the settings they depend on, costs by content — so an allocation
+// search never re-tiles and two hardware points with equal cores share their costs. Allocation genes fix the
+// cores of computation nodes. Thread-safe; an infeasible point is a result (violation, reason), never an
+// exception.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "monet/experiment/runner.hpp"
+#include "monet/search/space_spec.hpp"
+
+namespace monet {
+
+class MONET_API DesignEvaluator {
+ public:
+  /// `spec` may be absent: a space with no genes and the default objectives (latency, energy).
+  DesignEvaluator(ExperimentSource source, std::optional<SpaceSpec> spec, const Registry& registry);
+  ~DesignEvaluator();
+  DesignEvaluator(const DesignEvaluator&) = delete;
+  DesignEvaluator& operator=(const DesignEvaluator&) = delete;
+
+  [[nodiscard]] const DesignSpace& space() const;
+  /// The experiment of the configured point (the base of every variant).
+  [[nodiscard]] const PreparedExperiment& base() const;
+  [[nodiscard]] Evaluation evaluate(const DesignPoint& point) const;
+
+  /// Everything about one point, for its full report: its prepared experiment and schedule. Throws UserError
+  /// when the point cannot be evaluated.
+  struct Detail {
+    std::shared_ptr<const PreparedExperiment> prepared;
+    ScheduleResult schedule;
+  };
+  [[nodiscard]] Detail detail(const DesignPoint& point) const;
+
+  struct Stats {
+    std::size_t variants = 0;        // experiment variants prepared
+    std::size_t graphs = 0;          // graphs built (forward, training)
+    std::uint64_t cost_hits = 0;
+    std::uint64_t cost_misses = 0;
+  };
+  [[nodiscard]] Stats stats() const;
+  [[nodiscard]] const CostCache& costs() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace monet

@@ -1,0 +1,54 @@
+#pragma once
+// The [space] of an experiment as written (docs/search.md): named genes with finite or stepped domains, the
+// objectives and the constraints. Read and checked before any evaluation: unknown paths, empty domains, values
+// the experiment or accelerator would reject — every mistake is reported at its file:line:column.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "monet/experiment/experiment.hpp"
+#include "monet/search/space.hpp"
+
+namespace monet {
+
+struct GeneSpec {
+  enum class Kind : std::uint8_t { value, allocation };
+  Kind kind = Kind::value;
+  std::string name;        // [space.genes.NAME]
+  SourceLocation where;    // the gene's table
+  // value genes: a key of the experiment or of the accelerator file, and its values
+  std::string path;
+  std::vector<std::shared_ptr<const toml::node>> values;  // each located where it was written
+  bool ordinal = false;
+  GeneGroup group = GeneGroup::training;
+  std::int32_t configured = 0;  // index of the experiment's own value (0 when it is not in the domain)
+  // allocation genes: operators (a name, ONNX type, kind or a glob over names) and the cores they may use
+  std::string operators;
+  std::vector<std::string> cores;  // empty: every allowed core
+  SourceLocation cores_where;
+};
+
+struct ConstraintSpec {
+  std::string key;  // a metric (docs/search.md)
+  std::optional<double> max;
+  std::optional<double> min;
+  SourceLocation where;
+};
+
+struct SpaceSpec {
+  std::vector<GeneSpec> genes;
+  std::vector<Objective> objectives;
+  std::vector<ConstraintSpec> constraints;
+  SourceLocation where;
+};
+
+/// The experiment's [space], or nullopt when it has none. Every value of every value gene is tried on the
+/// experiment (one at a time, the others at their configured values), so that anything the experiment,
+/// accelerator or core files would reject is reported now, at the value.
+MONET_API std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source);
+
+/// The change a value gene makes for its value `index`.
+MONET_API Change gene_change(const GeneSpec& gene, std::int32_t index);
+
+}  // namespace monet

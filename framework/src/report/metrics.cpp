@@ -1,0 +1,55 @@
+#include "monet/report/metrics.hpp"
+
+namespace monet {
+
+std::vector<std::pair<std::string, std::string>> metric_keys() {
+  return {{"latency_cycles", "cycles"},
+          {"latency_s", "s"},
+          {"energy_pj", "pJ"},
+          {"edp_pj_cycles", "pJ*cycles"},
+          {"energy_breakdown.mac_energy_pj", "pJ"},
+          {"energy_breakdown.onchip_memory_energy_pj", "pJ"},
+          {"energy_breakdown.offchip_energy_pj", "pJ"},
+          {"energy_breakdown.link_energy_pj", "pJ"},
+          {"energy_breakdown.spill_energy_pj", "pJ"},
+          {"offchip_read_bytes", "B"},
+          {"offchip_write_bytes", "B"},
+          {"spilled_bytes", "B"},
+          {"peak_offchip_bytes", "B"},
+          {"peak_onchip_bytes", "B"},
+          {"max_core_peak_bytes", "B"},
+          {"onchip_capacity_bytes", "B"},
+          {"capacity_violation", ""},
+          {"pe_count", ""},
+          {"cores", ""},
+          {"macs", ""}};
+}
+
+std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleSummary& s) {
+  const Accelerator& acc = *p.experiment.accelerator;
+  std::int64_t onchip = 0, max_core = 0, capacity = 0, pes = 0;
+  for (std::size_t c = 0; c < s.peak_memory_bits.size(); ++c) {
+    onchip += (s.peak_memory_bits[c] + 7) / 8;
+    max_core = std::max(max_core, (s.peak_memory_bits[c] + 7) / 8);
+  }
+  for (const CoreInstance& c : acc.cores) {
+    capacity += c.core->resident_capacity_bits() / 8;
+    pes += c.core->array.pe_count();
+  }
+  const double latency = static_cast<double>(s.latency_cycles);
+  const double latency_s = acc.frequency_hz > 0 ? latency / acc.frequency_hz : 0;
+  std::vector<Metric> out;
+  for (const auto& [key, unit] : metric_keys()) out.push_back(Metric{key, unit, 0});
+  std::size_t i = 0;
+  for (double v : {latency, latency_s, s.energy_pj(), s.edp(), s.energy.mac_pj, s.energy.onchip_memory_pj,
+                   s.energy.offchip_pj, s.energy.link_pj, s.energy.spill_pj, static_cast<double>(s.offchip_read_bits / 8),
+                   static_cast<double>(s.offchip_write_bits / 8), static_cast<double>(s.spilled_bits / 8),
+                   static_cast<double>((s.peak_offchip_bits + 7) / 8), static_cast<double>(onchip),
+                   static_cast<double>(max_core), static_cast<double>(capacity), s.capacity_violation,
+                   static_cast<double>(pes), static_cast<double>(acc.cores.size()), static_cast<double>(p.graph->total_macs())}) {
+    out[i++].value = v;
+  }
+  return out;
+}
+
+}  // namespace monet

@@ -1,0 +1,310 @@
+#include "monet/search/design_evaluator.hpp"
+
+#include <cmath>
+#include <deque>
+#include <future>
+#include <limits>
+#include <map>
+#include <mutex>
+
+#include "monet/report/metrics.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet {
+
+namespace {
+
+constexpr std::size_t kStagesKept = 64;  // prepared variants kept in memory (least recently used go first)
+
+/// What a variant of the experiment (one vector of value genes) gives every point that shares it.
+struct Stage {
+  std::shared_ptr<const PreparedExperiment> prepared;
+  std::string error;                          // why the variant cannot be evaluated (prepared is null)
+  std::vector<std::vector<int>> alloc_cns;    // per allocation gene: the CNs it places
+  std::vector<std::vector<int>> alloc_cores;  // per allocation gene and value: the core id (-1: no such core here)
+};
+
+/// An allocation gene: the CNs of one operator's inter-core group, and the cores they may run on.
+struct AllocationGene {
+  std::string op;
+  int group = 0;
+  std::vector<std::string> cores;
+};
+
+bool selects(const std::string& selector, const Operator& op) {
+  return op.name == selector || op.type == selector || to_string(op.kind) == selector ||
+         (is_glob(selector) && glob_match(selector, op.name));
+}
+
+}  // namespace
+
+struct DesignEvaluator::Impl {
+  ExperimentSource source;
+  std::optional<SpaceSpec> spec;
+  const Registry* registry = nullptr;
+  DesignSpace space;
+  std::vector<int> value_spec;        // per space gene: index into spec->genes for value genes, -1 otherwise
+  std::vector<int> alloc_index;       // per space gene: index into alloc for allocation genes, -1 otherwise
+  std::vector<AllocationGene> alloc;
+  std::vector<std::size_t> value_genes;  // space gene indices of value genes, in order
+  mutable PreparationCache cache;
+  mutable std::mutex mutex;
+  mutable std::map<std::vector<std::int32_t>, std::shared_future<std::shared_ptr<const Stage>>> stages;
+  mutable std::deque<std::vector<std::int32_t>> recent;  // least recently used first
+  mutable std::size_t variants = 0;
+  std::shared_ptr<const Stage> base;
+
+  Impl(ExperimentSource s, std::optional<SpaceSpec> sp, const Registry& r) : source(std::move(s)), spec(std::move(sp)), registry(&r) {}
+
+  [[nodiscard]] std::vector<std::int32_t> stage_key(const DesignPoint& p) const {
+    std::vector<std::int32_t> key;
+    key.reserve(value_genes.size());
+    for (std::size_t g : value_genes) key.push_back(p.genes[g]);
+    return key;
+  }
+
+  [[nodiscard]] std::shared_ptr<const Stage> make_stage(const std::vector<std::int32_t>& key) const {
+    auto stage = std::make_shared<Stage>();
+    try {
+      std::vector<Change> changes;
+      for (std::size_t k = 0; k < key.size(); ++k) {
+        changes.push_back(gene_change(spec->genes[static_cast<std::size_t>(value_spec[value_genes[k]])], key[k]));
+      }
+      stage->prepared = std::make_shared<const PreparedExperiment>(prepare(source.build(changes), *registry, &cache));
+    } catch (const UserError& e) {
+      stage->error = e.what();
+      return stage;
+    }
+    const PreparedExperiment& p = *stage->prepared;
+    const Accelerator& acc = *p.experiment.accelerator;
+    for (const AllocationGene& a : alloc) {
+      std::vector<int> cns;
+      if (const Operator* op = p.graph->find_operator(a.op)) {
+        for (const ComputationNode& cn : p.evaluator->cns().nodes) {
+          if (cn.op == op->id && cn.group == a.group) cns.push_back(cn.id);
+        }
+      }
+      stage->alloc_cns.push_back(std::move(cns));
+      std::vector<int> cores;
+      for (const std::string& c : a.cores) cores.push_back(acc.core_index(c));
+      stage->alloc_cores.push_back(std::move(cores));
+    }
+    return stage;
+  }
+
+  [[nodiscard]] std::shared_ptr<const Stage> stage(const std::vector<std::int32_t>& key) const {
+    std::promise<std::shared_ptr<const Stage>> promise;
+    std::shared_future<std::shared_ptr<const Stage>> future;
+    bool mine = false;
+    {
+      std::lock_guard lock(mutex);
+      auto it = stages.find(key);
+      if (it == stages.end()) {
+        future = promise.get_future().share();
+        stages.emplace(key, future);
+        mine = true;
+        ++variants;
+        while (stages.size() > kStagesKept && !recent.empty()) {
+          stages.erase(recent.front());
+          recent.pop_front();
+        }
+      } else {
+        future = it->second;
+        for (auto r = recent.begin(); r != recent.end(); ++r) {
+          if (*r == key) {
+            recent.erase(r);
+            break;
+          }
+        }
+      }
+      recent.push_back(key);
+    }
+    if (mine) promise.set_value(make_stage(key));
+    return future.get();
+  }
+
+  /// The allocation genes of the spec, one per (operator, inter-core group) the selector matches.
+  void expand_allocation(const GeneSpec& g, std::size_t spec_index, const PreparedExperiment& p) {
+    const Accelerator& acc = *p.experiment.accelerator;
+    std::size_t matched = 0;
+    for (const Operator& op : p.graph->operators()) {
+      if (op.is_view() || !selects(g.operators, op)) continue;
+      const auto& allowed = p.evaluator->allowed_cores()[static_cast<std::size_t>(op.id)];
+      std::vector<std::string> cores;
+      if (g.cores.empty()) {
+        for (int c : allowed) cores.push_back(acc.cores[static_cast<std::size_t>(c)].name);
+      } else {
+        for (const std::string& pattern : g.cores) {
+          for (const CoreInstance& ci : acc.cores) {
+            if (ci.name != pattern && !(is_glob(pattern) && glob_match(pattern, ci.name))) continue;
+            if (std::find(allowed.begin(), allowed.end(), ci.id) == allowed.end()) {
+              throw UserError(g.cores_where, "core '" + ci.name + "' may not run operator '" + op.name +
+                                                 "' (its [allocation] or op_kinds exclude it)");
+            }
+            cores.push_back(ci.name);
+          }
+        }
+        if (cores.empty()) throw UserError(g.cores_where, "no core of accelerator '" + acc.name + "' matches; cores: " + join(acc.core_names()));
+      }
+      int groups = 1;
+      for (const ComputationNode& cn : p.evaluator->cns().nodes) {
+        if (cn.op == op.id) groups = std::max(groups, cn.groups);
+      }
+      ++matched;
+      for (int group = 0; group < groups; ++group) {
+        Gene gene;
+        const std::string suffix = groups > 1 ? "#g" + std::to_string(group) : "";
+        gene.key = "alloc:" + op.name + suffix;
+        gene.name = g.name + ":" + op.name + suffix;
+        gene.group = GeneGroup::allocation;
+        gene.labels = cores;
+        // The experiment's own choice when it is one core: the group's core for a split over all allowed cores.
+        if (allowed.size() == static_cast<std::size_t>(groups)) {
+          const auto& name = acc.cores[static_cast<std::size_t>(allowed[static_cast<std::size_t>(group)])].name;
+          auto it = std::find(cores.begin(), cores.end(), name);
+          if (it != cores.end()) gene.configured = static_cast<std::int32_t>(it - cores.begin());
+        }
+        alloc_index.push_back(static_cast<int>(alloc.size()));
+        value_spec.push_back(-1);
+        alloc.push_back(AllocationGene{op.name, group, cores});
+        space.genes.push_back(std::move(gene));
+        (void)spec_index;
+      }
+    }
+    if (matched == 0) {
+      throw UserError(g.where, "allocation = \"" + g.operators + "\" matches no operator of the workload (a name, an "
+                                                                 "ONNX type, a kind or a glob over names)");
+    }
+  }
+};
+
+DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpec> spec, const Registry& registry)
+    : impl_(std::make_unique<Impl>(std::move(source), std::move(spec), registry)) {
+  Impl& m = *impl_;
+  if (!m.spec) {
+    m.spec = SpaceSpec{};
+    m.spec->objectives = {{"latency_cycles", "cycles"}, {"energy_pj", "pJ"}};
+  }
+  m.space.objectives = m.spec->objectives;
+  for (const ConstraintSpec& c : m.spec->constraints) {
+    m.space.constraints.push_back(c.key + (c.max ? " <= " + format_number(*c.max) : "") +
+                                  (c.min ? " >= " + format_number(*c.min) : ""));
+  }
+  // Value genes first: the configured point's variant is the base that allocation genes are expanded on.
+  std::vector<std::int32_t> configured;
+  for (std::size_t i = 0; i < m.spec->genes.size(); ++i) {
+    const GeneSpec& g = m.spec->genes[i];
+    if (g.kind != GeneSpec::Kind::value) continue;
+    configured.push_back(g.configured);
+  }
+  m.base = m.make_stage(configured);
+  if (!m.base->prepared) throw UserError(m.base->error);
+  for (std::size_t i = 0; i < m.spec->genes.size(); ++i) {
+    const GeneSpec& g = m.spec->genes[i];
+    if (g.kind == GeneSpec::Kind::allocation) {
+      m.expand_allocation(g, i, *m.base->prepared);
+      continue;
+    }
+    Gene gene;
+    gene.key = g.path;
+    gene.name = g.name;
+    gene.group = g.group;
+    for (const auto& v : g.values) gene.labels.push_back(toml_text(*v));
+    gene.ordinal = g.ordinal;
+    gene.configured = g.configured;
+    m.value_genes.push_back(m.space.genes.size());
+    m.value_spec.push_back(static_cast<int>(i));
+    m.alloc_index.push_back(-1);
+    m.space.genes.push_back(std::move(gene));
+  }
+  // The base stage knows no allocation genes yet: make it again through the cache.
+  m.base = nullptr;
+  m.base = m.stage(configured);
+}
+
+DesignEvaluator::~DesignEvaluator() = default;
+
+const DesignSpace& DesignEvaluator::space() const { return impl_->space; }
+const PreparedExperiment& DesignEvaluator::base() const { return *impl_->base->prepared; }
+const CostCache& DesignEvaluator::costs() const { return *impl_->cache.costs(); }
+
+DesignEvaluator::Stats DesignEvaluator::stats() const {
+  std::lock_guard lock(impl_->mutex);
+  return Stats{impl_->variants, impl_->cache.graphs_built(), impl_->cache.costs()->hits(), impl_->cache.costs()->misses()};
+}
+
+namespace {
+
+/// The per-CN cores the point's allocation genes fix; throws UserError when a gene's core is absent here.
+std::vector<int> cn_cores(const DesignSpace& space, const std::vector<int>& alloc_index, const Stage& stage,
+                          const DesignPoint& point) {
+  std::vector<int> out;
+  for (std::size_t g = 0; g < point.genes.size(); ++g) {
+    const int a = alloc_index[g];
+    if (a < 0) continue;
+    if (out.empty()) out.assign(stage.prepared->evaluator->cns().nodes.size(), -1);
+    const auto& cns = stage.alloc_cns[static_cast<std::size_t>(a)];
+    const int core = stage.alloc_cores[static_cast<std::size_t>(a)][static_cast<std::size_t>(point.genes[g])];
+    if (cns.empty() || core < 0) {
+      throw UserError("gene '" + space.genes[g].name + "' = " + space.genes[g].labels[static_cast<std::size_t>(point.genes[g])] +
+                      " does not exist at this point (no such operator group or core)");
+    }
+    for (int cn : cns) out[static_cast<std::size_t>(cn)] = core;
+  }
+  return out;
+}
+
+}  // namespace
+
+DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point) const {
+  const Impl& m = *impl_;
+  ensure(point.genes.size() == m.space.genes.size(), "design point of the wrong size");
+  for (std::size_t g = 0; g < point.genes.size(); ++g) {
+    ensure(point.genes[g] >= 0 && point.genes[g] < m.space.genes[g].size(), "gene value out of range");
+  }
+  const std::shared_ptr<const Stage> stage = m.stage(m.stage_key(point));
+  if (!stage->prepared) throw UserError(stage->error);
+  const std::vector<int> cn_core = cn_cores(m.space, m.alloc_index, *stage, point);
+  return Detail{stage->prepared, stage->prepared->evaluator->evaluate(stage->prepared->configured_allocation, cn_core)};
+}
+
+Evaluation DesignEvaluator::evaluate(const DesignPoint& point) const {
+  const Impl& m = *impl_;
+  Evaluation e;
+  e.point = point;
+  const std::size_t n = m.space.objectives.size();
+  Detail d;
+  try {
+    d = detail(point);
+  } catch (const UserError& err) {
+    e.objectives.assign(n, std::numeric_limits<double>::quiet_NaN());
+    e.violation = std::numeric_limits<double>::infinity();
+    e.reason = err.what();
+    return e;
+  }
+  const ScheduleSummary& s = d.schedule.summary;
+  const std::vector<Metric> metrics = summary_metrics(*d.prepared, s);
+  auto value = [&](const std::string& key) {
+    for (const Metric& mt : metrics) {
+      if (mt.key == key) return mt.value;
+    }
+    throw InternalError("no metric '" + key + "'");
+  };
+  for (const Objective& o : m.space.objectives) e.objectives.push_back(value(o.key));
+  e.violation = s.capacity_violation;
+  e.reason = s.capacity_reason;
+  for (const ConstraintSpec& c : m.spec->constraints) {
+    const double v = value(c.key);
+    auto excess = [&](double bound, double over) {
+      if (over <= 0) return;
+      e.violation += over / std::max(std::abs(bound), 1e-300);
+      if (!e.reason.empty()) e.reason += "; ";
+      e.reason += c.key + " = " + format_number(v) + (bound == c.max.value_or(NAN) ? " > " : " < ") + format_number(bound);
+    };
+    if (c.max) excess(*c.max, v - *c.max);
+    if (c.min) excess(*c.min, *c.min - v);
+  }
+  return e;
+}
+
+}  // namespace monet

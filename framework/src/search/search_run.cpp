@@ -1,0 +1,171 @@
+#include "monet/search/search_run.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "monet/search/pareto.hpp"
+
+namespace monet {
+
+std::vector<double> Normalisation::apply(const std::vector<double>& objectives) const {
+  std::vector<double> out(objectives.size());
+  for (std::size_t k = 0; k < objectives.size(); ++k) {
+    const double range = nadir[k] - ideal[k];
+    out[k] = range > 0 ? (objectives[k] - ideal[k]) / range : 0.0;
+  }
+  return out;
+}
+
+Normalisation normalisation(const std::vector<Evaluation>& evaluations) {
+  Normalisation n;
+  for (const Evaluation& e : evaluations) {
+    if (!e.feasible()) continue;
+    if (n.ideal.empty()) {
+      n.ideal = n.nadir = e.objectives;
+      continue;
+    }
+    for (std::size_t k = 0; k < e.objectives.size(); ++k) {
+      n.ideal[k] = std::min(n.ideal[k], e.objectives[k]);
+      n.nadir[k] = std::max(n.nadir[k], e.objectives[k]);
+    }
+  }
+  return n;
+}
+
+double normalised_hypervolume(const std::vector<Evaluation>& evaluations, const Normalisation& n) {
+  if (n.ideal.empty()) return 0;
+  std::vector<std::vector<double>> points;
+  for (std::size_t i : pareto_front(evaluations)) points.push_back(n.apply(evaluations[i].objectives));
+  return hypervolume(points, std::vector<double>(n.ideal.size(), 1.1));
+}
+
+namespace {
+
+class KernelSearchContext final : public SearchContext {
+ public:
+  KernelSearchContext(const DesignEvaluator& evaluator, std::uint64_t seed, const SearchOptions& options, SearchResult& result)
+      : evaluator_(evaluator), seed_(seed), options_(options), result_(result), t0_(std::chrono::steady_clock::now()) {}
+
+  [[nodiscard]] const DesignSpace& space() const override { return evaluator_.space(); }
+  [[nodiscard]] std::uint64_t seed() const override { return seed_; }
+  void plan(std::size_t total) override { planned_ = total; }
+
+  [[nodiscard]] std::vector<Evaluation> evaluate(const std::vector<DesignPoint>& points) override {
+    if (options_.stop && options_.stop->load()) throw SearchStopped();
+    const DesignSpace& s = space();
+    for (const DesignPoint& p : points) {
+      ensure(p.genes.size() == s.genes.size(), "search plugin proposed a point with " + std::to_string(p.genes.size()) +
+                                                   " genes; the space has " + std::to_string(s.genes.size()));
+      for (std::size_t g = 0; g < p.genes.size(); ++g) {
+        ensure(p.genes[g] >= 0 && p.genes[g] < s.genes[g].size(), "search plugin proposed a value out of range for gene '" +
+                                                                        s.genes[g].name + "'");
+      }
+    }
+    const std::size_t batch = result_.batches.size();
+    SearchBatch out;
+    bool replayed = false;
+    if (batch < options_.replay.size()) {
+      // Resuming: this batch was evaluated by the stopped run.
+      const SearchBatch& recorded = options_.replay[batch];
+      bool same = recorded.evaluations.size() == points.size();
+      for (std::size_t i = 0; same && i < points.size(); ++i) same = recorded.evaluations[i].point == points[i];
+      if (!same) {
+        throw UserError("--resume: batch " + std::to_string(batch) + " asks for other points than the stopped run did: "
+                        "the experiment, its seed or the search parameters changed since");
+      }
+      out = recorded;
+      replayed = true;
+      for (const Evaluation& e : out.evaluations) remember(e, batch);
+    } else {
+      // New points are evaluated in parallel; points seen before (in the archive or earlier in this batch) are not.
+      std::vector<std::size_t> fresh;
+      std::map<DesignPoint, std::size_t> in_batch;
+      out.evaluations.resize(points.size());
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        if (archived(points[i]) || in_batch.contains(points[i])) continue;
+        in_batch.emplace(points[i], i);
+        fresh.push_back(i);
+      }
+      tbb::parallel_for(std::size_t{0}, fresh.size(), [&](std::size_t k) {
+        out.evaluations[fresh[k]] = evaluator_.evaluate(points[fresh[k]]);
+      });
+      for (std::size_t k : fresh) remember(out.evaluations[k], batch);
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        if (out.evaluations[i].point != points[i]) out.evaluations[i] = result_.archive[index_.at(points[i])];
+      }
+    }
+    result_.requested += points.size();
+    result_.batches.push_back(out);
+    if (options_.record) options_.record(out);
+    report(replayed);
+    return out.evaluations;
+  }
+
+ private:
+  [[nodiscard]] bool archived(const DesignPoint& p) const { return index_.contains(p); }
+
+  void remember(const Evaluation& e, std::size_t batch) {
+    if (archived(e.point)) return;
+    index_.emplace(e.point, result_.archive.size());
+    result_.archive.push_back(e);
+    result_.first_batch.push_back(batch);
+    if (!e.feasible()) return;
+    // The running front (non-dominated feasible points), kept incrementally: searches archive 10^4+ points.
+    ++feasible_;
+    for (std::size_t f : front_) {
+      const auto& o = result_.archive[f].objectives;
+      if (o == e.objectives || dominates(o, e.objectives)) return;
+    }
+    std::erase_if(front_, [&](std::size_t f) { return dominates(e.objectives, result_.archive[f].objectives); });
+    front_.push_back(result_.archive.size() - 1);
+  }
+
+  void report(bool replayed) {
+    if (!options_.progress) return;
+    SearchProgress p;
+    p.batch = result_.batches.size();
+    p.done = result_.requested;
+    p.planned = planned_;
+    p.evaluated = result_.archive.size();
+    p.feasible = feasible_;
+    p.front = front_.size();
+    std::vector<Evaluation> front;
+    for (std::size_t f : front_) front.push_back(result_.archive[f]);
+    p.hypervolume = normalised_hypervolume(front, normalisation(front));
+    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    p.replayed = replayed;
+    options_.progress(p);
+  }
+
+  const DesignEvaluator& evaluator_;
+  std::uint64_t seed_;
+  const SearchOptions& options_;
+  SearchResult& result_;
+  std::chrono::steady_clock::time_point t0_;
+  std::size_t planned_ = 0;
+  std::map<DesignPoint, std::size_t> index_;  // point -> archive index
+  std::vector<std::size_t> front_;            // archive indices of the running Pareto front
+  std::size_t feasible_ = 0;
+};
+
+}  // namespace
+
+SearchResult run_search(const DesignEvaluator& evaluator, const SearchAlgorithm& search, std::uint64_t seed,
+                        const SearchOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SearchResult result;
+  KernelSearchContext context(evaluator, seed, options, result);
+  try {
+    result.chosen = search.run(context);
+  } catch (const SearchStopped&) {
+    result.stopped = true;
+  }
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+}  // namespace monet

@@ -1,0 +1,246 @@
+#include "monet/search/space_spec.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "monet/report/metrics.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet {
+
+namespace {
+
+constexpr std::size_t kMaxValues = 100000;  // per gene: a stepped range must stay enumerable
+
+/// The preparation stage a key changes (docs/search.md); experiment keys that are not design parameters fail.
+GeneGroup group_of(const std::string& path, TableReader& g) {
+  const std::string head = path.substr(0, path.find('.'));
+  if (head == "architecture" || head == "cost_model") return GeneGroup::hardware;
+  if (head == "workload" || head == "training" || head == "precision") return GeneGroup::training;
+  if (head == "fusion") return GeneGroup::fusion;
+  if (head == "allocation" || head == "schedule") return GeneGroup::allocation;
+  g.fail("path", "'" + path + "' is not a design parameter: a gene may vary keys of [workload], [training], "
+                 "[precision], [architecture] (and the accelerator and core files: architecture.PATH), "
+                 "[cost_model], [fusion], [allocation] or [schedule]");
+}
+
+std::shared_ptr<const toml::node> located(const toml::node& n, const std::string& file) {
+  return std::shared_ptr<const toml::node>(located_value(toml_text(n), location_of(n, file)));
+}
+
+std::shared_ptr<const toml::node> number_at(double v, bool integer, const SourceLocation& where) {
+  std::string text;
+  if (integer) {
+    text = std::to_string(static_cast<std::int64_t>(std::llround(v)));
+  } else {
+    std::ostringstream s;
+    s.precision(17);
+    s << v;
+    text = s.str();
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  }
+  return std::shared_ptr<const toml::node>(located_value(text, where));
+}
+
+/// `range = { min, max, step }` or `{ min, max, powers_of_two = true }`: integers when min, max and step are.
+std::vector<std::shared_ptr<const toml::node>> range_values(TableReader& g) {
+  auto r = g.table("range");
+  const double min = r->required_number("min");
+  const double max = r->required_number("max");
+  if (max < min) r->fail("max", "expected max >= min (" + format_number(min) + ")");
+  const bool pow2 = r->boolean("powers_of_two").value_or(false);
+  const bool integers = r->raw().get("min")->is_integer() && r->raw().get("max")->is_integer() &&
+                        (!r->has("step") || r->raw().get("step")->is_integer());
+  std::vector<std::shared_ptr<const toml::node>> out;
+  const SourceLocation where = g.where("range");
+  if (pow2) {
+    if (r->has("step")) r->fail("step", "give either step or powers_of_two");
+    if (!integers || min < 1) r->fail("min", "powers_of_two needs integer min >= 1 and max");
+    for (double v = 1; v <= max; v *= 2) {
+      if (v >= min) out.push_back(number_at(v, true, where));
+    }
+    if (out.empty()) r->fail("max", "no power of two in [" + format_number(min) + ", " + format_number(max) + "]");
+  } else {
+    const double step = r->number("step", Bounds::positive()).value_or(1.0);
+    const double count = std::floor((max - min) / step + 1e-9) + 1;
+    if (count > static_cast<double>(kMaxValues)) {
+      r->fail("step", "the range has " + format_number(count) + " values; at most " + std::to_string(kMaxValues));
+    }
+    for (double k = 0; k < count; ++k) out.push_back(number_at(min + k * step, integers, where));
+  }
+  r->finish();
+  return out;
+}
+
+bool is_number(const toml::node& n) { return n.is_integer() || n.is_floating_point(); }
+double number_of(const toml::node& n) {
+  return n.is_integer() ? static_cast<double>(n.as_integer()->get()) : n.as_floating_point()->get();
+}
+
+/// Numbers that only grow or only shrink: neighbouring values are similar designs.
+bool monotonic(const std::vector<std::shared_ptr<const toml::node>>& values) {
+  if (values.size() < 2) return true;
+  int direction = 0;
+  for (std::size_t i = 1; i < values.size(); ++i) {
+    const double d = number_of(*values[i]) - number_of(*values[i - 1]);
+    const int s = d > 0 ? 1 : (d < 0 ? -1 : 0);
+    if (s == 0 || (direction != 0 && s != direction)) return false;
+    direction = s;
+  }
+  return true;
+}
+
+/// Equal TOML values (numbers compare by value, 4 == 4.0).
+bool same_value(const toml::node& a, const std::string& b_text) {
+  const toml::table b = toml::parse("v = " + b_text);
+  const toml::node& bn = *b.get("v");
+  if (is_number(a) && is_number(bn)) return number_of(a) == number_of(bn);
+  return toml_text(a) == toml_text(bn);
+}
+
+/// The experiment's own value at a key (after --set/--unset), as TOML text; nullopt when it is not set.
+std::optional<std::string> current_value(const ExperimentSource& source, const Experiment& base, const std::string& key) {
+  const std::string arch = architecture_path(key);
+  if (!arch.empty()) return base.architecture->value_text(arch);
+  const TomlDocument doc = source.changed_document();
+  const toml::node* n = &doc.root();
+  std::size_t start = 0;
+  while (n) {
+    const auto dot = key.find('.', start);
+    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    n = n->is_table() ? n->as_table()->get(part) : nullptr;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return n ? std::optional<std::string>(toml_text(*n)) : std::nullopt;
+}
+
+}  // namespace
+
+Change gene_change(const GeneSpec& gene, std::int32_t index) {
+  const auto& v = gene.values.at(static_cast<std::size_t>(index));
+  return Change{gene.path, v, location_of(*v, gene.where.file)};
+}
+
+std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
+  const TomlDocument& doc = source.document();
+  TableReader root(doc.root(), doc.file(), "", doc.base_dir());
+  auto t = root.table("space");
+  if (!t) return std::nullopt;
+  SpaceSpec spec;
+  spec.where = t->where();
+  const auto keys = metric_keys();
+  std::vector<std::string> names;
+  for (const auto& [k, unit] : keys) names.push_back(k);
+  auto unit_of = [&](TableReader& r, const std::string& key, const std::string& metric) {
+    for (const auto& [k, unit] : keys) {
+      if (k == metric) return unit;
+    }
+    r.fail(key, "'" + metric + "' is not a metric of a run" + did_you_mean(metric, names) + "; metrics: " + join(names));
+  };
+
+  const std::vector<std::string> objectives =
+      t->string_list("objectives").value_or(std::vector<std::string>{"latency_cycles", "energy_pj"});
+  if (objectives.empty()) t->fail("objectives", "expected at least one objective");
+  for (const std::string& o : objectives) {
+    for (const Objective& seen : spec.objectives) {
+      if (seen.key == o) t->fail("objectives", "'" + o + "' is listed twice");
+    }
+    spec.objectives.push_back(Objective{o, unit_of(*t, "objectives", o)});
+  }
+  if (auto c = t->table("constraints")) {
+    for (const std::string& key : c->keys()) {
+      (void)unit_of(*c, key, key);
+      auto bounds = c->table(key);
+      if (!bounds) c->fail(key, "expected a table { max = ... } or { min = ... }");
+      ConstraintSpec cs{key, bounds->number("max"), bounds->number("min"), c->where(key)};
+      if (!cs.max && !cs.min) bounds->fail_table("a constraint needs max or min");
+      bounds->finish();
+      spec.constraints.push_back(cs);
+    }
+    c->finish();
+  }
+
+  auto genes = t->table("genes");
+  if (!genes || genes->keys().empty()) t->fail_table("a [space] needs at least one gene: [space.genes.NAME]");
+  for (const std::string& name : genes->keys()) {
+    auto g = genes->table(name);
+    if (!g) genes->fail(name, "expected a table: [space.genes." + name + "] with path and values");
+    GeneSpec gene;
+    gene.name = name;
+    gene.where = g->where();
+    if (g->has("checkpoint")) {
+      g->fail("checkpoint", "checkpoint genes need the activation-checkpointing issue's training-graph pass, which "
+                            "monet does not have yet");
+    }
+    if (g->has("path") == g->has("allocation")) {
+      g->fail_table("a gene needs either `path` (a key to vary, with `values` or `range`) or `allocation` (operators "
+                    "whose core it chooses)");
+    }
+    if (g->has("allocation")) {
+      gene.kind = GeneSpec::Kind::allocation;
+      gene.group = GeneGroup::allocation;
+      gene.operators = g->required_string("allocation", "an operator name, ONNX type, kind or glob");
+      if (gene.operators.empty()) g->fail("allocation", "expected an operator name, type, kind or glob");
+      if (g->has("cores")) {
+        gene.cores = *g->string_list("cores");
+        gene.cores_where = g->where("cores");
+        if (gene.cores.empty()) g->fail("cores", "expected at least one core");
+      }
+      g->finish();
+      spec.genes.push_back(std::move(gene));
+      continue;
+    }
+    gene.path = g->required_string("path", "a dotted key");
+    if (gene.path.empty() || gene.path.front() == '.' || gene.path.back() == '.' || gene.path.find("..") != std::string::npos) {
+      g->fail("path", "expected a dotted key such as \"fusion.auto_stacks\" or \"architecture.offchip.size_bits\"");
+    }
+    gene.group = group_of(gene.path, *g);
+    if (g->has("values") == g->has("range")) g->fail_table("a value gene needs either `values = [...]` or `range = {...}`");
+    if (g->has("values")) {
+      const toml::array* arr = g->node("values")->as_array();
+      if (!arr) g->fail("values", "expected a list of values");
+      if (arr->empty()) g->fail("values", "the domain is empty: give at least one value");
+      for (const toml::node& v : *arr) {
+        if (v.is_table()) throw UserError(location_of(v, doc.file()), "a gene value cannot be a table");
+        gene.values.push_back(located(v, doc.file()));
+      }
+      const bool numbers = std::all_of(gene.values.begin(), gene.values.end(), [](const auto& v) { return is_number(*v); });
+      const toml::node_type type = gene.values.front()->type();
+      for (const auto& v : gene.values) {
+        if (!(numbers || v->type() == type)) {
+          throw UserError(location_of(*v, doc.file()), "values of one gene must have one type: " + toml_type_name(*v) +
+                                                           " after " + toml_type_name(*gene.values.front()));
+        }
+      }
+      std::set<std::string> seen;
+      for (const auto& v : gene.values) {
+        if (!seen.insert(toml_text(*v)).second) {
+          throw UserError(location_of(*v, doc.file()), "the value " + toml_text(*v) + " is listed twice");
+        }
+      }
+      gene.ordinal = numbers && monotonic(gene.values);
+    } else {
+      gene.values = range_values(*g);
+      gene.ordinal = true;
+    }
+    g->finish();
+    spec.genes.push_back(std::move(gene));
+  }
+  genes->finish();
+  t->finish();
+
+  // Every value on the experiment, one at a time: what the experiment or its files reject is reported now.
+  const Experiment base = source.build();
+  for (GeneSpec& gene : spec.genes) {
+    if (gene.kind != GeneSpec::Kind::value) continue;
+    for (std::size_t i = 0; i < gene.values.size(); ++i) (void)source.build({gene_change(gene, static_cast<std::int32_t>(i))});
+    const auto current = current_value(source, base, gene.path);
+    for (std::size_t i = 0; current && i < gene.values.size(); ++i) {
+      if (same_value(*gene.values[i], *current)) gene.configured = static_cast<std::int32_t>(i);
+    }
+  }
+  return spec;
+}
+
+}  // namespace monet
