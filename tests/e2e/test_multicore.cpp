@@ -63,6 +63,8 @@ TEST(StreamParity, ImportedAcceleratorAndMappingAreTheCommittedFiles) {
   for (const char* core : {"tpu_like", "pooling", "simd"}) {
     const fs::path rel = fs::path("cores/tpu_like_quad_core") / (std::string(core) + ".toml");
     EXPECT_EQ(test::read_file(dir.path() / rel), test::read_file(arch / rel)) << core;
+    // Each core is named for what it is: Stream's simd.yaml carries pooling.yaml's name.
+    EXPECT_THAT(test::read_file(dir.path() / rel), HasSubstr("\nname = \"" + std::string(core) + "\"\n")) << core;
   }
   // The DRAM's single 64-bit port is a resource all cores share (Stream lets each core stream at 64 bits/cycle).
   EXPECT_THAT(test::read_file(arch / "tpu_like_quad_core.toml"), HasSubstr("bandwidth_bits_per_cycle = 64.0\n#"));
