@@ -137,6 +137,66 @@ TEST(TableModel, AMeasuredCoreInAnExperiment) {
   EXPECT_THAT(resolved, ::testing::Not(HasSubstr("[cost_model.table")));  // the core file keeps its table
 }
 
+TEST(TableModel, ChosenByAnExperiment) {
+  // [cost_model] plugin = "table" with its CSV (`file` is the table's parameter, not a kernel key) on a core whose
+  // own model is loopnest.
+  test::ScratchDir dir;
+  const fs::path src = test::source_dir();
+  const auto exp = dir.write("e.toml", "[workload]\nfile = " + q(src / "workloads/onnx/resnet18.onnx") +
+                                           "\n[precision]\npreset = \"int8_stream\"\n[architecture]\nfile = " +
+                                           q(src / "architectures/tpu_like_single.toml") +
+                                           "\n[cost_model]\nplugin = \"table\"\nfile = " +
+                                           q(src / "architectures/cores/tpu_like_table.csv") + "\nfallback = \"roofline\"\n");
+  const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "out") + " --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
+  EXPECT_EQ(j["architecture"]["cores"][0]["cost_model"], "table");
+  EXPECT_THAT(j["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("table row"));
+  // resolved.toml keeps the table, relative to the output folder, and reproduces the run.
+  const std::string resolved = test::read_file(dir.path() / "out/resolved.toml");
+  EXPECT_THAT(resolved, HasSubstr("plugin = \"table\"\nfile = "));
+  const auto again = test::monet("run " + q(dir.path() / "out/resolved.toml") + " --out " + q(dir.path() / "again") +
+                                 " --log-level warn");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.path() / "again/results.json"))["energy_pj"], j["energy_pj"]);
+
+  // Without its CSV the table model cannot run: a located error, not an internal one.
+  const auto no_file = dir.write("n.toml", "[workload]\nfile = " + q(src / "workloads/tiny_cnn.toml") +
+                                               "\n[architecture]\nfile = " + q(src / "architectures/tpu_like_single.toml") +
+                                               "\n[cost_model]\nplugin = \"table\"\n");
+  const auto r2 = test::monet("validate " + q(no_file));
+  EXPECT_EQ(r2.exit_code, 2) << r2.out;
+  EXPECT_THAT(r2.out, HasSubstr("n.toml:"));
+  EXPECT_THAT(r2.out, HasSubstr("parameter 'file' is required"));
+}
+
+TEST(TableModel, AnExperimentOverridesSingleKeysOfTheCoresParameters) {
+  // tpu_like_table.toml's [cost_model_params] name its CSV and fall back to roofline; the experiment changes the
+  // fallback only: the CSV still comes from the core file.
+  test::ScratchDir dir;
+  const fs::path src = test::source_dir();
+  std::string acc = test::read_file(src / "architectures/tpu_like_single.toml");
+  acc.replace(acc.find("cores/tpu_like.toml"), 19, (src / "architectures/cores/tpu_like_table.toml").string());
+  dir.write("acc.toml", acc);
+  const std::string base = "[workload]\nfile = " + q(src / "workloads/tiny_cnn.toml") +
+                           "\n[precision]\npreset = \"int8_stream\"\n[architecture]\nfile = \"acc.toml\"\n";
+  const auto own = dir.write("own.toml", base);
+  const auto changed = dir.write("changed.toml", base + "[cost_model.table]\nfallback = \"loopnest\"\n");
+  const auto r1 = test::monet("run " + q(own) + " --out " + q(dir.path() / "own") + " --log-level warn");
+  const auto r2 = test::monet("run " + q(changed) + " --out " + q(dir.path() / "changed") + " --log-level warn");
+  ASSERT_EQ(r1.exit_code, 0) << r1.out;
+  ASSERT_EQ(r2.exit_code, 0) << r2.out;
+  // tiny_cnn's layers are not in the table (made from ResNet-18): the fallback costs them.
+  const json j1 = json::parse(test::read_file(dir.path() / "own/results.json"));
+  const json j2 = json::parse(test::read_file(dir.path() / "changed/results.json"));
+  EXPECT_THAT(j1["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("not in tpu_like_table.csv: roofline"));
+  EXPECT_THAT(j2["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("not in tpu_like_table.csv: loopnest"));
+  // resolved.toml records the one key the experiment set; the rest is read again from the core file.
+  const std::string resolved = test::read_file(dir.path() / "changed/resolved.toml");
+  EXPECT_THAT(resolved, HasSubstr("[cost_model.table]\nfallback = \"loopnest\"\n"));
+  EXPECT_THAT(resolved, ::testing::Not(HasSubstr("tpu_like_table.csv")));
+}
+
 TEST(CostCache, OperatorsMappedByNameDoNotShareCosts) {
   // Two identical convolutions; the core maps "b" on an 8x8 corner of its array ([mapping."b"]). The cost cache
   // keys on the loop nest, so it must also tell the mapping entries apart: b is slower than a.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "json_parts.hpp"
@@ -237,17 +238,27 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   out << "\n[architecture]\nfile = " << toml_string(relative_to(e.architecture_file, dir)) << "\n";
 
   out << "\n[cost_model]\n";
+  // Every parameter of the models cores use as they are; for a model used only with cores' own
+  // [cost_model_params] (read again from the core files), the keys the experiment sets.
+  std::set<std::string> names;
+  for (const auto& [name, c] : e.cost_model_settings) names.insert(name);
+  for (const auto& [name, c] : e.cost_models) {
+    if (name.find('@') == std::string::npos) names.insert(name);
+  }
+  auto params_of = [&](const std::string& name) -> const PluginChoice& {
+    auto it = e.cost_models.find(name);
+    return it != e.cost_models.end() ? it->second : e.cost_model_settings.at(name);
+  };
   std::string override_name;
   if (e.cost_model_overridden) {
-    override_name = e.core_cost_model.front();
+    override_name = e.core_cost_model.front().substr(0, e.core_cost_model.front().find('@'));
     out << "plugin = " << toml_string(override_name) << "\n";
-    write_params(out, e.cost_models.at(override_name), dir);
+    write_params(out, params_of(override_name), dir);
   }
-  for (const auto& [name, c] : e.cost_models) {
+  for (const std::string& name : names) {
     if (name == override_name) continue;
-    if (name.find('@') != std::string::npos) continue;  // a core's own [cost_model_params], read again from it
     out << "\n[cost_model." << name << "]\n";
-    write_params(out, c, dir);
+    write_params(out, params_of(name), dir);
   }
 
   out << "\n[allocation]\n";

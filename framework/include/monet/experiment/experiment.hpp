@@ -57,6 +57,10 @@ struct Experiment {
   AcceleratorPtr accelerator;
   bool cost_model_overridden = false;             // [cost_model] plugin = ... replaces every core's own model
   std::map<std::string, PluginChoice> cost_models;  // by plugin name: the models the cores use, with parameters
+                                                    // (name@core-file: a core's own [cost_model_params] as overridden)
+  /// The keys the experiment sets per cost model ([cost_model] with `plugin`, [cost_model.NAME]); they override
+  /// a core's [cost_model_params], then the plugin's defaults, key by key.
+  std::map<std::string, PluginChoice> cost_model_settings;
   std::vector<std::string> core_cost_model;       // per core id: the plugin name that costs it
 
   AllocationSpec allocation;
@@ -71,8 +75,10 @@ struct Experiment {
 };
 
 /// The parameters a core file gives its own cost model ([cost_model_params]), checked against the plugin's
-/// declaration (errors point into the core file).
-MONET_API ParamValues core_cost_model_params(const Core& core, const PluginHandle& model);
+/// declaration (errors point into the core file), with `overrides` (an experiment's settings) replacing them key
+/// by key, and defaults for the rest.
+MONET_API ParamValues core_cost_model_params(const Core& core, const PluginHandle& model,
+                                             const ParamValues* overrides = nullptr);
 
 /// Reads an experiment file, applies `--set section.key=value` overrides, validates everything that does not
 /// need the workload, and loads the architecture. Throws UserError on any problem.
