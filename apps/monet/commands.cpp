@@ -166,9 +166,10 @@ std::string cost_table_csv(const Graph& graph, const Core& core, const std::vect
   }
   std::ostringstream out;
   out << "# " << graph.name() << " on core " << core.name << " costed by " << model << " (monet " << kVersion
-      << "). Units: cycles, pJ.\n# Loop dims an operator does not have are 1.\nkind,type";
+      << "). Units: cycles, pJ.\n# Loop dims an operator does not have are 1. energy_pj is the total; mac_energy_pj and\n"
+      << "# offchip_energy_pj are its parts in the operational array and in off-chip memory.\nkind,type";
   for (const std::string& d : dims) out << "," << d;
-  out << ",cycles,energy_pj\n";
+  out << ",cycles,energy_pj,mac_energy_pj,offchip_energy_pj\n";
   std::set<std::string> seen;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Operator& op = *ops[i];
@@ -179,9 +180,10 @@ std::string cost_table_csv(const Graph& graph, const Core& core, const std::vect
       row << "," << (k < 0 ? std::int64_t{1} : op.dims[static_cast<std::size_t>(k)].size);
     }
     if (!seen.insert(row.str()).second) continue;
-    char buf[96];
+    char buf[160];
     const double cycles = costs[i].exact_cycles > 0 ? costs[i].exact_cycles : static_cast<double>(costs[i].cycles);
-    std::snprintf(buf, sizeof buf, ",%.17g,%.17g\n", cycles, costs[i].energy_pj);
+    std::snprintf(buf, sizeof buf, ",%.17g,%.17g,%.17g,%.17g\n", cycles, costs[i].energy_pj, costs[i].compute_energy_pj,
+                  costs[i].offchip_energy_pj);
     out << row.str() << buf;
   }
   return out.str();

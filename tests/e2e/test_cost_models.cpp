@@ -46,8 +46,44 @@ TEST(TableModel, ExactRowsReproduceTheCharacterisedModel) {
   for (std::size_t i = 0; i < model["layers"].size(); ++i) {
     EXPECT_DOUBLE_EQ(table["layers"][i]["energy_pj"].get<double>(), model["layers"][i]["energy_pj"].get<double>());
     EXPECT_DOUBLE_EQ(table["layers"][i]["latency_cycles"].get<double>(), model["layers"][i]["latency_cycles"].get<double>());
+    // The table carries the energy split too: MAC and memory parts as the model attributed them.
+    EXPECT_DOUBLE_EQ(table["layers"][i]["mac_energy_pj"].get<double>(), model["layers"][i]["mac_energy_pj"].get<double>());
+    EXPECT_GT(table["layers"][i]["mac_energy_pj"].get<double>(), 0);
   }
   EXPECT_EQ(table["cost_model"], "table");
+}
+
+TEST(TableModel, EnergyIsSplitIntoMacAndMemory) {
+  test::ScratchDir dir;
+  const auto w = dir.write("w.toml", kTwoGemms);
+  auto layers = [&](const std::string& csv_text) {
+    const auto csv = dir.write("m.csv", csv_text);
+    const auto core = dir.write("c.toml", table_core(csv, "interpolate = \"linear\"\ndimension = \"K\"\n"));
+    const auto r = test::monet("--log-level error cost " + q(w) + " --core " + q(core) + " --json");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return json::parse(r.out)["layers"];
+  };
+  // Totals only: the MAC part is what simd_16's array spends (0.25 pJ per operation), the rest is memory.
+  const json total = layers("kind,type,D,K,C,cycles,energy_pj\ngemm,Gemm,1,64,32,100,1000\ngemm,Gemm,1,64,64,200,2000\n"
+                            "gemm,Gemm,1,128,64,400,4000\nelementwise,,,,,7,70\n");
+  EXPECT_DOUBLE_EQ(total[0]["mac_energy_pj"].get<double>(), 32 * 64 * 0.25);  // fc1: 2,048 MACs
+  EXPECT_DOUBLE_EQ(total[0]["memory_energy_pj"].get<double>(), 1000 - 512);
+  EXPECT_DOUBLE_EQ(total[1]["mac_energy_pj"].get<double>(), 64 * 0.25);  // relu: 64 operations
+  EXPECT_DOUBLE_EQ(total[2]["mac_energy_pj"].get<double>(), 64 * 96 * 0.25);  // fc2 (interpolated): 6,144 MACs
+  // Measured parts win; interpolated between rows that both have them, else the rule applies.
+  const json parts = layers("kind,type,D,K,C,cycles,energy_pj,mac_energy_pj,offchip_energy_pj\n"
+                            "gemm,Gemm,1,64,32,100,1000,300,\ngemm,Gemm,1,64,64,200,2000,600,100\n"
+                            "gemm,Gemm,1,128,64,400,4000,1000,200\nelementwise,,,,,7,70,,\n");
+  EXPECT_DOUBLE_EQ(parts[0]["mac_energy_pj"].get<double>(), 300);
+  EXPECT_DOUBLE_EQ(parts[0]["memory_energy_pj"].get<double>(), 700);
+  EXPECT_DOUBLE_EQ(parts[1]["mac_energy_pj"].get<double>(), 16);
+  EXPECT_DOUBLE_EQ(parts[2]["mac_energy_pj"].get<double>(), 800);  // halfway from 600 to 1000
+  // Parts larger than the total are a located error.
+  const auto csv = dir.write("bad.csv", "kind,K,cycles,energy_pj,mac_energy_pj\ngemm,64,10,100,150\n");
+  const auto core = dir.write("c.toml", table_core(csv, ""));
+  const auto r = test::monet("cost " + q(w) + " --core " + q(core));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr(csv.string() + ":2:1: error: mac_energy_pj + offchip_energy_pj (150) exceed energy_pj (100)"));
 }
 
 TEST(TableModel, NearestLinearFallbackAndMisses) {
@@ -135,6 +171,14 @@ TEST(TableModel, AMeasuredCoreInAnExperiment) {
   EXPECT_THAT(j["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("table row"));
   const std::string resolved = test::read_file(dir.path() / "out/resolved.toml");
   EXPECT_THAT(resolved, ::testing::Not(HasSubstr("[cost_model.table")));  // the core file keeps its table
+  // The summary attributes the table's energy to the array and the memories as for the other models: its MAC
+  // energy is the layers' (whole layers on one core: the same queries as `monet cost`).
+  const json study = cost_json(q(src / "workloads/onnx/resnet18.onnx") + " --core " +
+                               q(src / "architectures/cores/tpu_like_table.toml") + " --precision int8_stream");
+  double mac = 0;
+  for (const json& l : study["layers"]) mac += l["mac_energy_pj"].get<double>();
+  EXPECT_GT(mac, 0);
+  EXPECT_NEAR(j["energy_breakdown"]["mac_energy_pj"].get<double>(), mac, 1e-9 * mac);
 }
 
 TEST(TableModel, ChosenByAnExperiment) {
