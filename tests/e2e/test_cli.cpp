@@ -74,6 +74,30 @@ TEST(Cli, BadTilingRulePointsAtTheRuleInTheFileAndInSet) {
   EXPECT_FALSE(fs::exists(dir.path() / "o"));
 }
 
+TEST(Cli, RequestsThatCannotBeDoneAreRejectedNotIgnored) {
+  // Splitting a reduction dimension over cores (each core would hold partial sums) and naming stacks while asking
+  // for automatic ones: located errors, exit code 2, nothing run.
+  test::ScratchDir dir;
+  for (const char* fusion : {"layer_by_layer", "fused_stacks"}) {
+    const auto exp = dir.write("c.toml", experiment("[fusion]\nplugin = \"" + std::string(fusion) +
+                                                    "\"\ninter = [\"conv=C:2\"]\n"));
+    const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "o"));
+    EXPECT_EQ(r.exit_code, 2) << fusion;
+    EXPECT_THAT(r.out, HasSubstr(exp.string() + ":7:9: error: fusion.inter: 'conv=C:2' splits operator 'conv1' (Conv) "
+                                 "along C, a reduction dimension of it")) << fusion;
+    EXPECT_FALSE(fs::exists(dir.path() / "o"));
+  }
+  // The output dimension is fine.
+  const auto ok = dir.write("k.toml", experiment("[fusion]\nplugin = \"layer_by_layer\"\ninter = [\"conv=K:2\"]\n"));
+  EXPECT_EQ(test::monet("validate " + q(ok)).exit_code, 0);
+  const auto both = dir.write("s.toml", experiment("[fusion]\nplugin = \"fused_stacks\"\nstacks = [\"conv1..relu1\"]\n"
+                                                   "auto_stacks = true\n"));
+  const auto r = test::monet("run " + q(both) + " --out " + q(dir.path() / "o"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr(both.string() + ":8:15: error: auto_stacks: auto_stacks = true forms stacks only when "
+                               "`stacks` is empty, and `stacks` lists 1 stack(s)"));
+}
+
 TEST(Cli, ABareStringGivenWithSetIsLocatedInTheSetArgument) {
   // "foo" is not TOML; --set takes it as a string, and a bad value still points at the --set argument.
   test::ScratchDir dir;
