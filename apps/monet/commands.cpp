@@ -46,6 +46,7 @@ int run_command(const RunOptions& o) {
   if (!o.out.empty()) e.output_dir = o.out;
   const fs::path out_dir = e.output_dir;
   const bool overwrite = e.overwrite;
+  check_output_folder(out_dir, overwrite);  // before any work: a refused folder costs no simulation
   PreparedExperiment prepared = prepare(std::move(e), registry);
 
   auto last = std::chrono::steady_clock::now();

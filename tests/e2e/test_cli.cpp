@@ -124,6 +124,28 @@ TEST(Cli, ExistingOutputIsKeptWhenTheRunFails) {
   EXPECT_THAT(r.out, HasSubstr("output folder exists and [output] overwrite = false"));
 }
 
+TEST(Cli, OutputFolderErrorsComeBeforeAnyWork) {
+  // A training step that takes seconds to simulate: a folder it may not write is refused before the workload is
+  // even read ("reading workload" is the first log line of the work).
+  test::ScratchDir dir;
+  const std::string exp = q(test::source_dir() / "experiments/resnet18_cifar_training_quad_core.toml");
+  fs::create_directories(dir.path() / "exists");
+  const auto keep = test::monet("run " + exp + " --out " + q(dir.path() / "exists") + " --set output.overwrite=false");
+  EXPECT_EQ(keep.exit_code, 2);
+  EXPECT_THAT(keep.out, HasSubstr((dir.path() / "exists").string() + ": error: output folder exists and [output] overwrite = false"));
+  EXPECT_THAT(keep.out, ::testing::Not(HasSubstr("reading workload")));
+  const auto file = dir.write("a_file", "x");
+  const auto on_file = test::monet("run " + exp + " --out " + q(file));
+  EXPECT_EQ(on_file.exit_code, 2);
+  EXPECT_THAT(on_file.out, HasSubstr(file.string() + ": error: output path exists and is not a folder"));
+  EXPECT_THAT(on_file.out, ::testing::Not(HasSubstr("reading workload")));
+  const auto below_file = test::monet("run " + exp + " --out " + q(file / "out"));
+  EXPECT_EQ(below_file.exit_code, 2);
+  EXPECT_THAT(below_file.out, HasSubstr(file.string() + ": error: is not a folder: cannot create the output folder"));
+  EXPECT_THAT(below_file.out, ::testing::Not(HasSubstr("reading workload")));
+  EXPECT_EQ(test::read_file(file), "x");
+}
+
 TEST(Cli, ValidateRecognisesEveryFileKind) {
   const auto src = test::source_dir();
   const std::vector<std::pair<fs::path, std::string>> files{

@@ -25,12 +25,17 @@ MONET_API std::string resolved_toml(const PreparedExperiment& prepared, const st
 MONET_API std::string summary_text(const PreparedExperiment& prepared, const RunResult& result,
                                    const std::filesystem::path& output_dir);
 
-/// Writes a set of files as one folder, atomically: everything goes into a hidden sibling folder that is
-/// renamed into place at the end, so a failed run leaves no partial folder. An existing folder is replaced
-/// only when `overwrite` is set (else UserError).
 /// Writes one file atomically (a temporary file in the same folder, renamed into place).
 MONET_API void write_file_atomically(const std::filesystem::path& file, const std::string& content);
 
+/// Everything about an output folder that can be checked before a run: it does not exist unless `overwrite`,
+/// it is not a file, and it can be created (its nearest existing ancestor is a writable folder). UserError
+/// otherwise. write_folder_atomically() checks the same again.
+MONET_API void check_output_folder(const std::filesystem::path& dir, bool overwrite);
+
+/// Writes a set of files as one folder, atomically: everything goes into a hidden sibling folder that is
+/// renamed into place at the end, so a failed run leaves no partial folder. An existing folder is replaced
+/// only when `overwrite` is set (else UserError).
 MONET_API void write_folder_atomically(const std::filesystem::path& dir, bool overwrite,
                                        const std::vector<std::pair<std::string, std::string>>& files);
 
