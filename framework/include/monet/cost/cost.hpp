@@ -52,6 +52,10 @@ struct Cost {
   double offchip_energy_pj = 0;
   std::int64_t offchip_read_bits = 0;
   std::int64_t offchip_write_bits = 0;
+  /// The same bits per operand slot (I1, I2, O): they sum to the totals above (a model reporting off-chip bits
+  /// reports them per slot; the scheduler records one transfer per streamed operand and direction).
+  std::int64_t offchip_read_bits_by_slot[kSlotCount] = {0, 0, 0};
+  std::int64_t offchip_write_bits_by_slot[kSlotCount] = {0, 0, 0};
   /// Off-chip bandwidth of its bursts (bits/cycle; 0 = not modelled), as Stream reserves it on the links for
   /// streamed operands: the instantaneous bandwidth towards the array, scaled by temporal cycles / latency.
   double offchip_peak_bandwidth = 0;
