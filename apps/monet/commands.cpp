@@ -58,13 +58,7 @@ int run_command(const RunOptions& o) {
     }
   };
   const RunResult result = run(prepared, progress);
-  write_folder_atomically(out_dir, overwrite,
-                          {{"results.json", results_json(prepared, result)},
-                           {"schedule.csv", schedule_csv(prepared, result)},
-                           {"trace.json", trace_json(prepared, result)},
-                           {"memory.svg", memory_svg(prepared, result)},
-                           {"schedule.svg", schedule_svg(prepared, result)},
-                           {"resolved.toml", resolved_toml(prepared, out_dir)}});
+  write_folder_atomically(out_dir, overwrite, output_files(prepared, result, out_dir));
   std::cout << summary_text(prepared, result, out_dir);
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli_json.hpp"
+#include "support/csv.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -168,7 +169,7 @@ TEST(TableModel, AMeasuredCoreInAnExperiment) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
   EXPECT_EQ(j["architecture"]["cores"][0]["cost_model"], "table");
-  EXPECT_THAT(j["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("table row"));
+  EXPECT_THAT(test::read_csv(dir.path() / "out/schedule.csv")[0]["mapping"], HasSubstr("table row"));
   const std::string resolved = test::read_file(dir.path() / "out/resolved.toml");
   EXPECT_THAT(resolved, ::testing::Not(HasSubstr("[cost_model.table")));  // the core file keeps its table
   // The summary attributes the table's energy to the array and the memories as for the other models: its MAC
@@ -195,7 +196,7 @@ TEST(TableModel, ChosenByAnExperiment) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
   EXPECT_EQ(j["architecture"]["cores"][0]["cost_model"], "table");
-  EXPECT_THAT(j["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("table row"));
+  EXPECT_THAT(test::read_csv(dir.path() / "out/schedule.csv")[0]["mapping"], HasSubstr("table row"));
   // resolved.toml keeps the table, relative to the output folder, and reproduces the run.
   const std::string resolved = test::read_file(dir.path() / "out/resolved.toml");
   EXPECT_THAT(resolved, HasSubstr("plugin = \"table\"\nfile = "));
@@ -231,10 +232,8 @@ TEST(TableModel, AnExperimentOverridesSingleKeysOfTheCoresParameters) {
   ASSERT_EQ(r1.exit_code, 0) << r1.out;
   ASSERT_EQ(r2.exit_code, 0) << r2.out;
   // tiny_cnn's layers are not in the table (made from ResNet-18): the fallback costs them.
-  const json j1 = json::parse(test::read_file(dir.path() / "own/results.json"));
-  const json j2 = json::parse(test::read_file(dir.path() / "changed/results.json"));
-  EXPECT_THAT(j1["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("not in tpu_like_table.csv: roofline"));
-  EXPECT_THAT(j2["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("not in tpu_like_table.csv: loopnest"));
+  EXPECT_THAT(test::read_csv(dir.path() / "own/schedule.csv")[0]["mapping"], HasSubstr("not in tpu_like_table.csv: roofline"));
+  EXPECT_THAT(test::read_csv(dir.path() / "changed/schedule.csv")[0]["mapping"], HasSubstr("not in tpu_like_table.csv: loopnest"));
   // resolved.toml records the one key the experiment set; the rest is read again from the core file.
   const std::string resolved = test::read_file(dir.path() / "changed/resolved.toml");
   EXPECT_THAT(resolved, HasSubstr("[cost_model.table]\nfallback = \"loopnest\"\n"));
@@ -258,14 +257,13 @@ TEST(CostCache, OperatorsMappedByNameDoNotShareCosts) {
   const auto exp = dir.write("e.toml", "[workload]\nfile = \"w.toml\"\n[architecture]\nfile = \"acc.toml\"\n");
   const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "out") + " --log-level warn");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
-  const json& cns = j["computation_nodes"];
+  const auto cns = test::read_csv(dir.path() / "out/schedule.csv");
   ASSERT_EQ(cns.size(), 2u);
-  EXPECT_THAT(cns[0]["mapping"].get<std::string>(), HasSubstr("D1: K 32, D2: C 32"));
-  EXPECT_THAT(cns[1]["mapping"].get<std::string>(), HasSubstr("D1: K 8, D2: C 8"));
+  EXPECT_THAT(cns[0]["mapping"], HasSubstr("D1: K 32, D2: C 32"));
+  EXPECT_THAT(cns[1]["mapping"], HasSubstr("D1: K 8, D2: C 8"));
   // b: 73,728 MACs on 64 PEs take at least 1,152 cycles; a (the whole array, bound by its DRAM) is faster.
-  EXPECT_GE(cns[1]["latency_cycles"].get<double>(), 1152.0);
-  EXPECT_LT(cns[0]["latency_cycles"].get<double>(), cns[1]["latency_cycles"].get<double>()) << "b " << cns[1]["latency_cycles"];
+  EXPECT_GE(cns[1].number("latency_cycles"), 1152.0);
+  EXPECT_LT(cns[0].number("latency_cycles"), cns[1].number("latency_cycles")) << "b " << cns[1]["latency_cycles"];
 }
 
 TEST(RooflineModel, EveryLevelOfTheHierarchyCounts) {

@@ -57,6 +57,23 @@ std::vector<std::string> core_list(TableReader& t, const std::string& key, const
   return names;
 }
 
+/// [output] artifacts = ["summary", "csv", "trace", "plots"]: the summary is always written.
+OutputArtifacts read_artifacts(TableReader& t, const std::vector<std::string>& names) {
+  const std::vector<std::string> known{"summary", "csv", "trace", "plots"};
+  OutputArtifacts a{false, false, false};
+  std::set<std::string> seen;
+  for (const std::string& n : names) {
+    if (std::find(known.begin(), known.end(), n) == known.end()) {
+      t.fail("artifacts", "'" + n + "' is not an artefact" + did_you_mean(n, known) + "; artefacts: " + join(known));
+    }
+    if (!seen.insert(n).second) t.fail("artifacts", "'" + n + "' is listed twice");
+    a.csv = a.csv || n == "csv";
+    a.trace = a.trace || n == "trace";
+    a.plots = a.plots || n == "plots";
+  }
+  return a;
+}
+
 void read_allocation(TableReader& root, Experiment& e) {
   auto t = root.table("allocation");
   if (!t) return;
@@ -303,6 +320,7 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
       e.output_dir = *d;
     }
     e.overwrite = o->boolean("overwrite").value_or(true);
+    if (auto list = o->string_list("artifacts")) e.artifacts = read_artifacts(*o, *list);
     o->finish();
   }
   root.finish(kSections);

@@ -3,6 +3,9 @@
 #include <cctype>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 namespace monet {
@@ -72,6 +75,30 @@ std::string with_thousands(long long value) {
     out += digits[i];
   }
   return value < 0 ? "-" + out : out;
+}
+
+std::string with_si_prefix(double v, std::string_view unit, int digits) {
+  static const char* prefixes[] = {"f", "p", "n", "u", "m", "", "k", "M", "G", "T", "P"};
+  int power = 0;  // of 1000
+  if (v != 0.0 && std::isfinite(v)) {
+    while (std::fabs(v) >= 1000.0 && power < 5) {
+      v /= 1000.0;
+      ++power;
+    }
+    while (std::fabs(v) < 1.0 && power > -5) {
+      v *= 1000.0;
+      --power;
+    }
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  if (std::fabs(std::strtod(buf, nullptr)) >= 1000.0 && power < 5) {  // rounded up to the next prefix: 999.96 k
+    ++power;
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v / 1000.0);
+  }
+  std::string out = buf;
+  if (!unit.empty()) out += ' ';
+  return out + prefixes[power + 5] + std::string(unit);
 }
 
 std::string trim(std::string_view s) {

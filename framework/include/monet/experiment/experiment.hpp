@@ -38,6 +38,13 @@ struct AllocationSpec {
   std::vector<AllocationRule> by_operator;
 };
 
+/// [output] artifacts: what a run writes besides its summary (results.json and resolved.toml, always written).
+struct OutputArtifacts {
+  bool csv = true;    // schedule.csv (per CN) and transfers.csv (per transfer)
+  bool trace = true;  // trace.json.gz (Perfetto, chrome://tracing)
+  bool plots = true;  // schedule.svg, memory.svg
+};
+
 struct Experiment {
   std::filesystem::path file;
   std::string name;
@@ -70,6 +77,7 @@ struct Experiment {
 
   std::filesystem::path output_dir;
   bool overwrite = true;
+  OutputArtifacts artifacts;
 
   std::vector<std::string> overrides;  // the --set arguments, as given
 };

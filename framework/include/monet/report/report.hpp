@@ -9,12 +9,26 @@
 
 namespace monet {
 
-/// results.json: totals, energy by cause, memory per core, per-operator schedule, transfers, provenance.
+/// results.json, a summary whatever the run's size: totals, energy by cause, memory per core, transfers by
+/// cause, workload, training memory, provenance (per-CN and per-transfer rows are in the CSV files).
 /// Deterministic: the same experiment and seed give byte-identical files (no timings, no host names).
 MONET_API std::string results_json(const PreparedExperiment& prepared, const RunResult& result);
 
-/// schedule.csv: one row per computation node (name, core, start/end cycles, energy).
+/// schedule.csv: one row per computation node: id, name, operator, kind, phase, core, cycles, MACs, energy and
+/// its parts (MAC, on-chip memory, off-chip), off-chip bits, bound, stack, group, streamed operands, mapping.
 MONET_API std::string schedule_csv(const PreparedExperiment& prepared, const RunResult& result);
+
+/// transfers.csv: one row per transfer (Transfer's rule): tensor, from, to, link, cause, the CN it is for (the
+/// `cn` of schedule.csv), cycles, bits, bandwidth, read / link / write energy and their sum.
+MONET_API std::string transfers_csv(const PreparedExperiment& prepared, const RunResult& result);
+
+/// The files of a run's output folder, by the experiment's [output] artifacts: results.json and resolved.toml,
+/// then schedule.csv and transfers.csv ("csv"), trace.json.gz ("trace"), schedule.svg and memory.svg ("plots").
+MONET_API std::vector<std::string> output_file_names(const Experiment& experiment);
+/// Their contents, in the same order (resolved.toml with paths relative to `output_dir`).
+MONET_API std::vector<std::pair<std::string, std::string>> output_files(const PreparedExperiment& prepared,
+                                                                        const RunResult& result,
+                                                                        const std::filesystem::path& output_dir);
 
 /// resolved.toml: the experiment with every default filled in, paths relative to `output_dir`, and a
 /// [provenance] table (monet version, git commit, plugin versions, seed). `monet run` on it reproduces

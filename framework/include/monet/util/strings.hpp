@@ -28,4 +28,8 @@ MONET_API std::string join(const std::vector<std::string>& items, std::string_vi
 /// Formats a number with thousands separators: 1234567 -> "1,234,567".
 MONET_API std::string with_thousands(long long value);
 
+/// A value with an SI prefix and its unit, `digits` significant digits: (2097152, "B") -> "2.097 MB",
+/// (5e-8, "J") -> "50 nJ"; without a unit the prefix follows the number directly: (5e7, "") -> "50M".
+MONET_API std::string with_si_prefix(double value, std::string_view unit, int digits = 4);
+
 }  // namespace monet
