@@ -42,7 +42,7 @@ int run_command(const RunOptions& o) {
   for (const PluginLoadFailure& f : registry.failures()) {
     spdlog::warn("plugin library {} skipped: {}", f.library.string(), f.reason);
   }
-  Experiment e = load_experiment(o.experiment, o.sets, registry);
+  Experiment e = load_experiment(o.experiment, o.sets, registry, o.unsets);
   if (!o.out.empty()) e.output_dir = o.out;
   const fs::path out_dir = e.output_dir;
   const bool overwrite = e.overwrite;
@@ -58,6 +58,12 @@ int run_command(const RunOptions& o) {
     }
   };
   const RunResult result = run(prepared, progress);
+  const ScheduleSummary& summary = result.best.summary;
+  if (summary.capacity_violation > 0 && !prepared.experiment.allow_over_capacity) {
+    throw UserError(SourceLocation{o.experiment}, "the schedule does not fit the memories: " + summary.capacity_reason +
+                                                      "; nothing was written (set [schedule] allow_over_capacity = "
+                                                      "true to report it anyway)");
+  }
   write_folder_atomically(out_dir, overwrite, output_files(prepared, result, out_dir));
   std::cout << summary_text(prepared, result, out_dir);
   return 0;
@@ -304,7 +310,8 @@ int import_command(const ImportOptions& o) {
   if (o.format == "stream-accelerator") {
     const fs::path out = fs::absolute(o.output);
     const fs::path cores = o.cores_dir.empty() ? out.parent_path() / "cores" / out.stem() : fs::absolute(o.cores_dir);
-    const StreamAcceleratorImport imp = stream_accelerator_to_toml(o.input, out, cores, o.cost_model);
+    const StreamAcceleratorImport imp =
+        stream_accelerator_to_toml(o.input, out, cores, o.cost_model, LinkEnergies{o.link_energy, o.bus_energy});
     fs::create_directories(cores);
     for (const auto& [path, core_text] : imp.cores) {
       const fs::path check = path.parent_path() / ("." + path.filename().string() + ".check");

@@ -11,6 +11,7 @@ struct RunOptions {
   std::string experiment;
   std::string out;  // "" = [output] dir
   std::vector<std::string> sets;
+  std::vector<std::string> unsets;  // keys removed before the --set values apply
   int threads = 0;  // 0 = all cores
 };
 int run_command(const RunOptions& options);
@@ -61,6 +62,8 @@ struct ImportOptions {
   std::string cost_model = "loopnest";
   std::string cores_dir;  // stream-accelerator: where the core files go (default cores/<output name>/ beside it)
   std::string fusion = "fused_stacks";  // stream-mapping: the fusion plugin the tiling rules are written for
+  double link_energy = -1;  // stream-accelerator: pJ/bit of point-to-point links instead of Stream's (< 0: keep)
+  double bus_energy = -1;   // stream-accelerator: pJ/bit of buses instead of Stream's (< 0: keep)
 };
 int import_command(const ImportOptions& options);
 

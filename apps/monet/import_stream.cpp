@@ -38,7 +38,8 @@ std::string instance(std::int64_t id) { return "core" + std::to_string(id); }
 }  // namespace
 
 StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, const fs::path& output,
-                                                   const fs::path& cores_dir, const std::string& cost_model) {
+                                                   const fs::path& cores_dir, const std::string& cost_model,
+                                                   const LinkEnergies& energies) {
   const Yaml y(accelerator);
   const YAML::Node& r = y.root();
   y.check_keys(r, {"name", "cores", "offchip_core_id", "unit_energy_cost", "core_connectivity", "core_memory_sharing",
@@ -58,7 +59,12 @@ StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, 
   std::ostringstream text;
   text << "# Imported from Stream: " << accelerator.filename().string() << " (monet import stream-accelerator).\n"
        << "# Core instances keep Stream's ids (core<id>); the off-chip core becomes [offchip]. Units: bits, bits/cycle,\n"
-       << "# pJ. Stream gives no clock frequency.\n[accelerator]\nname = " << q(name) << "\n";
+       << "# pJ. Stream gives no clock frequency.\n";
+  if (energies.link >= 0 || energies.bus >= 0) {
+    text << "# Link energies replaced on import (--link-energy " << number(energies.link) << " --bus-energy "
+         << number(energies.bus) << " pJ/bit): Stream's examples model none; docs/architectures.md gives the source.\n";
+  }
+  text << "[accelerator]\nname = " << q(name) << "\n";
   std::map<std::int64_t, std::string> names;
   std::map<fs::path, fs::path> converted;  // yaml -> toml
   std::string offchip_name = "dram";
@@ -152,8 +158,13 @@ StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, 
     }
     text << "\n[[links]]\nname = " << q((type == "bus" ? "bus" : "link") + std::to_string(index)) << "\nkind = "
          << q(type == "bus" ? "bus" : "point_to_point") << "\nendpoints = " << to_string(ParamValue(ends))
-         << "\nbandwidth_bits_per_cycle = " << number(bw) << "\nenergy_pj_per_bit = " << number(energy / bw)
-         << "   # Stream: " << number(energy) << " pJ per cycle of activity\n";
+         << "\nbandwidth_bits_per_cycle = " << number(bw) << "\nenergy_pj_per_bit = ";
+    const double replaced = type == "bus" ? energies.bus : energies.link;
+    if (replaced >= 0) {
+      text << number(replaced) << "   # Stream: " << number(energy) << " pJ per cycle of activity (replaced on import)\n";
+    } else {
+      text << number(energy / bw) << "   # Stream: " << number(energy) << " pJ per cycle of activity\n";
+    }
     ++index;
   }
   std::size_t overridden = 0;

@@ -169,9 +169,11 @@ std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs
   }
   const YAML::Node memories = y.need(r, "memories", "the memory levels, bottom-up");
   if (!memories.IsMap()) y.fail(memories, "expected a mapping of memory names to memories (bottom-up)");
+  std::size_t level = 0;
   for (const auto& kv : memories) {
     const std::string mname = kv.first.as<std::string>();
     const YAML::Node& m = kv.second;
+    const bool last = ++level == memories.size();
     y.check_keys(m, {"size", "r_cost", "w_cost", "area", "latency", "operands", "ports", "served_dimensions",
                      "auto_cost_extraction", "force_double_buffering", "mem_type", "min_r_granularity",
                      "min_w_granularity", "r_bw", "w_bw", "r_port", "w_port", "rw_port"},
@@ -188,6 +190,8 @@ std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs
         << to_string(ParamValue(m["served_dimensions"] ? y.as<std::vector<std::string>>(m["served_dimensions"], "a list")
                                                        : std::vector<std::string>{}))
         << "\n";
+    // ZigZag puts DRAM inside the core as its top level; it is the accelerator's off-chip memory.
+    if (last && (mname == "dram" || mname == "DRAM")) out << "offchip = true\n";
     if (m["force_double_buffering"] && m["force_double_buffering"].as<bool>()) out << "double_buffering = true\n";
     const YAML::Node ports = y.need(m, "ports", "the memory's ports");
     if (!ports.IsSequence()) y.fail(ports, "expected a list of ports");

@@ -27,7 +27,8 @@ int real_main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand("run", "run an experiment file and write its results");
   run_cmd->add_option("experiment", run.experiment, "experiment TOML file")->required();
   run_cmd->add_option("--out", run.out, "output folder (default: [output] dir of the experiment)");
-  run_cmd->add_option("--set", run.sets, "override a value: section.key=value (repeatable)")->allow_extra_args(false);
+  run_cmd->add_option("--set", run.sets, "override a value: section.key=value, or architecture.PATH=value for the accelerator file (repeatable)")->allow_extra_args(false);
+  run_cmd->add_option("--unset", run.unsets, "remove a key (its default applies): section.key or architecture.PATH (repeatable; before --set)")->allow_extra_args(false);
   run_cmd->add_option("--threads", run.threads, "worker threads (default: all cores)")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -81,6 +82,11 @@ int real_main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"fused_stacks", "layer_by_layer"}));
   import_cmd->add_option("--cost-model", import.cost_model, "zigzag-core: the core's cost model")->capture_default_str();
+  import_cmd->add_option("--link-energy", import.link_energy,
+                         "stream-accelerator: pJ per bit of point-to-point links instead of Stream's (its examples model 0)")
+      ->check(CLI::NonNegativeNumber);
+  import_cmd->add_option("--bus-energy", import.bus_energy, "stream-accelerator: pJ per bit of buses instead of Stream's")
+      ->check(CLI::NonNegativeNumber);
 
   monet::cli::PluginsOptions plugins;
   CLI::App* plugins_cmd = app.add_subcommand("plugins", "list the plugins found, or describe one");

@@ -203,7 +203,7 @@ TEST(Cli, PluginPathAddsPluginsAndReportsBrokenOnes) {
   // Without the path, the plugin is unknown: exit 2 with the list of available ones.
   const auto without = test::monet("run " + q(exp));
   EXPECT_EQ(without.exit_code, 2);
-  EXPECT_THAT(without.out, HasSubstr("no search plugin named 'first_operator_sweep'; available: fixed"));
+  EXPECT_THAT(without.out, HasSubstr("no search plugin named 'first_operator_sweep'; available: anneal, fixed, grid, nsga2, random"));
 }
 
 }  // namespace

@@ -159,8 +159,8 @@ TEST(TableModel, AMeasuredCoreInAnExperiment) {
   const fs::path src = test::source_dir();
   const auto acc = dir.write("acc.toml", "[accelerator]\nname = \"m\"\nfrequency_hz = 1e9\n[[cores]]\nname = \"t\"\nfile = \"" +
                                              (src / "architectures/cores/tpu_like_table.toml").string() +
-                                             "\"\n[offchip]\nname = \"dram\"\nsize_bits = 10_000_000_000\nread_energy_pj_per_bit = 10\n"
-                                             "write_energy_pj_per_bit = 10\nbandwidth_bits_per_cycle = 64\n[[links]]\nname = \"bus\"\n"
+                                             "\"\n[offchip]\nname = \"dram\"\nsize_bits = 10_000_000_000\nread_energy_pj_per_bit = 10.9375\n"
+                                             "write_energy_pj_per_bit = 11.71875\nbandwidth_bits_per_cycle = 64\n[[links]]\nname = \"bus\"\n"
                                              "kind = \"bus\"\nendpoints = [\"t\", \"dram\"]\nbandwidth_bits_per_cycle = 64\n"
                                              "energy_pj_per_bit = 0\n");
   const auto exp = dir.write("e.toml", "[workload]\nfile = \"" + (src / "workloads/onnx/resnet18.onnx").string() +

@@ -103,6 +103,7 @@ size_bits = 1_000_000
 read_energy_pj = 0
 write_energy_pj = 0
 operands = ["I1", "I2", "O"]
+served_dims = ["D1"]
   [[memories.ports]]
   name = "rw"
   type = "read_write"

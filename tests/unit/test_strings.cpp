@@ -27,13 +27,13 @@ TEST(Strings, ThousandsSeparators) {
 }
 
 TEST(Strings, SiPrefixes) {
-  EXPECT_EQ(with_si_prefix(2097152, "B"), "2.097 MB");
-  EXPECT_EQ(with_si_prefix(2097152, "B", 2), "2.1 MB");
-  EXPECT_EQ(with_si_prefix(530568e-12, "J"), "530.6 nJ");
-  EXPECT_EQ(with_si_prefix(0, "J"), "0 J");
-  EXPECT_EQ(with_si_prefix(999960, "B"), "1 MB");  // rounds up into the next prefix
-  EXPECT_EQ(with_si_prefix(5e7, ""), "50M");
-  EXPECT_EQ(with_si_prefix(1500, ""), "1.5k");
+  EXPECT_EQ(si(2097152, "B"), "2.097 MB");
+  EXPECT_EQ(si(2097152, "B", 2), "2.1 MB");
+  EXPECT_EQ(si(530568e-12, "J"), "530.6 nJ");
+  EXPECT_EQ(si(0, "J"), "0 J");
+  EXPECT_EQ(si(999960, "B"), "1 MB");  // rounds up into the next prefix
+  EXPECT_EQ(si(5e7, ""), "50M");
+  EXPECT_EQ(si(1500, ""), "1.5k");
 }
 
 }  // namespace monet

@@ -71,17 +71,38 @@ std::vector<int> Core::levels_of(OperandSlot s) const {
 }
 
 const MemoryLevel& Core::top_level(OperandSlot s) const {
-  const auto levels = levels_of(s);
-  ensure(!levels.empty(), "core '" + name + "' has no memory for " + to_string(s));
-  return memories[static_cast<std::size_t>(levels.back())];
+  for (std::size_t i = memories.size(); i-- > 0;) {
+    if (memories[i].serves(s)) return memories[i];
+  }
+  throw InternalError("core '" + name + "' has no memory for " + to_string(s));
 }
 
+int Core::top_onchip_index(OperandSlot s) const {
+  for (std::size_t i = memories.size(); i-- > 0;) {
+    if (memories[i].serves(s) && !memories[i].offchip) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool Core::lives_offchip(OperandSlot s) const { return top_level(s).offchip; }
+
 std::int64_t Core::resident_capacity_bits() const {
-  std::set<const MemoryLevel*> tops;
-  for (OperandSlot s : {OperandSlot::I1, OperandSlot::I2, OperandSlot::O}) tops.insert(&top_level(s));
+  std::set<int> tops;
+  for (OperandSlot s : {OperandSlot::I1, OperandSlot::I2, OperandSlot::O}) {
+    const int top = top_onchip_index(s);
+    if (top >= 0) tops.insert(top);
+  }
   std::int64_t bits = 0;
-  for (const MemoryLevel* m : tops) bits += m->size_bits;
+  for (int m : tops) bits += memories[static_cast<std::size_t>(m)].size_bits * memory_instances(memories[static_cast<std::size_t>(m)]);
   return bits;
+}
+
+std::int64_t Core::memory_instances(const MemoryLevel& m) const {
+  std::int64_t n = 1;
+  for (const ArrayDim& d : array.dims) {
+    if (std::find(m.served_dims.begin(), m.served_dims.end(), d.name) == m.served_dims.end()) n *= d.size;
+  }
+  return n;
 }
 
 const MappingEntry* Core::mapping_for(const std::string& op_name, const std::string& op_type) const {
@@ -194,6 +215,7 @@ MemoryLevel parse_memory(TableReader t, const OperationalArray& array) {
     }
   }
   m.double_buffering = t.boolean("double_buffering").value_or(false);
+  m.offchip = t.boolean("offchip").value_or(false);
   std::set<std::string> port_names;
   auto ports = t.table_array("ports");
   if (ports.empty()) t.fail_table("memory '" + m.name + "' needs at least one [[memories.ports]] entry");
@@ -218,6 +240,11 @@ void check_hierarchy(const Core& core, const std::vector<SourceLocation>& where)
     for (std::size_t i = 0; i < levels.size(); ++i) {
       const MemoryLevel& m = core.memories[static_cast<std::size_t>(levels[i])];
       const bool top = i + 1 == levels.size();
+      if (m.offchip && !top) {
+        throw UserError(where[static_cast<std::size_t>(levels[i])],
+                        "memory '" + m.name + "' is off chip (offchip = true) but not the top level of " + to_string(s) +
+                            ": the off-chip memory can only be the last level of an operand's hierarchy");
+      }
       std::vector<Direction> needed;
       if (s == OperandSlot::O) {
         needed.push_back(Direction::fl);
@@ -323,11 +350,12 @@ std::vector<MappingEntry> parse_mappings(const TomlDocument& doc, const Core& co
   return out;
 }
 
-CorePtr load_core(const std::filesystem::path& file) {
-  TomlDocument doc = TomlDocument::parse_file(file);
+CorePtr load_core(const std::filesystem::path& file) { return core_from_document(TomlDocument::parse_file(file)); }
+
+CorePtr core_from_document(const TomlDocument& doc) {
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   auto core = std::make_shared<Core>();
-  core->file = file.string();
+  core->file = doc.file();
 
   TableReader head = root.required_table("core");
   core->name = head.required_string("name");

@@ -31,14 +31,56 @@ TomlDocument TomlDocument::parse_string(std::string_view text, const std::string
   TomlDocument doc;
   doc.file_ = display_name;
   doc.base_dir_ = fs::current_path();
+  doc.text_ = std::make_shared<const std::string>(text);
   try {
-    doc.root_ = std::make_shared<toml::table>(toml::parse(text, std::string_view{display_name}));
+    doc.root_ = std::make_shared<toml::table>(toml::parse(*doc.text_, std::string_view{display_name}));
   } catch (const toml::parse_error& e) {
     SourceLocation where{display_name, static_cast<std::uint32_t>(e.source().begin.line),
                          static_cast<std::uint32_t>(e.source().begin.column)};
     throw UserError(where, "TOML syntax: " + std::string(e.description()));
   }
   return doc;
+}
+
+TomlDocument TomlDocument::clone() const {
+  TomlDocument copy = *this;
+  copy.root_ = std::make_shared<toml::table>(toml::parse(*text_, std::string_view{file_}));
+  return copy;
+}
+
+std::unique_ptr<toml::node> located_value(std::string_view text, const SourceLocation& where) {
+  // Padding puts the value at where.line:where.column of a document named where.file: the parser then gives
+  // the node exactly that source region.
+  const std::uint32_t line = std::max<std::uint32_t>(where.line, 1);
+  const std::uint32_t column = std::max<std::uint32_t>(where.column, 5);
+  std::string doc(line - 1, '\n');
+  doc += "v";
+  doc.append(column - 4, ' ');
+  doc += "= ";
+  doc += text;
+  toml::table parsed;
+  try {
+    parsed = toml::parse(doc, std::string_view{where.file});
+  } catch (const toml::parse_error& e) {
+    throw UserError(where, "expected a TOML value, got '" + std::string(text) + "': " + std::string(e.description()));
+  }
+  if (parsed.size() != 1 || !parsed.contains("v")) {
+    throw UserError(where, "expected one TOML value, got '" + std::string(text) + "'");
+  }
+  std::unique_ptr<toml::node> out;
+  parsed.for_each([&](const toml::key&, auto&& v) { out = toml::impl::make_node(std::move(v)); });
+  return out;
+}
+
+std::string toml_text(const toml::node& node) {
+  std::ostringstream s;
+  toml::table t;
+  t.insert("v", node);
+  s << toml::toml_formatter(t, toml::format_flags::none);
+  std::string text = s.str();
+  const auto eq = text.find('=');
+  text = eq == std::string::npos ? text : text.substr(eq + 1);
+  return trim(text);
 }
 
 SourceLocation location_of(const toml::node& node, const std::string& file) {

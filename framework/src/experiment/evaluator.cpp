@@ -32,16 +32,17 @@ Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator,
     }
     mapping_entry_.push_back(std::move(entries));
   }
-  std::map<const Core*, std::array<std::shared_ptr<const Core>, 8>> built;
+  std::map<const Core*, std::array<std::shared_ptr<const Core>, kVariants>> built;
   for (const CoreInstance& ci : accelerator_->cores) {
     auto it = built.find(ci.core.get());
     if (it == built.end()) {
-      std::array<std::shared_ptr<const Core>, 8> v;
+      std::array<std::shared_ptr<const Core>, kVariants> v;
       v[0] = ci.core;
-      for (int mask = 1; mask < 8; ++mask) {
+      for (int k = 1; k < kVariants; ++k) {
         StreamedOperands s;
-        for (int k = 0; k < 3; ++k) s.slot[k] = (mask >> k) & 1;
-        v[static_cast<std::size_t>(mask)] = std::make_shared<const Core>(with_offchip(*ci.core, accelerator_->offchip, s));
+        for (int b = 0; b < 3; ++b) s.slot[b] = ((k % 8) >> b) & 1;
+        s.onchip_shift = k / 8;
+        v[static_cast<std::size_t>(k)] = std::make_shared<const Core>(with_offchip(*ci.core, accelerator_->offchip, s));
       }
       it = built.emplace(ci.core.get(), v).first;
     }
@@ -53,12 +54,13 @@ Cost Evaluator::cost(const ComputationNode& cn, int core, const StreamedOperands
   const Operator& op = graph_->op(cn.op);
   const auto c = static_cast<std::size_t>(core);
   const int mask = streamed.mask();
+  const int variant = mask == 0 ? 0 : mask + 8 * std::clamp(streamed.onchip_shift, 0, StreamedOperands::kMaxShift);
   const int sharers = mask != 0 ? std::max(1, cn.groups) : 1;  // siblings streaming through the same port
-  TileSignature key = tile_signature(*graph_, op, cn.ranges, core_type_[c] * 8 + mask);
+  TileSignature key = tile_signature(*graph_, op, cn.ranges, core_type_[c] * kVariants + variant);
   key.push_back(sharers);
   key.push_back(mapping_entry_[c][static_cast<std::size_t>(cn.op)]);
   return cache_.get(key, [&] {
-    CostQuery q{*graph_, op, cn.ranges, *variants_[c][static_cast<std::size_t>(mask)]};
+    CostQuery q{*graph_, op, cn.ranges, *variants_[c][static_cast<std::size_t>(variant)]};
     q.offchip_sharers = sharers;
     return core_models_[c]->evaluate(q);
   });

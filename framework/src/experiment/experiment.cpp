@@ -1,8 +1,11 @@
 #include "monet/experiment/experiment.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <set>
 
+#include "monet/arch/architecture_documents.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
@@ -16,6 +19,14 @@ namespace {
 const std::vector<std::string> kSections{"experiment", "workload", "training", "precision", "architecture",
                                          "cost_model", "allocation", "fusion", "schedule", "search", "output", "provenance"};
 
+/// Sections whose plugin a --set replaced: the file's parameters of the old plugin do not apply to the new one.
+thread_local std::set<std::string> replaced_plugins;
+
+bool from_command_line(const toml::node& n) {
+  const auto& path = n.source().path;
+  return path && path->rfind("--set ", 0) == 0;
+}
+
 /// Reads the plugin parameters of a section and checks that nothing else is in it. `plugin` and the
 /// `kernel_keys` (the workload's `file`) belong to the kernel, not to the plugin.
 PluginChoice choose(TableReader& t, PluginKind kind, const std::string& default_name, const Registry& registry,
@@ -27,6 +38,19 @@ PluginChoice choose(TableReader& t, PluginKind kind, const std::string& default_
   std::vector<ParamSpec> specs;
   for (const ParamSpec& s : c.plugin->info.params) {
     if (s.name != "plugin" && std::find(kernel_keys.begin(), kernel_keys.end(), s.name) == kernel_keys.end()) specs.push_back(s);
+  }
+  if (replaced_plugins.contains(t.path())) {
+    std::vector<std::string> dropped;
+    for (const std::string& k : t.keys()) {
+      const bool declared = std::any_of(specs.begin(), specs.end(), [&](const ParamSpec& p) { return p.name == k; });
+      const bool extra = std::find(kernel_keys.begin(), kernel_keys.end(), k) != kernel_keys.end();
+      if (k == "plugin" || declared || extra || from_command_line(*t.raw().get(k))) continue;
+      t.mark_used(k);
+      dropped.push_back(k);
+    }
+    if (!dropped.empty()) {
+      spdlog::info("[{}]: {} of the replaced plugin do(es) not apply to '{}'", t.path(), join(dropped), name);
+    }
   }
   c.params = read_params(t, specs);
   for (const std::string& k : kernel_keys) t.mark_used(k);
@@ -213,14 +237,9 @@ void read_training(TableReader& root, Experiment& e, const Registry& registry) {
 
 }  // namespace
 
-void apply_override(toml::table& root, const std::string& assignment) {
-  const std::string origin = "--set " + assignment;
-  const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    throw UserError("--set '" + assignment + "': expected section.key=value");
-  }
-  std::string key = assignment.substr(0, eq);
-  const std::string value = assignment.substr(eq + 1);
+namespace {
+
+std::vector<std::string> key_parts(const std::string& key, const std::string& what) {
   std::vector<std::string> parts;
   std::size_t start = 0;
   while (true) {
@@ -230,8 +249,41 @@ void apply_override(toml::table& root, const std::string& assignment) {
     start = dot + 1;
   }
   for (const std::string& p : parts) {
-    if (p.empty()) throw UserError("--set '" + assignment + "': empty key segment in '" + key + "'");
+    if (p.empty()) throw UserError(what + ": empty key segment in '" + key + "'");
   }
+  return parts;
+}
+
+/// "architecture.links.bus.energy_pj_per_bit" -> "links.bus.energy_pj_per_bit": a path into the accelerator file
+/// (the experiment's [architecture] owns only `file` and `set`); "" when the key is the experiment's own.
+std::string architecture_path(const std::string& key) {
+  const std::string prefix = "architecture.";
+  if (key.rfind(prefix, 0) != 0) return {};
+  const std::string rest = key.substr(prefix.size());
+  const std::string first = rest.substr(0, rest.find('.'));
+  return first == "file" || first == "set" ? std::string{} : rest;
+}
+
+/// The value of a --set: TOML, else a bare string (quoted, so that it keeps its --set origin for messages).
+std::unique_ptr<toml::node> override_value(const std::string& value, const SourceLocation& where) {
+  try {
+    return located_value(value, where);
+  } catch (const UserError&) {
+    return located_value(to_string(ParamValue(value)), where);
+  }
+}
+
+}  // namespace
+
+void apply_override(toml::table& root, const std::string& assignment) {
+  const std::string origin = "--set " + assignment;
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw UserError("--set '" + assignment + "': expected section.key=value");
+  }
+  std::string key = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  const std::vector<std::string> parts = key_parts(key, "--set '" + assignment + "'");
   toml::table* table = &root;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
     toml::node* n = table->get(parts[i]);
@@ -244,23 +296,58 @@ void apply_override(toml::table& root, const std::string& assignment) {
     }
     table = n->as_table();
   }
-  toml::table parsed;
-  try {
-    parsed = toml::parse("value = " + value, std::string_view{origin});
-  } catch (const toml::parse_error&) {
-    // Not TOML: a bare string, parsed quoted so that it keeps its --set origin for error messages.
-    parsed = toml::parse("value = " + to_string(ParamValue(value)), std::string_view{origin});
+  if (parts.back() == "plugin" && table->contains("plugin")) {
+    const toml::node* old = table->get("plugin");
+    if (!(old->is_string() && old->as_string()->get() == value)) {
+      std::string section = parts.front();
+      for (std::size_t i = 1; i + 1 < parts.size(); ++i) section += "." + parts[i];
+      replaced_plugins.insert(section);
+    }
   }
-  table->insert_or_assign(parts.back(), std::move(*parsed.get("value")));
+  std::unique_ptr<toml::node> v = override_value(value, SourceLocation{origin, 1, 9});
+  table->insert_or_assign(parts.back(), std::move(*v));
 }
 
-Experiment load_experiment(const fs::path& file, const std::vector<std::string>& overrides, const Registry& registry) {
+void apply_unset(toml::table& root, const std::string& key) {
+  const std::vector<std::string> parts = key_parts(key, "--unset '" + key + "'");
+  toml::table* table = &root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    toml::node* n = table->get(parts[i]);
+    if (!n || !n->is_table()) throw UserError("--unset '" + key + "': the experiment has no table '" + parts[i] + "'");
+    table = n->as_table();
+  }
+  if (!table->contains(parts.back())) throw UserError("--unset '" + key + "': the experiment does not set it");
+  table->erase(parts.back());
+}
+
+Experiment load_experiment(const fs::path& file, const std::vector<std::string>& overrides, const Registry& registry,
+                           const std::vector<std::string>& unsets) {
   TomlDocument doc = TomlDocument::parse_file(file);
-  for (const std::string& o : overrides) apply_override(doc.root(), o);
+  replaced_plugins.clear();
+  // Changes to the accelerator file wait until it is read; the experiment's own keys change now.
+  std::vector<std::pair<std::string, std::string>> arch_unsets, arch_sets;  // (path, --unset/--set text)
+  for (const std::string& u : unsets) {
+    const std::string path = architecture_path(u);
+    if (path.empty()) {
+      apply_unset(doc.root(), u);
+    } else {
+      arch_unsets.emplace_back(path, u);
+    }
+  }
+  for (const std::string& o : overrides) {
+    const auto eq = o.find('=');
+    const std::string path = eq == std::string::npos ? std::string{} : architecture_path(o.substr(0, eq));
+    if (path.empty()) {
+      apply_override(doc.root(), o);
+    } else {
+      arch_sets.emplace_back(path, o);
+    }
+  }
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   Experiment e;
   e.file = file;
   e.overrides = overrides;
+  e.unsets = unsets;
 
   e.name = file.stem().string();
   if (auto t = root.table("experiment")) {
@@ -297,8 +384,35 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   {
     TableReader a = root.required_table("architecture");
     e.architecture_file = a.required_path("file");
+    ArchitectureDocuments docs = ArchitectureDocuments::read(e.architecture_file);
+    if (a.has("unset")) {
+      const std::vector<std::string> paths = *a.string_list("unset");
+      for (const std::string& path : paths) {
+        docs.unset(path, a.where("unset"));
+        e.architecture_unset.push_back(path);
+      }
+    }
+    if (auto set = a.table("set")) {
+      // Changes to the accelerator file, by path ("links.*.energy_pj_per_bit" = 0.0).
+      for (const std::string& path : set->keys()) {
+        e.architecture_set.emplace_back(path, toml_text(*set->node(path)));
+        docs.set(path, *set->raw().get(path), set->key_location(path));
+      }
+      set->finish();
+    }
     a.finish();
-    e.accelerator = load_accelerator(e.architecture_file);
+    for (const auto& [path, text] : arch_unsets) {
+      docs.unset(path, SourceLocation{"--unset " + text});
+      e.architecture_unset.push_back(path);
+    }
+    for (const auto& [path, text] : arch_sets) {
+      const SourceLocation where{"--set " + text, 1, 9};
+      const auto value = override_value(text.substr(text.find('=') + 1), where);
+      docs.set(path, *value, SourceLocation{"--set " + text});
+      e.architecture_set.emplace_back(path, toml_text(*value));
+    }
+    e.architecture = std::make_shared<const ArchitectureDocuments>(docs);
+    e.accelerator = docs.build();
   }
   read_cost_models(root, e, registry);
   read_allocation(root, e);
@@ -308,6 +422,7 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
     e.schedule.layer_barrier = t->boolean("layer_barrier").value_or(false);
     const std::string tr = t->choice("transfers", {"exact", "whole_tile"}).value_or("exact");
     e.schedule.whole_tile_transfers = tr == "whole_tile";
+    e.allow_over_capacity = t->boolean("allow_over_capacity").value_or(false);
     t->finish();
   }
   e.fusion = choose_optional(root, "fusion", PluginKind::fusion, "layer_by_layer", registry);

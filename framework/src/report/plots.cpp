@@ -87,7 +87,7 @@ void x_axis(std::ostringstream& o, double x0, double y, double width, double max
     const double x = x0 + width * t / std::max(1.0, max_cycles);
     o << "<line x1='" << num(x) << "' y1='" << num(y) << "' x2='" << num(x) << "' y2='" << num(y + 4) << "' stroke='#333'/>"
       << "<text x='" << num(x) << "' y='" << num(y + 16) << "' font-size='10' text-anchor='middle'>"
-      << with_si_prefix(t, "", 3) << "</text>\n";
+      << si(t, "", 3) << "</text>\n";
   }
 }
 
@@ -241,8 +241,8 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
     const bool show_capacity = pn.capacity_bytes > 0 && (peak == 0 || pn.capacity_bytes < 4 * peak);
     const double y_max = std::max({peak, show_capacity ? pn.capacity_bytes : 0.0, 8.0}) * 1.08;
     auto y_of = [&](double bits) { return y0 + panel_h - panel_h * (bits / 8) / y_max; };
-    std::string title = pn.title + " — peak " + with_si_prefix(peak, "B");
-    if (pn.capacity_bytes > 0) title += ", capacity " + with_si_prefix(pn.capacity_bytes, "B") + (show_capacity ? " (dashed)" : "");
+    std::string title = pn.title + " — peak " + si(peak, "B");
+    if (pn.capacity_bytes > 0) title += ", capacity " + si(pn.capacity_bytes, "B") + (show_capacity ? " (dashed)" : "");
     o << "<text x='" << num(left) << "' y='" << num(y0 - 8) << "' font-size='12'>" << xml(title) << "</text>\n";
     o << "<rect x='" << num(left) << "' y='" << num(y0) << "' width='" << num(plot_w) << "' height='" << num(panel_h)
       << "' fill='#fafafa' stroke='#999'/>\n";
@@ -251,7 +251,7 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
       const double y = y0 + panel_h - panel_h * v / y_max;
       o << "<line x1='" << num(left - 4) << "' y1='" << num(y) << "' x2='" << num(left) << "' y2='" << num(y)
         << "' stroke='#333'/><text x='" << num(left - 6) << "' y='" << num(y + 3) << "' font-size='10' text-anchor='end'>"
-        << with_si_prefix(v, "B", 3) << "</text>\n";
+        << si(v, "B", 3) << "</text>\n";
     }
     if (show_capacity) {
       const double y = y0 + panel_h - panel_h * pn.capacity_bytes / y_max;

@@ -60,6 +60,11 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   j["spilled_bytes"] = s.spilled_bits / 8;
   j["peak_offchip_bytes"] = (s.peak_offchip_bits + 7) / 8;
   j["over_capacity"] = s.over_capacity;
+  j["offchip_capacity_bytes"] = acc.offchip.size_bits / 8;
+  j["offchip_over_capacity"] = s.offchip_over_capacity;
+  j["feasible"] = s.capacity_violation == 0;
+  j["capacity_violation"] = s.capacity_violation;
+  if (!s.capacity_reason.empty()) j["infeasible_reason"] = s.capacity_reason;
 
   std::int64_t param_bytes = 0;
   for (const Tensor& t : g.tensors()) {
@@ -90,6 +95,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                                               {"weights_bytes", (pc.weights + 7) / 8},
                                               {"gradients_bytes", (pc.gradients + 7) / 8},
                                               {"optimizer_states_bytes", (pc.optimizer_states + 7) / 8},
+                                              {"streaming_bytes", (pc.streaming + 7) / 8},
                                               {"other_bytes", (pc.other + 7) / 8}};
     }
   }
@@ -185,6 +191,11 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   if (e.precision) out << "\n[precision]\n" << precision_toml(*e.precision);
 
   out << "\n[architecture]\nfile = " << toml_string(relative_to(e.architecture_file, dir)) << "\n";
+  if (!e.architecture_unset.empty()) out << "unset = " << string_list(e.architecture_unset) << "\n";
+  if (!e.architecture_set.empty()) {
+    out << "\n[architecture.set]\n";
+    for (const auto& [path, value] : e.architecture_set) out << toml_string(path) << " = " << value << "\n";
+  }
 
   out << "\n[cost_model]\n";
   // Every parameter of the models cores use as they are; for a model used only with cores' own
@@ -231,7 +242,8 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   write_params(out, e.fusion, dir);
   out << "\n[schedule]\noffchip_bandwidth = " << (e.schedule.peak_offchip_bandwidth ? "\"peak\"" : "\"average\"")
       << "\nlayer_barrier = " << (e.schedule.layer_barrier ? "true" : "false")
-      << "\ntransfers = " << (e.schedule.whole_tile_transfers ? "\"whole_tile\"" : "\"exact\"") << "\n";
+      << "\ntransfers = " << (e.schedule.whole_tile_transfers ? "\"whole_tile\"" : "\"exact\"")
+      << "\nallow_over_capacity = " << (e.allow_over_capacity ? "true" : "false") << "\n";
 
   out << "\n[search]\nplugin = " << toml_string(e.search.name()) << "\n";
   write_params(out, e.search, dir);
@@ -246,7 +258,8 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   out << "\n# For the record; not read back.\n[provenance]\nmonet_version = " << toml_string(kVersion)
       << "\ngit_commit = " << toml_string(git_commit()) << "\nseed = " << e.seed
       << "\nsource = " << toml_string(fs::absolute(e.file).lexically_normal().string())
-      << "\noverrides = " << string_list(e.overrides) << "\n\n[provenance.plugins]\n";
+      << "\noverrides = " << string_list(e.overrides) << "\nunsets = " << string_list(e.unsets)
+      << "\n\n[provenance.plugins]\n";
   for (const auto& [key, version] : prov["plugins"].items()) {
     out << toml_string(key) << " = " << toml_string(version.get<std::string>()) << "\n";
   }
@@ -256,7 +269,6 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
 // --------------------------------------------------------------------------------------------- summary
 
 namespace {
-std::string si(double v, const std::string& unit) { return with_si_prefix(v, unit); }
 std::string seconds(double v) {
   std::ostringstream s;
   s.precision(4);
@@ -296,15 +308,16 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
       << ", off-chip " << si(s.energy.offchip_pj * 1e-12, "J") << ", links " << si(s.energy.link_pj * 1e-12, "J");
   if (s.energy.spill_pj > 0) out << ", spills " << si(s.energy.spill_pj * 1e-12, "J");
   out << "\n";
-  out << "peak memory   ";
+  out << "peak memory   on chip: ";
   for (std::size_t c = 0; c < acc.cores.size(); ++c) {
     if (c) out << ", ";
     out << acc.cores[c].name << " " << si(static_cast<double>((s.peak_memory_bits[c] + 7) / 8), "B");
   }
-  out << ", " << acc.offchip.name << " " << si(static_cast<double>((s.peak_offchip_bits + 7) / 8), "B");
+  out << "; off chip: " << acc.offchip.name << " " << si(static_cast<double>((s.peak_offchip_bits + 7) / 8), "B")
+      << " of " << si(static_cast<double>(acc.offchip.size_bits / 8), "B");
   if (s.spilled_bits > 0) out << " (" << si(static_cast<double>(s.spilled_bits / 8), "B") << " spilled)";
-  if (s.over_capacity) out << " -- a core exceeded its capacity";
   out << "\n";
+  if (s.capacity_violation > 0) out << "INFEASIBLE    " << s.capacity_reason << "\n";
   out << "search        " << e.search.name() << ": " << r.evaluation_count << " evaluation(s) in "
       << seconds(r.wall_seconds) << "\n";
   std::vector<std::string> others;

@@ -7,6 +7,8 @@
 #include <map>
 #include <queue>
 
+#include "monet/util/strings.hpp"
+
 namespace monet {
 
 std::string to_string(TransferCause c) {
@@ -24,6 +26,7 @@ std::string to_string(TransferCause c) {
 namespace {
 
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max() / 4;
+constexpr int kStaging = -1;  // Copy::item of the tiles of streamed operands in flight on a core
 
 /// Bandwidth in use on a shared resource (a link, the off-chip ports) over time, piecewise constant. A new
 /// activity takes the earliest window of its length where its bandwidth fits next to what is already there.
@@ -197,13 +200,19 @@ class Scheduler {
   // --------------------------------------------------------------------------------------- helpers
   [[nodiscard]] const Core& core(int id) const { return *acc_.cores[static_cast<std::size_t>(id)].core; }
 
+  /// Where data of a slot resident on a core lives: its highest on-chip memory.
+  [[nodiscard]] const MemoryLevel& resident_level(int c, OperandSlot slot) const {
+    const Core& k = core(c);
+    const int top = k.top_onchip_index(slot);
+    return top >= 0 ? k.memories[static_cast<std::size_t>(top)] : k.top_level(slot);
+  }
   [[nodiscard]] double write_energy_per_bit(int endpoint, OperandSlot slot) const {
     if (endpoint == Accelerator::kOffChip) return acc_.offchip.write_energy_pj_per_bit;
-    return core(endpoint).top_level(slot).write_energy_per_bit();
+    return resident_level(endpoint, slot).write_energy_per_bit();
   }
   [[nodiscard]] double read_energy_per_bit(int endpoint, OperandSlot slot) const {
     if (endpoint == Accelerator::kOffChip) return acc_.offchip.read_energy_pj_per_bit;
-    return core(endpoint).top_level(slot).read_energy_per_bit();
+    return resident_level(endpoint, slot).read_energy_per_bit();
   }
 
   /// Reserves `bw` on link `li` (and on the off-chip ports when the path ends off chip) for `duration` cycles in
@@ -472,12 +481,17 @@ class Scheduler {
       for (const Operand& o : g_.op(cn.op).operands) streamed.slot[static_cast<int>(o.slot)] = true;
       return streamed;
     }
+    // A slot whose top memory on this core is the off-chip memory (ZigZag-style cores) always streams.
+    for (int s = 0; s < 3; ++s) streamed.slot[s] = core(c).lives_offchip(static_cast<OperandSlot>(s));
     std::int64_t per_slot[3] = {0, 0, 0};
     for (const Need& nd : needs) {
       const int local = copy_on(nd.item, c);
       per_slot[static_cast<int>(nd.slot)] += local >= 0 ? copies_[static_cast<std::size_t>(local)].bits : nd.bits;
     }
     per_slot[static_cast<int>(OperandSlot::O)] += cns_.output_bits[static_cast<std::size_t>(cn.id)];
+    for (int s = 0; s < 3; ++s) {
+      if (streamed.slot[s]) per_slot[s] = 0;
+    }
     std::int64_t total = per_slot[0] + per_slot[1] + per_slot[2];
     const std::int64_t cap = capacity_[static_cast<std::size_t>(c)];
     auto stream_largest = [&] {
@@ -504,17 +518,48 @@ class Scheduler {
         const auto levels = k.levels_of(static_cast<OperandSlot>(s));
         if (levels.empty()) continue;
         const MemoryLevel& m = k.memories[static_cast<std::size_t>(levels.front())];
-        std::int64_t instances = 1;
-        for (const ArrayDim& d : k.array.dims) {
-          if (std::find(m.served_dims.begin(), m.served_dims.end(), d.name) == m.served_dims.end()) instances *= d.size;
-        }
-        need += m.size_bits * instances;
+        if (m.offchip) continue;
+        need += m.size_bits * k.memory_instances(m);
       }
       return need;
     };
     while (total > 0 && cap - total < room() && stream_largest()) {
     }
     return streamed;
+  }
+
+  /// Bits of resident copies on core c that could be spilled to make room (not needed by the current CN).
+  [[nodiscard]] std::int64_t spillable_bits(int c, const std::vector<int>& pinned) const {
+    std::int64_t bits = 0;
+    for (int k : live_[static_cast<std::size_t>(c)]) {
+      const Copy& cp = copies_[static_cast<std::size_t>(k)];
+      if (cp.free == kNever && std::find(pinned.begin(), pinned.end(), cp.item) == pinned.end()) bits += cp.bits;
+    }
+    return bits;
+  }
+
+  /// On-chip bits the streamed operands of a CN occupy while it runs: the cost model's staging (Cost::onchip_bits),
+  /// else the operand's tile up to the size of its highest on-chip memory. Slots with no on-chip memory take none.
+  [[nodiscard]] std::int64_t staged_bits(const ComputationNode& cn, int c, const StreamedOperands& mask, const Cost& cost,
+                                         const std::vector<Need>& needs) const {
+    const Core& k = core(c);
+    std::int64_t tile[3] = {0, 0, cns_.output_bits[static_cast<std::size_t>(cn.id)]};
+    for (const Need& nd : needs) {
+      if (nd.slot != OperandSlot::O) tile[static_cast<int>(nd.slot)] += nd.bits;
+    }
+    std::int64_t total = 0;
+    for (int s = 0; s < 3; ++s) {
+      if (!mask.slot[s]) continue;
+      const int top = k.top_onchip_index(static_cast<OperandSlot>(s));
+      if (top < 0) continue;
+      if (cost.onchip_bits[s] >= 0) {
+        total += cost.onchip_bits[s];
+      } else {
+        const MemoryLevel& m = k.memories[static_cast<std::size_t>(top)];
+        total += std::min(tile[s], (m.size_bits >> mask.onchip_shift) * k.memory_instances(m));
+      }
+    }
+    return std::min(total, capacity_[static_cast<std::size_t>(c)]);
   }
 
   void place(const ComputationNode& cn) {
@@ -620,10 +665,30 @@ class Scheduler {
     }
 
     StreamedOperands mask = streamed;
-    const Cost cost = cost_or_all_streamed(cn, c, mask);
+    Cost cost = cost_or_all_streamed(cn, c, mask);
     std::int64_t start = ready;
     if (!mask.slot[static_cast<int>(OperandSlot::O)] && cns_.output_bits[i] > 0) {
       start = make_room(c, cns_.output_bits[i], start, pinned, share);
+    }
+    std::int64_t staged = staged_bits(cn, c, mask, cost, needs);
+    if (staged > 0) {
+      // The tiles in flight must fit next to the data resident on the core: when they do not, the mapping
+      // gets a smaller share of the memory (more off-chip traffic), halving it until it fits.
+      const std::int64_t room = capacity_[cu] - held_after(c, start) + spillable_bits(c, pinned);
+      for (int shift = 1; staged > room && shift <= StreamedOperands::kMaxShift; ++shift) {
+        StreamedOperands smaller = mask;
+        smaller.onchip_shift = shift;
+        try {
+          const Cost c2 = in_.cost(cn, c, smaller);
+          const std::int64_t s2 = staged_bits(cn, c, smaller, c2, needs);
+          cost = c2;
+          mask = smaller;
+          staged = s2;
+        } catch (const UserError&) {
+          break;  // no mapping fits a smaller share: keep the last one (over capacity if it does not fit)
+        }
+      }
+      start = make_room(c, staged, start, pinned, share);
     }
     // Streaming CNs hold their average off-chip bandwidth on the path to off-chip memory for their whole run.
     const std::int64_t stream_bits = cost.offchip_read_bits + cost.offchip_write_bits;
@@ -649,6 +714,13 @@ class Scheduler {
     core_free_[cu] = end;
     frontier_[cu] = start;
     result_.nodes[i] = ScheduledNode{cn.id, c, start, end, cost, mask};
+    if (staged > 0) {
+      // Tiles of the streamed operands pass through the core's memories while it runs.
+      Copy cp = make_copy(kStaging, c, staged, start, start);
+      cp.free = end;
+      live_[cu].push_back(static_cast<int>(copies_.size()));
+      copies_.push_back(cp);
+    }
 
     // Its output: on this core (from its start), or written to off-chip memory as it is produced.
     Item& out = items_[i];
@@ -780,6 +852,10 @@ class Scheduler {
         if (cp.core != static_cast<int>(c) || cp.bits == 0) continue;
         const std::int64_t free = cp.free == kNever ? latency : cp.free;
         if (!(cp.alloc <= peak_time && peak_time < free)) continue;
+        if (cp.item == kStaging) {
+          pc.streaming += cp.bits;
+          continue;
+        }
         switch (items_[static_cast<std::size_t>(cp.item)].role) {
           case TensorRole::activation: pc.activations += cp.bits; break;
           case TensorRole::weight:
@@ -808,6 +884,24 @@ class Scheduler {
     for (const auto& [time, bits] : dram_releases_) dram.emplace_back(time, -bits);
     std::int64_t t_peak = 0;
     result_.offchip_memory = timeline(dram, s.peak_offchip_bits, t_peak);
+    check_capacities();
+  }
+
+  /// Every memory's peak against its capacity: the relative excesses add up to the constraint violation.
+  void check_capacities() {
+    ScheduleSummary& s = result_.summary;
+    auto over = [&](std::int64_t peak, std::int64_t capacity, const std::string& what) {
+      if (peak <= capacity) return;
+      s.capacity_violation += static_cast<double>(peak - capacity) / static_cast<double>(std::max<std::int64_t>(capacity, 1));
+      if (!s.capacity_reason.empty()) s.capacity_reason += "; ";
+      s.capacity_reason += what + " holds " + si_bytes(peak) + " at its peak but has " + si_bytes(capacity);
+    };
+    for (std::size_t c = 0; c < acc_.cores.size(); ++c) {
+      over(s.peak_memory_bits[c], capacity_[c], "core '" + acc_.cores[c].name + "'");
+      if (s.peak_memory_bits[c] > capacity_[c]) s.over_capacity = true;
+    }
+    over(s.peak_offchip_bits, acc_.offchip.size_bits, "off-chip memory '" + acc_.offchip.name + "'");
+    s.offchip_over_capacity = s.peak_offchip_bits > acc_.offchip.size_bits;
   }
 
   const ScheduleInputs& in_;

@@ -77,7 +77,7 @@ std::string with_thousands(long long value) {
   return value < 0 ? "-" + out : out;
 }
 
-std::string with_si_prefix(double v, std::string_view unit, int digits) {
+std::string si(double v, std::string_view unit, int digits) {
   static const char* prefixes[] = {"f", "p", "n", "u", "m", "", "k", "M", "G", "T", "P"};
   int power = 0;  // of 1000
   if (v != 0.0 && std::isfinite(v)) {
@@ -108,5 +108,7 @@ std::string trim(std::string_view s) {
   while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
   return std::string(s.substr(b, e - b));
 }
+
+std::string si_bytes(std::int64_t bits) { return si(static_cast<double>((bits + 7) / 8), "B"); }
 
 }  // namespace monet

@@ -400,6 +400,10 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
     }
   }
   ev.energy = ev.mac_energy + mem_energy;
+  ev.level_bits.resize(nops);
+  for (std::size_t o = 0; o < nops; ++o) {
+    for (std::size_t m = 0; m < h.levels[L.ops[o].slot].size(); ++m) ev.level_bits[o].push_back(pf[o].data_bits[m + 1]);
+  }
 
   // ------------------------------------------------------------------------- double buffering (8.1)
   std::vector<std::vector<double>> eff_ind(nops), eff_shared(nops);

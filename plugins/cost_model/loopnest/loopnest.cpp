@@ -117,6 +117,16 @@ class LoopnestModel final : public CostModel {
         c.offchip_peak_bandwidth += layer.ops[o].output ? ib[2] : ib[0];
       }
     }
+    // What each operand keeps in its highest on-chip memory while the tile runs.
+    for (std::size_t o = 0; o < layer.ops.size(); ++o) {
+      const auto& levels = h.levels[layer.ops[o].slot];
+      for (std::size_t m = levels.size(); m-- > 0;) {
+        if (q.core.memories[static_cast<std::size_t>(levels[m])].offchip) continue;
+        std::int64_t& bits = c.onchip_bits[layer.ops[o].slot];
+        bits = std::max<std::int64_t>(bits, 0) + static_cast<std::int64_t>(std::ceil(best->level_bits[o][m]));
+        break;
+      }
+    }
     // Stream scales the instantaneous bandwidth by temporal cycles / latency.
     if (best->latency > 0) c.offchip_peak_bandwidth *= best->ideal_temporal_cycle / best->latency;
     c.bound = best->stall > 0 ? "memory ports" : "compute";

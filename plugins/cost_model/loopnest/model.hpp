@@ -149,6 +149,7 @@ struct Evaluation {
   double rank = 0;  // what the latency objective minimises (the latency, or Stream's bandwidth-weighted latency)
   std::string temporal_text;
   std::vector<std::vector<double>> memory_energy;  // [operand][level], pJ
+  std::vector<std::vector<double>> level_bits;     // [operand][level]: data held there (bits, all instances)
   std::vector<std::vector<std::array<double, 4>>> word_accesses;  // [operand][level][tl, fh, fl, th]
   /// Instantaneous bandwidth (bits/cycle) per operand, level and direction: the data of one period over the
   /// window it must move in (ZigZag's req_mem_bw_inst), from the fractional spatial mapping.

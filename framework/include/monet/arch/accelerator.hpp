@@ -25,13 +25,18 @@ struct OffChipMemory {
   double write_energy_pj_per_bit = 0;
   double bandwidth_bits_per_cycle = 0;  // of one port (also its access word), shared by the readers and writers on it
   int ports = 1;                        // independent ports (channels); aggregate bandwidth = ports x bandwidth
+  SourceLocation origin;                // the [offchip] table, for messages
   [[nodiscard]] double total_bandwidth() const { return bandwidth_bits_per_cycle * ports; }
 };
 
 /// Which memory operands (I1, I2, O) of an operator stream from/to off-chip memory while it runs instead of
 /// sitting in the core's memories (they do not fit, or the schedule keeps them off chip).
 struct StreamedOperands {
+  static constexpr int kMaxShift = 6;
   bool slot[3] = {false, false, false};
+  /// The streamed operands' highest on-chip memories are used at size >> onchip_shift: what resident data
+  /// leaves free for the tiles in flight (0: the whole memory).
+  int onchip_shift = 0;
   [[nodiscard]] bool any() const { return slot[0] || slot[1] || slot[2]; }
   [[nodiscard]] int mask() const { return (slot[0] ? 1 : 0) | (slot[1] ? 2 : 0) | (slot[2] ? 4 : 0); }
   bool operator==(const StreamedOperands&) const = default;
@@ -39,7 +44,8 @@ struct StreamedOperands {
 
 /// The core as a cost model sees it when operands stream from off-chip memory: the off-chip memory is
 /// appended as the top memory level of those operands (one port of its bandwidth, energy per access of one
-/// port-wide word, serving the whole array), marked `offchip`.
+/// port-wide word, serving the whole array), marked `offchip`; their highest on-chip memories shrink by
+/// `onchip_shift`.
 MONET_API Core with_offchip(const Core& core, const OffChipMemory& offchip, const StreamedOperands& streamed);
 
 enum class LinkKind : std::uint8_t { point_to_point, bus };

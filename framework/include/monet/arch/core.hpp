@@ -47,7 +47,10 @@ struct MemoryLevel {
   std::vector<Port> ports;
   std::vector<std::string> served_dims;  // array dims one instance spans; [] = one instance per PE
   bool double_buffering = false;
-  bool offchip = false;  // the accelerator's off-chip memory, appended to stream operands that stay off chip
+  /// The accelerator's off-chip memory, not a memory of the core: ZigZag-style cores list DRAM as their top
+  /// level (`offchip = true` in the core file), and the kernel appends it for operands that stream. Data there
+  /// is off-chip data: it does not count against the core's capacity and its accesses are off-chip energy.
+  bool offchip = false;
   SourceLocation origin;
 
   [[nodiscard]] MONET_API bool serves(OperandSlot s) const;
@@ -112,10 +115,17 @@ struct Core {
   [[nodiscard]] MONET_API bool runs(OpKind k) const;
   /// Indices of the memory levels that hold a slot, bottom-up.
   [[nodiscard]] MONET_API std::vector<int> levels_of(OperandSlot s) const;
-  /// The highest level holding a slot: where tensors live on this core.
+  /// The highest level holding a slot (may be off chip for ZigZag-style cores).
   [[nodiscard]] MONET_API const MemoryLevel& top_level(OperandSlot s) const;
-  /// On-chip capacity available to tensors resident on the core: the sum of the distinct top levels (bits).
+  /// Index of the highest on-chip level holding a slot: where tensors resident on this core live; -1: none.
+  [[nodiscard]] MONET_API int top_onchip_index(OperandSlot s) const;
+  /// The slot's top level is the off-chip memory: its operands always stream from/to off-chip memory.
+  [[nodiscard]] MONET_API bool lives_offchip(OperandSlot s) const;
+  /// On-chip capacity available to tensors resident on the core: the distinct top on-chip levels, every
+  /// instance (bits).
   [[nodiscard]] MONET_API std::int64_t resident_capacity_bits() const;
+  /// Physical instances of a memory level: the product of the array dims it does not serve.
+  [[nodiscard]] MONET_API std::int64_t memory_instances(const MemoryLevel& m) const;
   /// The mapping entry for an operator: exact name, then type, then "default"; nullptr when none.
   [[nodiscard]] MONET_API const MappingEntry* mapping_for(const std::string& op_name, const std::string& op_type) const;
 };
@@ -124,6 +134,8 @@ using CorePtr = std::shared_ptr<const Core>;
 
 /// Reads and validates a core file (see docs/architectures.md). Errors carry file:line:column.
 MONET_API CorePtr load_core(const std::filesystem::path& file);
+/// The same from a parsed (possibly changed) core document.
+MONET_API CorePtr core_from_document(const TomlDocument& doc);
 
 class TomlDocument;
 /// [mapping.<name>] tables of a TOML document, checked against a core's array (a separate mapping file).

@@ -24,6 +24,9 @@ class MONET_API TomlDocument {
   static TomlDocument parse_file(const std::filesystem::path& path);
   static TomlDocument parse_string(std::string_view text, const std::string& display_name);
 
+  /// An independent copy that keeps every node's source location (toml++ copies drop them: it re-parses).
+  [[nodiscard]] TomlDocument clone() const;
+
   [[nodiscard]] const toml::table& root() const { return *root_; }
   [[nodiscard]] toml::table& root() { return *root_; }
   [[nodiscard]] const std::string& file() const { return file_; }  // as given, for messages
@@ -32,9 +35,17 @@ class MONET_API TomlDocument {
 
  private:
   std::shared_ptr<toml::table> root_;
+  std::shared_ptr<const std::string> text_;  // what was parsed, for clone()
   std::string file_;
   std::filesystem::path base_dir_;
 };
+
+/// A TOML value parsed from `text` whose node reports `where` as its source (for values that move from one
+/// document to another, or come from the command line, so that errors about them point where they were written).
+/// Throws UserError (at `where`) when the text is not a TOML value.
+MONET_API std::unique_ptr<toml::node> located_value(std::string_view text, const SourceLocation& where);
+/// The TOML text of a value ("3", "0.5", "\"x\"", "[1, 2]", "{ a = 1 }").
+MONET_API std::string toml_text(const toml::node& node);
 
 /// The location of a node in a file.
 MONET_API SourceLocation location_of(const toml::node& node, const std::string& file);

@@ -56,6 +56,10 @@ struct Cost {
   /// reports them per slot; the scheduler records one transfer per streamed operand and direction).
   std::int64_t offchip_read_bits_by_slot[kSlotCount] = {0, 0, 0};
   std::int64_t offchip_write_bits_by_slot[kSlotCount] = {0, 0, 0};
+  /// Bits each memory operand (I1, I2, O) occupies in its highest on-chip memory while the tile runs, as the
+  /// model's mapping stages it (all instances); -1: the model does not say. The scheduler counts these for
+  /// operands that stream from off-chip memory (resident operands are copies it tracks itself).
+  std::int64_t onchip_bits[kSlotCount] = {-1, -1, -1};
   /// Off-chip bandwidth of its bursts (bits/cycle; 0 = not modelled), as Stream reserves it on the links for
   /// streamed operands: the instantaneous bandwidth towards the array, scaled by temporal cycles / latency.
   double offchip_peak_bandwidth = 0;

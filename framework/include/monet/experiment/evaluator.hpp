@@ -35,9 +35,10 @@ class MONET_API Evaluator {
   std::vector<std::shared_ptr<const CostModel>> core_models_;  // per core id
   std::vector<int> core_type_;                                 // per core id: index of its distinct core type
   std::vector<std::vector<int>> mapping_entry_;                // [core][operator]: the core's mapping entry, -1: none
-  /// Per core id and streamed-operand mask (0..7): the core as the cost model sees it (the off-chip memory
-  /// appended for streamed operands). Built once, so evaluations share them without locking.
-  std::vector<std::array<std::shared_ptr<const Core>, 8>> variants_;
+  /// Per core id, streamed-operand mask (0..7) and on-chip shift: the core as the cost model sees it (the
+  /// off-chip memory appended for streamed operands). Built once, so evaluations share them without locking.
+  static constexpr int kVariants = 8 * (StreamedOperands::kMaxShift + 1);
+  std::vector<std::array<std::shared_ptr<const Core>, kVariants>> variants_;
   CNGraph cns_;
   std::vector<std::vector<int>> allowed_cores_;  // per operator, sorted core ids
   mutable CostCache cache_;

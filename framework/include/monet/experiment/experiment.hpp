@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "monet/arch/accelerator.hpp"
+#include "monet/arch/architecture_documents.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/schedule/schedule.hpp"
@@ -61,6 +62,11 @@ struct Experiment {
   std::optional<Precision> precision;  // [precision]; absent: the workload's own element types
 
   std::filesystem::path architecture_file;
+  /// [architecture.set]: changes to the accelerator file by path, in file order (path, TOML value text).
+  std::vector<std::pair<std::string, std::string>> architecture_set;
+  std::vector<std::string> architecture_unset;  // [architecture] unset: keys removed from the accelerator file
+  /// The accelerator and core documents with every change applied (hardware genes start from these).
+  std::shared_ptr<const ArchitectureDocuments> architecture;
   AcceleratorPtr accelerator;
   bool cost_model_overridden = false;             // [cost_model] plugin = ... replaces every core's own model
   std::map<std::string, PluginChoice> cost_models;  // by plugin name: the models the cores use, with parameters
@@ -73,6 +79,8 @@ struct Experiment {
   AllocationSpec allocation;
   PluginChoice fusion;
   ScheduleOptions schedule;  // [schedule]: the scheduler's modelling choices
+  /// [schedule] allow_over_capacity: report a schedule whose memories exceed their capacity instead of failing.
+  bool allow_over_capacity = false;
   PluginChoice search;
 
   std::filesystem::path output_dir;
@@ -80,6 +88,7 @@ struct Experiment {
   OutputArtifacts artifacts;
 
   std::vector<std::string> overrides;  // the --set arguments, as given
+  std::vector<std::string> unsets;     // the --unset arguments, as given
 };
 
 /// The parameters a core file gives its own cost model ([cost_model_params]), checked against the plugin's
@@ -88,10 +97,11 @@ struct Experiment {
 MONET_API ParamValues core_cost_model_params(const Core& core, const PluginHandle& model,
                                              const ParamValues* overrides = nullptr);
 
-/// Reads an experiment file, applies `--set section.key=value` overrides, validates everything that does not
-/// need the workload, and loads the architecture. Throws UserError on any problem.
+/// Reads an experiment file, applies `--unset KEY` and then `--set KEY=VALUE` overrides (a key may reach into
+/// the accelerator file: `architecture.links.bus.energy_pj_per_bit`), validates everything that does not need
+/// the workload, and loads the architecture. Throws UserError on any problem.
 MONET_API Experiment load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides,
-                                     const Registry& registry);
+                                     const Registry& registry, const std::vector<std::string>& unsets = {});
 
 /// Applies one "dotted.key=value" override to a TOML table (the value is parsed as TOML, else taken as a
 /// string). Throws UserError for a malformed override.

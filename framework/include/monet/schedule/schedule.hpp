@@ -5,6 +5,7 @@
 // its inputs: no shared mutable state, so many schedules can run in parallel.
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "monet/arch/accelerator.hpp"
@@ -32,6 +33,11 @@ struct ScheduleSummary {
   std::int64_t offchip_write_bits = 0;
   std::int64_t spilled_bits = 0;               // written to off-chip memory because a core was full
   bool over_capacity = false;                  // a core had to hold more than its capacity (nothing left to spill)
+  bool offchip_over_capacity = false;          // the off-chip memory held more than its size
+  /// Sum over memories (cores' on-chip capacity, off-chip size) of (peak - capacity) / capacity where the peak
+  /// exceeds it: 0 for a feasible schedule; Deb's constraint violation for searches.
+  double capacity_violation = 0;
+  std::string capacity_reason;                 // which memories exceed their capacity, and by how much (bits)
   [[nodiscard]] double energy_pj() const { return energy.total(); }
   [[nodiscard]] double edp() const { return energy_pj() * static_cast<double>(latency_cycles); }
 };
@@ -91,6 +97,7 @@ struct PeakComposition {
   std::int64_t weights = 0;      // parameters and buffers
   std::int64_t gradients = 0;    // activation and weight gradients
   std::int64_t optimizer_states = 0;
+  std::int64_t streaming = 0;    // tiles of operands streaming from off-chip memory, in flight in the core's memories
   std::int64_t other = 0;        // inputs, labels, losses
 };
 

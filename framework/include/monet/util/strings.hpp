@@ -27,9 +27,11 @@ MONET_API std::string join(const std::vector<std::string>& items, std::string_vi
 
 /// Formats a number with thousands separators: 1234567 -> "1,234,567".
 MONET_API std::string with_thousands(long long value);
-
-/// A value with an SI prefix and its unit, `digits` significant digits: (2097152, "B") -> "2.097 MB",
-/// (5e-8, "J") -> "50 nJ"; without a unit the prefix follows the number directly: (5e7, "") -> "50M".
-MONET_API std::string with_si_prefix(double value, std::string_view unit, int digits = 4);
+/// A value with an SI prefix and its unit, `digits` significant digits: si(2.1e6, "B") = "2.1 MB",
+/// si(3e-6, "J") = "3 uJ", si(2097152, "B", 2) = "2.1 MB"; without a unit the prefix follows the number
+/// directly: si(5e7, "") = "50M".
+MONET_API std::string si(double value, std::string_view unit, int digits = 4);
+/// Bits as bytes with an SI prefix: "1.969 GB".
+MONET_API std::string si_bytes(std::int64_t bits);
 
 }  // namespace monet

@@ -1,0 +1,466 @@
+#include "monet/arch/architecture_documents.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "monet/util/strings.hpp"
+
+namespace monet {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Keys a [[cores]] / [[core_arrays]] entry owns; any other key below an entry belongs to its core file.
+const std::vector<std::string> kCoreKeys{"name", "file"};
+const std::vector<std::string> kArrayKeys{"name", "file", "x", "y", "topology", "link_bandwidth_bits_per_cycle",
+                                          "link_energy_pj_per_bit"};
+
+std::vector<std::string> split_path(std::string_view path, const SourceLocation& where) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    out.emplace_back(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (out.back().empty()) throw UserError(where, "empty segment in the path '" + std::string(path) + "'");
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return out;
+}
+
+/// "sizes[1]" -> ("sizes", 1); "sizes" -> ("sizes", -1).
+std::pair<std::string, long> subscript(const std::string& segment, const SourceLocation& where) {
+  const auto open = segment.find('[');
+  if (open == std::string::npos) return {segment, -1};
+  if (segment.back() != ']' || open == 0) throw UserError(where, "malformed list index in '" + segment + "'");
+  const std::string digits = segment.substr(open + 1, segment.size() - open - 2);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    throw UserError(where, "list index in '" + segment + "' must be a non-negative integer");
+  }
+  return {segment.substr(0, open), std::stol(digits)};
+}
+
+std::string entry_name(const toml::table& t) {
+  const toml::node* n = t.get("name");
+  return n && n->is_string() ? n->as_string()->get() : std::string{};
+}
+
+/// The entries of an array of tables that a selector names ("*" = all).
+std::vector<toml::table*> select_entries(toml::array& arr, const std::string& selector, const std::string& what,
+                                         const SourceLocation& where) {
+  std::vector<toml::table*> out;
+  std::vector<std::string> names;
+  for (toml::node& n : arr) {
+    toml::table* t = n.as_table();
+    if (!t) continue;
+    names.push_back(entry_name(*t));
+    if (selector == "*" || names.back() == selector) out.push_back(t);
+  }
+  if (out.empty()) {
+    throw UserError(where, "no [[" + what + "]] entry named '" + selector + "'" + did_you_mean(selector, names) +
+                               "; entries: " + join(names));
+  }
+  return out;
+}
+
+/// Applies `op` at `segments` below `table` (every entry that a selector names). `op` gets the table holding
+/// the last key and that key (with its list index, -1 for none).
+template <class Op>
+void walk(toml::table& table, const std::vector<std::string>& segments, std::size_t i, const std::string& prefix,
+          const SourceLocation& where, Op&& op) {
+  const auto [key, index] = subscript(segments[i], where);
+  const std::string here = prefix.empty() ? key : prefix + "." + key;
+  if (i + 1 == segments.size()) {
+    op(table, key, index, here);
+    return;
+  }
+  toml::node* n = table.get(key);
+  if (!n) {
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : table) keys.emplace_back(k.str());
+    throw UserError(where, "'" + here + "' does not exist" + did_you_mean(key, keys) +
+                               (keys.empty() ? "" : "; keys here: " + join(keys)));
+  }
+  if (index >= 0) {
+    toml::array* arr = n->as_array();
+    if (!arr || static_cast<std::size_t>(index) >= arr->size() || !(*arr)[static_cast<std::size_t>(index)].is_table()) {
+      throw UserError(where, "'" + here + "' has no table at index " + std::to_string(index));
+    }
+    walk(*(*arr)[static_cast<std::size_t>(index)].as_table(), segments, i + 1, here + "[" + std::to_string(index) + "]",
+         where, op);
+    return;
+  }
+  if (toml::table* t = n->as_table()) {
+    walk(*t, segments, i + 1, here, where, op);
+    return;
+  }
+  toml::array* arr = n->as_array();
+  if (arr && arr->is_array_of_tables()) {
+    for (toml::table* t : select_entries(*arr, segments[i + 1], key, where)) {
+      if (i + 2 == segments.size()) {
+        throw UserError(where, "'" + here + "." + segments[i + 1] + "' is a table: name one of its keys");
+      }
+      walk(*t, segments, i + 2, here + "." + segments[i + 1], where, op);
+    }
+    return;
+  }
+  throw UserError(where, "'" + here + "' is " + toml_type_name(*n) + ", not a table");
+}
+
+void set_at(toml::table& root, const std::vector<std::string>& segments, const toml::node& value,
+            const SourceLocation& where) {
+  walk(root, segments, 0, "", where, [&](toml::table& t, const std::string& key, long index, const std::string& here) {
+    SourceLocation at = location_of(value, where.file);
+    if (at.line == 0) at = where;
+    std::unique_ptr<toml::node> copy = located_value(toml_text(value), at);
+    if (index < 0) {
+      t.insert_or_assign(key, std::move(*copy));
+      return;
+    }
+    toml::array* arr = t.get(key) ? t.get(key)->as_array() : nullptr;
+    if (!arr || static_cast<std::size_t>(index) >= arr->size()) {
+      throw UserError(where, "'" + here + "' has no element " + std::to_string(index) +
+                                 (arr ? " (it has " + std::to_string(arr->size()) + ")" : " (it is not a list)"));
+    }
+    arr->replace(arr->begin() + index, std::move(*copy));
+  });
+}
+
+void unset_at(toml::table& root, const std::vector<std::string>& segments, const SourceLocation& where) {
+  walk(root, segments, 0, "", where, [&](toml::table& t, const std::string& key, long index, const std::string& here) {
+    if (index >= 0) throw UserError(where, "cannot remove one element of the list '" + here + "'; set the whole list");
+    if (!t.contains(key)) throw UserError(where, "'" + here + "' is not set");
+    t.erase(key);
+  });
+}
+
+/// Expands core-name globs ("pe_*") of a link's endpoints.
+std::vector<std::string> expand_endpoints(const std::vector<std::string>& patterns, const std::vector<std::string>& names,
+                                          TableReader& l) {
+  std::vector<std::string> out;
+  for (const std::string& p : patterns) {
+    if (p.find_first_of("*?[") == std::string::npos) {
+      out.push_back(p);
+      continue;
+    }
+    bool any = false;
+    for (const std::string& n : names) {
+      if (fnmatch(p.c_str(), n.c_str(), 0) == 0) {
+        out.push_back(n);
+        any = true;
+      }
+    }
+    if (!any) l.fail("endpoints", "the pattern '" + p + "' matches no core; endpoints: " + join(names));
+  }
+  return out;
+}
+
+/// A core file used by several accelerator entries is read once: entries share the parsed document.
+std::shared_ptr<const TomlDocument> read_shared(const fs::path& path, std::map<fs::path, std::shared_ptr<const TomlDocument>>& cache) {
+  const fs::path key = fs::weakly_canonical(path);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, std::make_shared<const TomlDocument>(TomlDocument::parse_file(path))).first;
+  return it->second;
+}
+
+/// A core whose top level is the off-chip memory (ZigZag-style cores) describes the same memory as [offchip]:
+/// one memory, one set of numbers.
+void check_offchip_levels(const Accelerator& acc) {
+  const OffChipMemory& off = acc.offchip;
+  auto differs = [](double a, double b) { return std::abs(a - b) > 1e-9 * std::max(std::abs(a), std::abs(b)); };
+  std::set<const Core*> seen;
+  for (const CoreInstance& ci : acc.cores) {
+    if (!seen.insert(ci.core.get()).second) continue;
+    for (const MemoryLevel& m : ci.core->memories) {
+      if (!m.offchip) continue;
+      std::string what;
+      if (m.size_bits != off.size_bits) {
+        what = "size_bits " + std::to_string(m.size_bits) + " but [offchip] has " + std::to_string(off.size_bits);
+      } else if (differs(m.read_energy_per_bit(), off.read_energy_pj_per_bit)) {
+        what = "a read energy of " + format_number(m.read_energy_per_bit()) + " pJ/bit but [offchip] has " +
+               format_number(off.read_energy_pj_per_bit);
+      } else if (differs(m.write_energy_per_bit(), off.write_energy_pj_per_bit)) {
+        what = "a write energy of " + format_number(m.write_energy_per_bit()) + " pJ/bit but [offchip] has " +
+               format_number(off.write_energy_pj_per_bit);
+      }
+      if (!what.empty()) {
+        throw UserError(m.origin, "memory '" + m.name + "' of core '" + ci.core->name +
+                                      "' is the off-chip memory (offchip = true) and has " + what + " (" +
+                                      off.origin.str() + "): one memory has one set of numbers");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ArchitectureDocuments ArchitectureDocuments::read(const fs::path& file) {
+  ArchitectureDocuments d;
+  d.file_ = file;
+  d.doc_ = std::make_shared<const TomlDocument>(TomlDocument::parse_file(file));
+  std::map<fs::path, std::shared_ptr<const TomlDocument>> cache;
+  for (const char* table : {"cores", "core_arrays"}) {
+    const toml::array* arr = d.doc_->root().get(table) ? d.doc_->root().get(table)->as_array() : nullptr;
+    if (!arr) continue;  // build() reports a malformed accelerator
+    for (const toml::node& n : *arr) {
+      const toml::table* t = n.as_table();
+      if (!t) continue;
+      Entry e{table, entry_name(*t), nullptr};
+      const toml::node* f = t->get("file");
+      if (f && f->is_string()) {
+        const fs::path path = d.doc_->base_dir() / f->as_string()->get();
+        std::error_code ec;
+        if (fs::is_regular_file(path, ec)) e.core = read_shared(path, cache);
+      }
+      d.entries_.push_back(std::move(e));
+    }
+  }
+  return d;
+}
+
+toml::table& ArchitectureDocuments::own_root() {
+  if (doc_.use_count() > 1) doc_ = std::make_shared<const TomlDocument>(doc_->clone());
+  return const_cast<TomlDocument&>(*doc_).root();
+}
+
+void ArchitectureDocuments::read_core(Entry& e, const toml::table& entry, const SourceLocation& where) {
+  const toml::node* f = entry.get("file");
+  if (!f || !f->is_string()) throw UserError(where, "the [[" + e.table + "]] entry '" + e.name + "' names no core file");
+  const fs::path path = doc_->base_dir() / f->as_string()->get();
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw UserError(location_of(*f, doc_->file()), "core file not found: " + path.string());
+  e.core = std::make_shared<const TomlDocument>(TomlDocument::parse_file(path));
+}
+
+void ArchitectureDocuments::set(std::string_view path, const toml::node& value, const SourceLocation& where) {
+  const std::vector<std::string> segments = split_path(path, where);
+  const std::string& head = segments.front();
+  if ((head == "cores" || head == "core_arrays") && segments.size() >= 3) {
+    const std::vector<std::string>& own = head == "cores" ? kCoreKeys : kArrayKeys;
+    const std::string key = subscript(segments[2], where).first;
+    if (std::find(own.begin(), own.end(), key) == own.end()) {
+      // Into the core files of the selected entries: copy a file the other entries share, change the copy.
+      std::vector<Entry*> chosen;
+      std::vector<std::string> names;
+      for (Entry& e : entries_) {
+        if (e.table != head) continue;
+        names.push_back(e.name);
+        if (segments[1] == "*" || e.name == segments[1]) chosen.push_back(&e);
+      }
+      if (chosen.empty()) {
+        throw UserError(where, "no [[" + head + "]] entry named '" + segments[1] + "'" + did_you_mean(segments[1], names) +
+                                   "; entries: " + join(names));
+      }
+      const std::vector<std::string> rest(segments.begin() + 2, segments.end());
+      std::map<const TomlDocument*, std::shared_ptr<const TomlDocument>> changed;
+      for (Entry* e : chosen) {
+        if (!e->core) throw UserError(where, "the [[" + head + "]] entry '" + e->name + "' has no readable core file");
+        auto it = changed.find(e->core.get());
+        if (it == changed.end()) {
+          auto copy = std::make_shared<TomlDocument>(e->core->clone());
+          set_at(copy->root(), rest, value, where);
+          it = changed.emplace(e->core.get(), std::move(copy)).first;
+        }
+        e->core = it->second;
+      }
+      return;
+    }
+  }
+  set_at(own_root(), segments, value, where);
+  if ((head == "cores" || head == "core_arrays") && segments.size() == 3 && segments[2] == "file") {
+    // A new core file for the selected entries.
+    const toml::array* arr = doc_->root().get(head)->as_array();
+    std::size_t k = 0;
+    for (Entry& e : entries_) {
+      if (e.table != head) continue;
+      const toml::table* t = (*arr)[k++].as_table();
+      if (t && (segments[1] == "*" || e.name == segments[1])) read_core(e, *t, where);
+    }
+  }
+}
+
+void ArchitectureDocuments::unset(std::string_view path, const SourceLocation& where) {
+  const std::vector<std::string> segments = split_path(path, where);
+  const std::string& head = segments.front();
+  if ((head == "cores" || head == "core_arrays") && segments.size() >= 3) {
+    const std::vector<std::string>& own = head == "cores" ? kCoreKeys : kArrayKeys;
+    if (std::find(own.begin(), own.end(), subscript(segments[2], where).first) == own.end()) {
+      const std::vector<std::string> rest(segments.begin() + 2, segments.end());
+      bool any = false;
+      for (Entry& e : entries_) {
+        if (e.table != head || !(segments[1] == "*" || e.name == segments[1]) || !e.core) continue;
+        auto copy = std::make_shared<TomlDocument>(e.core->clone());
+        unset_at(copy->root(), rest, where);
+        e.core = std::move(copy);
+        any = true;
+      }
+      if (!any) throw UserError(where, "no [[" + head + "]] entry named '" + segments[1] + "'");
+      return;
+    }
+  }
+  unset_at(own_root(), segments, where);
+}
+
+AcceleratorPtr ArchitectureDocuments::build() const {
+  const TomlDocument& doc = *doc_;
+  TableReader root(doc.root(), doc.file(), "", doc.base_dir());
+  auto acc = std::make_shared<Accelerator>();
+  acc->file = file_.string();
+
+  TableReader head = root.required_table("accelerator");
+  acc->name = head.required_string("name");
+  acc->frequency_hz = head.number("frequency_hz", Bounds::positive()).value_or(0.0);
+  head.finish();
+
+  // Cores: each entry refers to a core file; entries sharing a document share the core.
+  std::map<const TomlDocument*, CorePtr> built;
+  auto core_of = [&](std::size_t k, const std::string& name, TableReader& t) -> CorePtr {
+    const fs::path path = t.required_path("file");  // located errors for a missing or unreadable file
+    if (k >= entries_.size() || entries_[k].name != name || !entries_[k].core) {
+      return core_from_document(TomlDocument::parse_file(path));  // an entry an override added
+    }
+    const Entry& e = entries_[k];
+    auto it = built.find(e.core.get());
+    if (it == built.end()) it = built.emplace(e.core.get(), core_from_document(*e.core)).first;
+    return it->second;
+  };
+  auto add_instance = [&](const std::string& name, CorePtr core, const SourceLocation& origin, TableReader& t) {
+    if (acc->core_index(name) >= 0) t.fail("name", "core '" + name + "' is defined twice");
+    CoreInstance inst;
+    inst.id = static_cast<int>(acc->cores.size());
+    inst.name = name;
+    inst.core = std::move(core);
+    inst.origin = origin;
+    acc->cores.push_back(std::move(inst));
+  };
+  std::size_t entry = 0;
+  auto cores = root.table_array("cores");
+  for (TableReader& c : cores) {
+    const std::string name = c.required_string("name");
+    add_instance(name, core_of(entry++, name, c), c.where(), c);
+    c.finish();
+  }
+  struct ArrayLinks {
+    std::vector<int> ids;
+    std::int64_t x = 1, y = 1;
+    std::string topology;
+    double bandwidth = 0, energy = 0;
+    SourceLocation origin;
+  };
+  std::vector<ArrayLinks> generated;
+  for (TableReader& a : root.table_array("core_arrays")) {
+    const std::string name = a.required_string("name");
+    const CorePtr core = core_of(entry++, name, a);
+    ArrayLinks g;
+    g.origin = a.where();
+    g.x = a.required_integer("x", Bounds{1, 1024});
+    g.y = a.integer("y", Bounds{1, 1024}).value_or(1);
+    g.topology = a.choice("topology", {"mesh", "ring", "none"}).value_or("mesh");
+    if (g.topology != "none" && g.x * g.y > 1) {
+      g.bandwidth = a.required_number("link_bandwidth_bits_per_cycle", Bounds::positive());
+      g.energy = a.required_number("link_energy_pj_per_bit", Bounds::non_negative());
+    } else {
+      a.mark_used("link_bandwidth_bits_per_cycle");
+      a.mark_used("link_energy_pj_per_bit");
+    }
+    for (std::int64_t i = 0; i < g.x; ++i) {
+      for (std::int64_t j = 0; j < g.y; ++j) {
+        g.ids.push_back(static_cast<int>(acc->cores.size()));
+        add_instance(name + "_" + std::to_string(i) + "_" + std::to_string(j), core, a.where(), a);
+      }
+    }
+    a.finish();
+    generated.push_back(std::move(g));
+  }
+  if (acc->cores.empty()) root.fail_table("an accelerator needs at least one [[cores]] or [[core_arrays]] entry");
+
+  TableReader off = root.required_table("offchip");
+  acc->offchip.name = off.string("name").value_or("dram");
+  if (acc->core_index(acc->offchip.name) >= 0) off.fail("name", "'" + acc->offchip.name + "' is also a core name");
+  acc->offchip.size_bits = off.required_integer("size_bits", Bounds::positive());
+  acc->offchip.read_energy_pj_per_bit = off.required_number("read_energy_pj_per_bit", Bounds::non_negative());
+  acc->offchip.write_energy_pj_per_bit = off.required_number("write_energy_pj_per_bit", Bounds::non_negative());
+  acc->offchip.bandwidth_bits_per_cycle = off.required_number("bandwidth_bits_per_cycle", Bounds::positive());
+  acc->offchip.ports = static_cast<int>(off.integer("ports", Bounds::at_least(1)).value_or(1));
+  acc->offchip.origin = off.where();
+  off.finish();
+  check_offchip_levels(*acc);
+
+  // Links between the cores of an array: neighbours in x and y (mesh), or one ring through them in order.
+  for (const ArrayLinks& g : generated) {
+    if (g.topology == "none" || g.ids.size() < 2) continue;
+    auto id = [&](std::int64_t i, std::int64_t j) { return g.ids[static_cast<std::size_t>(i * g.y + j)]; };
+    auto add = [&](int a, int b) {
+      Link l;
+      l.name = acc->cores[static_cast<std::size_t>(a)].name + "-" + acc->cores[static_cast<std::size_t>(b)].name;
+      l.endpoints = {a, b};
+      l.bandwidth_bits_per_cycle = g.bandwidth;
+      l.energy_pj_per_bit = g.energy;
+      l.origin = g.origin;
+      acc->links.push_back(std::move(l));
+    };
+    if (g.topology == "mesh") {
+      for (std::int64_t i = 0; i < g.x; ++i) {
+        for (std::int64_t j = 0; j < g.y; ++j) {
+          if (i + 1 < g.x) add(id(i, j), id(i + 1, j));
+          if (j + 1 < g.y) add(id(i, j), id(i, j + 1));
+        }
+      }
+    } else {  // ring
+      for (std::size_t k = 0; k < g.ids.size(); ++k) {
+        if (g.ids.size() == 2 && k == 1) break;
+        add(g.ids[k], g.ids[(k + 1) % g.ids.size()]);
+      }
+    }
+  }
+
+  std::vector<std::string> endpoint_names = acc->core_names();
+  endpoint_names.push_back(acc->offchip.name);
+  auto links = root.table_array("links");
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    TableReader& l = links[i];
+    Link link;
+    link.origin = l.where();
+    link.name = l.string("name").value_or("link" + std::to_string(i));
+    const std::string kind = l.choice("kind", {"point_to_point", "bus"}).value_or("point_to_point");
+    link.kind = kind == "bus" ? LinkKind::bus : LinkKind::point_to_point;
+    auto ends = l.string_list("endpoints");
+    if (!ends) l.fail_table("missing required key 'endpoints' (names of cores, or '" + acc->offchip.name + "')");
+    for (const std::string& e : expand_endpoints(*ends, endpoint_names, l)) {
+      int id = e == acc->offchip.name ? Accelerator::kOffChip : acc->core_index(e);
+      if (e != acc->offchip.name && id < 0) {
+        l.fail("endpoints", "'" + e + "' is neither a core nor the off-chip memory" + did_you_mean(e, endpoint_names));
+      }
+      if (std::find(link.endpoints.begin(), link.endpoints.end(), id) != link.endpoints.end()) {
+        l.fail("endpoints", "'" + e + "' is listed twice");
+      }
+      link.endpoints.push_back(id);
+    }
+    if (link.kind == LinkKind::point_to_point && link.endpoints.size() != 2) {
+      l.fail("endpoints", "a point_to_point link joins exactly 2 endpoints, got " + std::to_string(link.endpoints.size()));
+    }
+    if (link.kind == LinkKind::bus && link.endpoints.size() < 2) {
+      l.fail("endpoints", "a bus joins at least 2 endpoints");
+    }
+    link.bandwidth_bits_per_cycle = l.required_number("bandwidth_bits_per_cycle", Bounds::positive());
+    link.energy_pj_per_bit = l.number("energy_pj_per_bit", Bounds::non_negative()).value_or(0.0);
+    l.finish();
+    acc->links.push_back(std::move(link));
+  }
+  root.finish();
+
+  for (const CoreInstance& c : acc->cores) {
+    if (!acc->link_between(c.id, Accelerator::kOffChip)) {
+      throw UserError(c.origin, "core '" + c.name + "' has no link to the off-chip memory '" + acc->offchip.name +
+                                    "': add a [[links]] entry whose endpoints include both");
+    }
+  }
+  return acc;
+}
+
+}  // namespace monet
