@@ -1,5 +1,5 @@
 // What writing a run's output folder costs, per [output] artifacts, on a large run: MobileNetV2 training on the
-// quad core (bench/experiments/mobilenet_v2_training_quad_core.toml, 29,085 CNs, 104,107 transfers). Counters:
+// quad core (bench/experiments/mobilenet_v2_training_quad_core.toml, 29,085 CNs, 103,821 transfers). Counters:
 // the bytes of each file and of the folder. Numbers in docs/experiments.md.
 #include <benchmark/benchmark.h>
 
