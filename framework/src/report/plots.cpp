@@ -221,7 +221,7 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
     panels.push_back(Panel{c.name + " (" + c.core->name + ")", &s.memory[static_cast<std::size_t>(c.id)],
                            static_cast<double>(c.core->resident_capacity_bits()) / 8});
   }
-  panels.push_back(Panel{acc.offchip.name + " (off chip)", &s.offchip_memory, 0});
+  panels.push_back(Panel{acc.offchip.name + " (off chip)", &s.offchip_memory, static_cast<double>(acc.offchip.size_bits) / 8});
   const double width = 900, left = 78, right = 20, panel_h = 120, gap = 52, top = 58;
   const double plot_w = width - left - right;
   const double height = top + static_cast<double>(panels.size()) * (panel_h + gap) + 10;
