@@ -17,7 +17,7 @@ packages=(
   cmake ninja-build g++ pkg-config git
   libboost-dev libtomlplusplus-dev libspdlog-dev libfmt-dev libtbb-dev
   libcli11-dev nlohmann-json3-dev libprotobuf-dev protobuf-compiler libonnx-dev libyaml-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   librsvg2-bin
 )
 missing=()

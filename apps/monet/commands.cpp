@@ -46,6 +46,7 @@ int run_command(const RunOptions& o) {
   if (!o.out.empty()) e.output_dir = o.out;
   const fs::path out_dir = e.output_dir;
   const bool overwrite = e.overwrite;
+  check_output_folder(out_dir, overwrite);  // before any work: a refused folder costs no simulation
   PreparedExperiment prepared = prepare(std::move(e), registry);
 
   auto last = std::chrono::steady_clock::now();
@@ -63,13 +64,7 @@ int run_command(const RunOptions& o) {
                                                       "; nothing was written (set [schedule] allow_over_capacity = "
                                                       "true to report it anyway)");
   }
-  write_folder_atomically(out_dir, overwrite,
-                          {{"results.json", results_json(prepared, result)},
-                           {"schedule.csv", schedule_csv(prepared, result)},
-                           {"trace.json", trace_json(prepared, result)},
-                           {"memory.svg", memory_svg(prepared, result)},
-                           {"schedule.svg", schedule_svg(prepared, result)},
-                           {"resolved.toml", resolved_toml(prepared, out_dir)}});
+  write_folder_atomically(out_dir, overwrite, output_files(prepared, result, out_dir));
   std::cout << summary_text(prepared, result, out_dir);
   return 0;
 }
@@ -172,9 +167,10 @@ std::string cost_table_csv(const Graph& graph, const Core& core, const std::vect
   }
   std::ostringstream out;
   out << "# " << graph.name() << " on core " << core.name << " costed by " << model << " (monet " << kVersion
-      << "). Units: cycles, pJ.\n# Loop dims an operator does not have are 1.\nkind,type";
+      << "). Units: cycles, pJ.\n# Loop dims an operator does not have are 1. energy_pj is the total; mac_energy_pj and\n"
+      << "# offchip_energy_pj are its parts in the operational array and in off-chip memory.\nkind,type";
   for (const std::string& d : dims) out << "," << d;
-  out << ",cycles,energy_pj\n";
+  out << ",cycles,energy_pj,mac_energy_pj,offchip_energy_pj\n";
   std::set<std::string> seen;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Operator& op = *ops[i];
@@ -185,9 +181,10 @@ std::string cost_table_csv(const Graph& graph, const Core& core, const std::vect
       row << "," << (k < 0 ? std::int64_t{1} : op.dims[static_cast<std::size_t>(k)].size);
     }
     if (!seen.insert(row.str()).second) continue;
-    char buf[96];
+    char buf[160];
     const double cycles = costs[i].exact_cycles > 0 ? costs[i].exact_cycles : static_cast<double>(costs[i].cycles);
-    std::snprintf(buf, sizeof buf, ",%.17g,%.17g\n", cycles, costs[i].energy_pj);
+    std::snprintf(buf, sizeof buf, ",%.17g,%.17g,%.17g,%.17g\n", cycles, costs[i].energy_pj, costs[i].compute_energy_pj,
+                  costs[i].offchip_energy_pj);
     out << row.str() << buf;
   }
   return out.str();

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -68,6 +69,21 @@ StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, 
   std::map<fs::path, fs::path> converted;  // yaml -> toml
   std::string offchip_name = "dram";
   std::ostringstream offchip;
+  // A core's name must say which core it is: Stream's files may share one (its simd.yaml is `name: pooling`,
+  // copied from pooling.yaml), so a core whose name another core file also has is named after its file.
+  std::map<std::string, std::set<fs::path>> files_named;
+  for (const auto& kv : cores) {
+    if (kv.first.IsScalar() && kv.first.as<std::string>() == std::to_string(offchip_id)) continue;
+    const fs::path file = core_file(y, kv.second, dir);
+    const Yaml c(file);
+    if (const YAML::Node n = Yaml::get(c.root(), "name"); n && n.IsScalar()) files_named[n.as<std::string>()].insert(file);
+  }
+  auto own_name = [&](const fs::path& file) -> std::optional<std::string> {
+    for (const auto& [n, files] : files_named) {
+      if (files.size() > 1 && files.contains(file)) return file.stem().string();
+    }
+    return std::nullopt;
+  };
   std::int64_t expected = 0;
   std::int64_t compute_cores = 0;
   for (const auto& kv : cores) {
@@ -101,7 +117,7 @@ StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, 
     auto it = converted.find(file);
     if (it == converted.end()) {
       const fs::path target = cores_dir / (file.stem().string() + ".toml");
-      out.cores.emplace_back(fs::absolute(target), zigzag_core_to_toml(file, std::nullopt, cost_model));
+      out.cores.emplace_back(fs::absolute(target), zigzag_core_to_toml(file, std::nullopt, cost_model, own_name(file)));
       it = converted.emplace(file, target).first;
     }
     names[id] = instance(id);

@@ -125,7 +125,7 @@ std::string zigzag_mapping_to_toml(const fs::path& mapping) {
 }
 
 std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs::path>& mapping,
-                                const std::string& cost_model) {
+                                const std::string& cost_model, const std::optional<std::string>& rename) {
   const Yaml y(hardware);
   const YAML::Node& r = y.root();
   std::ostringstream out;
@@ -137,7 +137,11 @@ std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs
     y.fail(r["type"], "a memory-only core (Stream's off-chip core) is the off-chip memory of an accelerator: import the "
                       "accelerator with `monet import stream-accelerator`");
   }
-  const std::string name = y.as<std::string>(y.need(r, "name", "the accelerator name"), "a name");
+  const std::string own_name = y.as<std::string>(y.need(r, "name", "the accelerator name"), "a name");
+  const std::string name = rename.value_or(own_name);
+  if (name != own_name) {
+    out << "# Named after its file: the file's own name '" << own_name << "' is also another core's.\n";
+  }
   const YAML::Node array = y.need(r, "operational_array", "dimensions, sizes, unit_energy");
   y.check_keys(array, {"dimensions", "sizes", "unit_energy", "unit_area", "is_imc", "imc_type", "input_precision",
                        "bit_serial_precision", "adc_resolution"},

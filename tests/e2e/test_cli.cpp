@@ -74,6 +74,30 @@ TEST(Cli, BadTilingRulePointsAtTheRuleInTheFileAndInSet) {
   EXPECT_FALSE(fs::exists(dir.path() / "o"));
 }
 
+TEST(Cli, RequestsThatCannotBeDoneAreRejectedNotIgnored) {
+  // Splitting a reduction dimension over cores (each core would hold partial sums) and naming stacks while asking
+  // for automatic ones: located errors, exit code 2, nothing run.
+  test::ScratchDir dir;
+  for (const char* fusion : {"layer_by_layer", "fused_stacks"}) {
+    const auto exp = dir.write("c.toml", experiment("[fusion]\nplugin = \"" + std::string(fusion) +
+                                                    "\"\ninter = [\"conv=C:2\"]\n"));
+    const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "o"));
+    EXPECT_EQ(r.exit_code, 2) << fusion;
+    EXPECT_THAT(r.out, HasSubstr(exp.string() + ":7:9: error: fusion.inter: 'conv=C:2' splits operator 'conv1' (Conv) "
+                                 "along C, a reduction dimension of it")) << fusion;
+    EXPECT_FALSE(fs::exists(dir.path() / "o"));
+  }
+  // The output dimension is fine.
+  const auto ok = dir.write("k.toml", experiment("[fusion]\nplugin = \"layer_by_layer\"\ninter = [\"conv=K:2\"]\n"));
+  EXPECT_EQ(test::monet("validate " + q(ok)).exit_code, 0);
+  const auto both = dir.write("s.toml", experiment("[fusion]\nplugin = \"fused_stacks\"\nstacks = [\"conv1..relu1\"]\n"
+                                                   "auto_stacks = true\n"));
+  const auto r = test::monet("run " + q(both) + " --out " + q(dir.path() / "o"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr(both.string() + ":8:15: error: auto_stacks: auto_stacks = true forms stacks only when "
+                               "`stacks` is empty, and `stacks` lists 1 stack(s)"));
+}
+
 TEST(Cli, ABareStringGivenWithSetIsLocatedInTheSetArgument) {
   // "foo" is not TOML; --set takes it as a string, and a bad value still points at the --set argument.
   test::ScratchDir dir;
@@ -98,6 +122,28 @@ TEST(Cli, ExistingOutputIsKeptWhenTheRunFails) {
   const auto r = test::monet("run " + q(keep) + " --out " + q(out));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("output folder exists and [output] overwrite = false"));
+}
+
+TEST(Cli, OutputFolderErrorsComeBeforeAnyWork) {
+  // A training step that takes seconds to simulate: a folder it may not write is refused before the workload is
+  // even read ("reading workload" is the first log line of the work).
+  test::ScratchDir dir;
+  const std::string exp = q(test::source_dir() / "experiments/resnet18_cifar_training_quad_core.toml");
+  fs::create_directories(dir.path() / "exists");
+  const auto keep = test::monet("run " + exp + " --out " + q(dir.path() / "exists") + " --set output.overwrite=false");
+  EXPECT_EQ(keep.exit_code, 2);
+  EXPECT_THAT(keep.out, HasSubstr((dir.path() / "exists").string() + ": error: output folder exists and [output] overwrite = false"));
+  EXPECT_THAT(keep.out, ::testing::Not(HasSubstr("reading workload")));
+  const auto file = dir.write("a_file", "x");
+  const auto on_file = test::monet("run " + exp + " --out " + q(file));
+  EXPECT_EQ(on_file.exit_code, 2);
+  EXPECT_THAT(on_file.out, HasSubstr(file.string() + ": error: output path exists and is not a folder"));
+  EXPECT_THAT(on_file.out, ::testing::Not(HasSubstr("reading workload")));
+  const auto below_file = test::monet("run " + exp + " --out " + q(file / "out"));
+  EXPECT_EQ(below_file.exit_code, 2);
+  EXPECT_THAT(below_file.out, HasSubstr(file.string() + ": error: is not a folder: cannot create the output folder"));
+  EXPECT_THAT(below_file.out, ::testing::Not(HasSubstr("reading workload")));
+  EXPECT_EQ(test::read_file(file), "x");
 }
 
 TEST(Cli, ValidateRecognisesEveryFileKind) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli_json.hpp"
+#include "support/csv.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -46,8 +47,44 @@ TEST(TableModel, ExactRowsReproduceTheCharacterisedModel) {
   for (std::size_t i = 0; i < model["layers"].size(); ++i) {
     EXPECT_DOUBLE_EQ(table["layers"][i]["energy_pj"].get<double>(), model["layers"][i]["energy_pj"].get<double>());
     EXPECT_DOUBLE_EQ(table["layers"][i]["latency_cycles"].get<double>(), model["layers"][i]["latency_cycles"].get<double>());
+    // The table carries the energy split too: MAC and memory parts as the model attributed them.
+    EXPECT_DOUBLE_EQ(table["layers"][i]["mac_energy_pj"].get<double>(), model["layers"][i]["mac_energy_pj"].get<double>());
+    EXPECT_GT(table["layers"][i]["mac_energy_pj"].get<double>(), 0);
   }
   EXPECT_EQ(table["cost_model"], "table");
+}
+
+TEST(TableModel, EnergyIsSplitIntoMacAndMemory) {
+  test::ScratchDir dir;
+  const auto w = dir.write("w.toml", kTwoGemms);
+  auto layers = [&](const std::string& csv_text) {
+    const auto csv = dir.write("m.csv", csv_text);
+    const auto core = dir.write("c.toml", table_core(csv, "interpolate = \"linear\"\ndimension = \"K\"\n"));
+    const auto r = test::monet("--log-level error cost " + q(w) + " --core " + q(core) + " --json");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return json::parse(r.out)["layers"];
+  };
+  // Totals only: the MAC part is what simd_16's array spends (0.25 pJ per operation), the rest is memory.
+  const json total = layers("kind,type,D,K,C,cycles,energy_pj\ngemm,Gemm,1,64,32,100,1000\ngemm,Gemm,1,64,64,200,2000\n"
+                            "gemm,Gemm,1,128,64,400,4000\nelementwise,,,,,7,70\n");
+  EXPECT_DOUBLE_EQ(total[0]["mac_energy_pj"].get<double>(), 32 * 64 * 0.25);  // fc1: 2,048 MACs
+  EXPECT_DOUBLE_EQ(total[0]["memory_energy_pj"].get<double>(), 1000 - 512);
+  EXPECT_DOUBLE_EQ(total[1]["mac_energy_pj"].get<double>(), 64 * 0.25);  // relu: 64 operations
+  EXPECT_DOUBLE_EQ(total[2]["mac_energy_pj"].get<double>(), 64 * 96 * 0.25);  // fc2 (interpolated): 6,144 MACs
+  // Measured parts win; interpolated between rows that both have them, else the rule applies.
+  const json parts = layers("kind,type,D,K,C,cycles,energy_pj,mac_energy_pj,offchip_energy_pj\n"
+                            "gemm,Gemm,1,64,32,100,1000,300,\ngemm,Gemm,1,64,64,200,2000,600,100\n"
+                            "gemm,Gemm,1,128,64,400,4000,1000,200\nelementwise,,,,,7,70,,\n");
+  EXPECT_DOUBLE_EQ(parts[0]["mac_energy_pj"].get<double>(), 300);
+  EXPECT_DOUBLE_EQ(parts[0]["memory_energy_pj"].get<double>(), 700);
+  EXPECT_DOUBLE_EQ(parts[1]["mac_energy_pj"].get<double>(), 16);
+  EXPECT_DOUBLE_EQ(parts[2]["mac_energy_pj"].get<double>(), 800);  // halfway from 600 to 1000
+  // Parts larger than the total are a located error.
+  const auto csv = dir.write("bad.csv", "kind,K,cycles,energy_pj,mac_energy_pj\ngemm,64,10,100,150\n");
+  const auto core = dir.write("c.toml", table_core(csv, ""));
+  const auto r = test::monet("cost " + q(w) + " --core " + q(core));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr(csv.string() + ":2:1: error: mac_energy_pj + offchip_energy_pj (150) exceed energy_pj (100)"));
 }
 
 TEST(TableModel, NearestLinearFallbackAndMisses) {
@@ -132,9 +169,75 @@ TEST(TableModel, AMeasuredCoreInAnExperiment) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
   EXPECT_EQ(j["architecture"]["cores"][0]["cost_model"], "table");
-  EXPECT_THAT(j["computation_nodes"][0]["mapping"].get<std::string>(), HasSubstr("table row"));
+  EXPECT_THAT(test::read_csv(dir.path() / "out/schedule.csv")[0]["mapping"], HasSubstr("table row"));
   const std::string resolved = test::read_file(dir.path() / "out/resolved.toml");
   EXPECT_THAT(resolved, ::testing::Not(HasSubstr("[cost_model.table")));  // the core file keeps its table
+  // The summary attributes the table's energy to the array and the memories as for the other models: its MAC
+  // energy is the layers' (whole layers on one core: the same queries as `monet cost`).
+  const json study = cost_json(q(src / "workloads/onnx/resnet18.onnx") + " --core " +
+                               q(src / "architectures/cores/tpu_like_table.toml") + " --precision int8_stream");
+  double mac = 0;
+  for (const json& l : study["layers"]) mac += l["mac_energy_pj"].get<double>();
+  EXPECT_GT(mac, 0);
+  EXPECT_NEAR(j["energy_breakdown"]["mac_energy_pj"].get<double>(), mac, 1e-9 * mac);
+}
+
+TEST(TableModel, ChosenByAnExperiment) {
+  // [cost_model] plugin = "table" with its CSV (`file` is the table's parameter, not a kernel key) on a core whose
+  // own model is loopnest.
+  test::ScratchDir dir;
+  const fs::path src = test::source_dir();
+  const auto exp = dir.write("e.toml", "[workload]\nfile = " + q(src / "workloads/onnx/resnet18.onnx") +
+                                           "\n[precision]\npreset = \"int8_stream\"\n[architecture]\nfile = " +
+                                           q(src / "architectures/tpu_like_single.toml") +
+                                           "\n[cost_model]\nplugin = \"table\"\nfile = " +
+                                           q(src / "architectures/cores/tpu_like_table.csv") + "\nfallback = \"roofline\"\n");
+  const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "out") + " --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
+  EXPECT_EQ(j["architecture"]["cores"][0]["cost_model"], "table");
+  EXPECT_THAT(test::read_csv(dir.path() / "out/schedule.csv")[0]["mapping"], HasSubstr("table row"));
+  // resolved.toml keeps the table, relative to the output folder, and reproduces the run.
+  const std::string resolved = test::read_file(dir.path() / "out/resolved.toml");
+  EXPECT_THAT(resolved, HasSubstr("plugin = \"table\"\nfile = "));
+  const auto again = test::monet("run " + q(dir.path() / "out/resolved.toml") + " --out " + q(dir.path() / "again") +
+                                 " --log-level warn");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.path() / "again/results.json"))["energy_pj"], j["energy_pj"]);
+
+  // Without its CSV the table model cannot run: a located error, not an internal one.
+  const auto no_file = dir.write("n.toml", "[workload]\nfile = " + q(src / "workloads/tiny_cnn.toml") +
+                                               "\n[architecture]\nfile = " + q(src / "architectures/tpu_like_single.toml") +
+                                               "\n[cost_model]\nplugin = \"table\"\n");
+  const auto r2 = test::monet("validate " + q(no_file));
+  EXPECT_EQ(r2.exit_code, 2) << r2.out;
+  EXPECT_THAT(r2.out, HasSubstr("n.toml:"));
+  EXPECT_THAT(r2.out, HasSubstr("parameter 'file' is required"));
+}
+
+TEST(TableModel, AnExperimentOverridesSingleKeysOfTheCoresParameters) {
+  // tpu_like_table.toml's [cost_model_params] name its CSV and fall back to roofline; the experiment changes the
+  // fallback only: the CSV still comes from the core file.
+  test::ScratchDir dir;
+  const fs::path src = test::source_dir();
+  std::string acc = test::read_file(src / "architectures/tpu_like_single.toml");
+  acc.replace(acc.find("cores/tpu_like.toml"), 19, (src / "architectures/cores/tpu_like_table.toml").string());
+  dir.write("acc.toml", acc);
+  const std::string base = "[workload]\nfile = " + q(src / "workloads/tiny_cnn.toml") +
+                           "\n[precision]\npreset = \"int8_stream\"\n[architecture]\nfile = \"acc.toml\"\n";
+  const auto own = dir.write("own.toml", base);
+  const auto changed = dir.write("changed.toml", base + "[cost_model.table]\nfallback = \"loopnest\"\n");
+  const auto r1 = test::monet("run " + q(own) + " --out " + q(dir.path() / "own") + " --log-level warn");
+  const auto r2 = test::monet("run " + q(changed) + " --out " + q(dir.path() / "changed") + " --log-level warn");
+  ASSERT_EQ(r1.exit_code, 0) << r1.out;
+  ASSERT_EQ(r2.exit_code, 0) << r2.out;
+  // tiny_cnn's layers are not in the table (made from ResNet-18): the fallback costs them.
+  EXPECT_THAT(test::read_csv(dir.path() / "own/schedule.csv")[0]["mapping"], HasSubstr("not in tpu_like_table.csv: roofline"));
+  EXPECT_THAT(test::read_csv(dir.path() / "changed/schedule.csv")[0]["mapping"], HasSubstr("not in tpu_like_table.csv: loopnest"));
+  // resolved.toml records the one key the experiment set; the rest is read again from the core file.
+  const std::string resolved = test::read_file(dir.path() / "changed/resolved.toml");
+  EXPECT_THAT(resolved, HasSubstr("[cost_model.table]\nfallback = \"loopnest\"\n"));
+  EXPECT_THAT(resolved, ::testing::Not(HasSubstr("tpu_like_table.csv")));
 }
 
 TEST(CostCache, OperatorsMappedByNameDoNotShareCosts) {
@@ -154,14 +257,13 @@ TEST(CostCache, OperatorsMappedByNameDoNotShareCosts) {
   const auto exp = dir.write("e.toml", "[workload]\nfile = \"w.toml\"\n[architecture]\nfile = \"acc.toml\"\n");
   const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "out") + " --log-level warn");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
-  const json& cns = j["computation_nodes"];
+  const auto cns = test::read_csv(dir.path() / "out/schedule.csv");
   ASSERT_EQ(cns.size(), 2u);
-  EXPECT_THAT(cns[0]["mapping"].get<std::string>(), HasSubstr("D1: K 32, D2: C 32"));
-  EXPECT_THAT(cns[1]["mapping"].get<std::string>(), HasSubstr("D1: K 8, D2: C 8"));
+  EXPECT_THAT(cns[0]["mapping"], HasSubstr("D1: K 32, D2: C 32"));
+  EXPECT_THAT(cns[1]["mapping"], HasSubstr("D1: K 8, D2: C 8"));
   // b: 73,728 MACs on 64 PEs take at least 1,152 cycles; a (the whole array, bound by its DRAM) is faster.
-  EXPECT_GE(cns[1]["latency_cycles"].get<double>(), 1152.0);
-  EXPECT_LT(cns[0]["latency_cycles"].get<double>(), cns[1]["latency_cycles"].get<double>()) << "b " << cns[1]["latency_cycles"];
+  EXPECT_GE(cns[1].number("latency_cycles"), 1152.0);
+  EXPECT_LT(cns[0].number("latency_cycles"), cns[1].number("latency_cycles")) << "b " << cns[1]["latency_cycles"];
 }
 
 TEST(RooflineModel, EveryLevelOfTheHierarchyCounts) {

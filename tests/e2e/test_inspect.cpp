@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/csv.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -75,7 +76,8 @@ TEST(Inspect, OnnxModelRunsFromAnExperiment) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json j = json::parse(test::read_file(dir.path() / "out/results.json"));
   EXPECT_EQ(j["workload"]["macs"].get<long>(), 1'814'073'344L);
-  EXPECT_EQ(j["computation_nodes"].size(), 69u);
+  EXPECT_EQ(j["computation_node_count"].get<std::size_t>(), 69u);
+  EXPECT_EQ(test::read_csv(dir.path() / "out/schedule.csv").size(), 69u);
   EXPECT_GT(j["latency_cycles"].get<long>(), 1'814'073'344L / 64);  // at least the conv work on 64 PEs
 }
 

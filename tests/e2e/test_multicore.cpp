@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 
+#include "support/csv.hpp"
+#include "support/energy_records.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -38,11 +41,15 @@ const fs::path& run_once(const std::string& experiment) {
 }
 
 json results(const std::string& experiment) { return json::parse(test::read_file(run_once(experiment) / "results.json")); }
+std::vector<test::CsvRow> nodes(const std::string& experiment) { return test::read_csv(run_once(experiment) / "schedule.csv"); }
+std::vector<test::CsvRow> transfers(const std::string& experiment) {
+  return test::read_csv(run_once(experiment) / "transfers.csv");
+}
 
-std::map<std::string, int> cns_per_core(const json& j) {
+std::map<std::string, int> cns_per_core(const std::vector<test::CsvRow>& cns) {
   std::map<std::string, int> n;
-  for (const json& cn : j["computation_nodes"]) {
-    if (cn["kind"] != "view") ++n[cn["core"].get<std::string>()];  // Stream's Flatten is no CN either
+  for (const test::CsvRow& cn : cns) {
+    if (cn["kind"] != "view") ++n[cn["core"]];  // Stream's Flatten is no CN either
   }
   return n;
 }
@@ -64,6 +71,8 @@ TEST(StreamParity, ImportedAcceleratorAndMappingAreTheCommittedFiles) {
   for (const char* core : {"tpu_like", "pooling", "simd"}) {
     const fs::path rel = fs::path("cores/tpu_like_quad_core") / (std::string(core) + ".toml");
     EXPECT_EQ(test::read_file(dir.path() / rel), test::read_file(arch / rel)) << core;
+    // Each core is named for what it is: Stream's simd.yaml carries pooling.yaml's name.
+    EXPECT_THAT(test::read_file(dir.path() / rel), HasSubstr("\nname = \"" + std::string(core) + "\"\n")) << core;
   }
   // The DRAM's single 64-bit port is a resource all cores share (Stream lets each core stream at 64 bits/cycle).
   EXPECT_THAT(test::read_file(arch / "tpu_like_quad_core.toml"), HasSubstr("bandwidth_bits_per_cycle = 64.0\n#"));
@@ -94,7 +103,7 @@ TEST(StreamParity, LayerByLayerResNet18) {
   const json s = stream_run("a_layer_by_layer_fixed_k4");
   const double e = j["energy_pj"].get<double>(), se = s["energy_pJ"].get<double>();
   EXPECT_NEAR(e / se, 1.0, 0.20) << e << " pJ vs Stream " << se;
-  EXPECT_EQ(cns_per_core(j), stream_cns_per_core(s));
+  EXPECT_EQ(cns_per_core(nodes("experiments/reference/stream_resnet18_lbl.toml")), stream_cns_per_core(s));
   // Every operand streams from DRAM, as in Stream: nothing stays resident on chip, but the tiles in flight
   // occupy every working core's memories (issue #17: a streaming core is not empty), within its capacity.
   for (const json& core : j["architecture"]["cores"]) {
@@ -114,7 +123,7 @@ TEST(StreamParity, FusedStacksResNet18) {
   const json s = stream_run("b_layer_fused_fixed_k4");
   const double e = j["energy_pj"].get<double>(), se = s["energy_pJ"].get<double>();
   EXPECT_NEAR(e / se, 1.0, 0.20) << e << " pJ vs Stream " << se;  // measured -17%: on-chip mappings, as above
-  EXPECT_EQ(cns_per_core(j), stream_cns_per_core(s));
+  EXPECT_EQ(cns_per_core(nodes("experiments/reference/stream_resnet18_fused.toml")), stream_cns_per_core(s));
   // Fusion keeps the stacks' activations on chip: less off-chip energy than layer by layer, as in Stream (3.78e9
   // -> 2.22e9 pJ off chip), and some on-chip memory in use, well below the 2 MB SRAMs.
   const json lbl = results("experiments/reference/stream_resnet18_lbl.toml");
@@ -131,8 +140,8 @@ TEST(StreamParity, FusedStacksResNet18) {
   // whole rows) the memory energy of the transfers is within 20% of Stream's core-to-core term (measured +14%;
   // exact regions move 34% fewer bytes: -24%).
   double core_to_core = 0;
-  for (const json& t : j["transfers"]) {
-    if (t["from"] != "dram" && t["to"] != "dram") core_to_core += t["energy_pj"].get<double>();
+  for (const test::CsvRow& t : transfers("experiments/reference/stream_resnet18_fused.toml")) {
+    if (t["from"] != "dram" && t["to"] != "dram") core_to_core += t.number("energy_pj");
   }
   const double stream_c2c = s["energy_breakdown_pJ"]["total_core_to_core_memory_energy"].get<double>();
   EXPECT_NEAR(core_to_core / stream_c2c, 1.0, 0.20) << core_to_core << " pJ vs Stream " << stream_c2c;
@@ -145,8 +154,9 @@ TEST(StreamParity, FusedStacksResNet18) {
 TEST(StreamParity, TraceAndPlotsAreValid) {
   for (const char* e : {"experiments/reference/stream_resnet18_lbl.toml", "experiments/reference/stream_resnet18_fused.toml"}) {
     const fs::path out = run_once(e);
-    const json j = results(e);
-    const json trace = json::parse(test::read_file(out / "trace.json"));
+    const auto gunzip = test::run_command("gzip -dc " + q(out / "trace.json.gz"));  // what Perfetto reads
+    ASSERT_EQ(gunzip.exit_code, 0) << gunzip.out;
+    const json trace = json::parse(gunzip.out);
     std::size_t complete = 0;
     for (const json& ev : trace["traceEvents"]) {
       if (ev["ph"] == "X" && ev["pid"] == 1) {
@@ -155,7 +165,7 @@ TEST(StreamParity, TraceAndPlotsAreValid) {
       }
     }
     std::size_t on_cores = 0;
-    for (const json& cn : j["computation_nodes"]) on_cores += cn["kind"] != "view";  // views take no time
+    for (const test::CsvRow& cn : nodes(e)) on_cores += cn["kind"] != "view";  // views take no time
     EXPECT_EQ(complete, on_cores) << e;
     for (const char* svg : {"memory.svg", "schedule.svg"}) {
       const auto r = test::run_command("rsvg-convert -o " + q(out / (std::string(svg) + ".png")) + " " + q(out / svg));
@@ -163,6 +173,110 @@ TEST(StreamParity, TraceAndPlotsAreValid) {
       EXPECT_GT(fs::file_size(out / (std::string(svg) + ".png")), 1000u) << svg;
     }
   }
+}
+
+// Every transfer record names its data and flows the way the data does, and its read, link and write energies
+// add up, by where they happen, to results.json's breakdown: on runs that stream every operand (Stream's layer by
+// layer), fuse, and spill (a training step on the quad core).
+TEST(Transfers, RecordsFollowOneRuleAndSumToTheSummary) {
+  for (const char* e : {"experiments/reference/stream_resnet18_lbl.toml", "experiments/reference/stream_resnet18_fused.toml",
+                        "experiments/resnet18_cifar_training_quad_core.toml"}) {
+    SCOPED_TRACE(e);
+    test::expect_records_sum_to_summary(run_once(e));
+  }
+  // Layer by layer every operand streams: the first convolution (CN 0 on core0) reads its input and weights
+  // dram -> core0 and writes its output back core0 -> dram, one record each.
+  std::vector<std::string> first_conv;
+  for (const test::CsvRow& t : transfers("experiments/reference/stream_resnet18_lbl.toml")) {
+    if (t["cause"] == "stream" && t["for_cn"] == "0") first_conv.push_back(t["tensor"] + " " + t["from"] + " -> " + t["to"]);
+  }
+  EXPECT_EQ(first_conv, (std::vector<std::string>{"input.1 dram -> core0", "onnx::Conv_193 dram -> core0",
+                                                  "/conv1/Conv_output_0 core0 -> dram"}));
+  EXPECT_GT(results("experiments/resnet18_cifar_training_quad_core.toml")["energy_breakdown"]["spill_energy_pj"].get<double>(), 0);
+}
+
+// What a plot says, read back from its SVG: texts with their position and size, legend entries with their colour.
+struct SvgText {
+  double x = 0, y = 0, size = 0;
+  std::string anchor, text;
+};
+std::vector<SvgText> svg_texts(const std::string& svg) {
+  std::vector<SvgText> out;
+  static const std::regex text(R"(<text x='([-0-9.e]+)' y='([-0-9.e]+)' font-size='([0-9.]+)'([^>]*)>([^<]*)</text>)");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text); it != std::sregex_iterator(); ++it) {
+    const std::string attrs = (*it)[4];
+    const auto anchor = attrs.find("text-anchor='");
+    out.push_back(SvgText{std::stod((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]),
+                          anchor == std::string::npos ? "start" : attrs.substr(anchor + 13, attrs.find('\'', anchor + 13) - anchor - 13),
+                          (*it)[5]});
+  }
+  return out;
+}
+double svg_width(const std::string& svg) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(svg, m, std::regex("<svg [^>]*width='([0-9.]+)'")));
+  return std::stod(m[1]);
+}
+
+// Plots stay readable and small at any scale: the quad-core training step (4,470 CNs and transfers) is drawn per
+// pixel column, quickstart rectangle by rectangle; axes are SI-formatted, titles do not overlap, legends fit and
+// every category has its own colour.
+TEST(Plots, ReadableAtAnyScale) {
+  test::ScratchDir dir;
+  const auto quick = test::monet("run " + q(test::source_dir() / "experiments/quickstart.toml") + " --out " + q(dir.path() / "q") +
+                             " --log-level warn");
+  ASSERT_EQ(quick.exit_code, 0) << quick.out;
+  const fs::path big = run_once("experiments/resnet18_cifar_training_quad_core.toml");
+  const std::size_t drawn = nodes("experiments/resnet18_cifar_training_quad_core.toml").size() +
+                            transfers("experiments/resnet18_cifar_training_quad_core.toml").size();
+  ASSERT_GT(drawn, 4000u);
+  for (const fs::path& out : {dir.path() / "q", big}) {
+    SCOPED_TRACE(out.string());
+    for (const char* plot : {"schedule.svg", "memory.svg"}) {
+      SCOPED_TRACE(plot);
+      const std::string svg = test::read_file(out / plot);
+      const double width = svg_width(svg);
+      const auto texts = svg_texts(svg);
+      ASSERT_FALSE(texts.empty());
+      static const std::regex tick(R"([0-9]+(\.[0-9]+)?( ?[kMGT]?B|[kMGT]?))");
+      for (const SvgText& t : texts) {
+        EXPECT_EQ(t.text.find("e+"), std::string::npos) << t.text;
+        // Axis ticks: SI-formatted, at most 3 significant digits (2 MB, 500 kB, 1.5M; not 2097.15 kB).
+        if (t.size == 10 && t.anchor != "start") {
+          EXPECT_TRUE(std::regex_match(t.text, tick)) << t.text;
+          std::size_t digits = 0;
+          for (char c : t.text) digits += std::isdigit(static_cast<unsigned char>(c)) != 0;
+          EXPECT_LE(digits, 3u) << t.text;
+        }
+        // Nothing leaves the picture (a legend used to run off its right edge).
+        const double w = 0.6 * t.size * static_cast<double>(t.text.size());
+        const double right = t.anchor == "start" ? t.x + w : t.anchor == "middle" ? t.x + w / 2 : t.x;
+        EXPECT_LE(right, width + 1) << t.text;
+      }
+      // Titles (12 px and more) do not overlap one another.
+      for (std::size_t i = 0; i < texts.size(); ++i) {
+        for (std::size_t k = i + 1; k < texts.size(); ++k) {
+          if (texts[i].size < 12 || texts[k].size < 12) continue;
+          EXPECT_GE(std::abs(texts[i].y - texts[k].y), std::max(texts[i].size, texts[k].size)) << texts[i].text << " / " << texts[k].text;
+        }
+      }
+    }
+    // Legend: one colour per category.
+    const std::string schedule = test::read_file(out / "schedule.svg");
+    static const std::regex entry(R"(width='10' height='10' fill='(#[0-9a-f]{6})'/><text [^>]*>([^<]*)</text>)");
+    std::map<std::string, std::string> category_of;
+    for (auto it = std::sregex_iterator(schedule.begin(), schedule.end(), entry); it != std::sregex_iterator(); ++it) {
+      EXPECT_TRUE(category_of.emplace((*it)[1], (*it)[2]).second) << (*it)[2] << " shares " << (*it)[1] << " with " << category_of[(*it)[1]];
+    }
+    EXPECT_GE(category_of.size(), 4u);
+  }
+  // The big run's Gantt chart has far fewer rectangles than CNs and transfers, and says how it is drawn.
+  const std::string schedule = test::read_file(big / "schedule.svg");
+  std::size_t rects = 0;
+  for (std::size_t at = schedule.find("<rect"); at != std::string::npos; at = schedule.find("<rect", at + 1)) ++rects;
+  EXPECT_LT(rects, drawn / 2);
+  EXPECT_THAT(schedule, HasSubstr("drawn per pixel column"));
+  EXPECT_THAT(test::read_file(dir.path() / "q/schedule.svg"), ::testing::Not(HasSubstr("drawn per pixel column")));
 }
 
 // Three 3x3 convolutions on 32x32x16 int8 activations (16 KiB each) on a core with 24 KiB of SRAM: layer by
@@ -228,9 +342,9 @@ TEST(Fusion, AttentionFusesThroughViews) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json unfused = json::parse(test::read_file(dir.path() / "out/results.json"));
   std::map<std::string, int> stack_of, tiles;
-  for (const json& cn : fused["computation_nodes"]) {
-    stack_of[cn["operator"].get<std::string>()] = cn["stack"].get<int>();
-    ++tiles[cn["operator"].get<std::string>()];
+  for (const test::CsvRow& cn : nodes("experiments/gpt2_tiny_fused_quad_core.toml")) {
+    stack_of[cn["operator"]] = static_cast<int>(cn.integer("stack"));
+    ++tiles[cn["operator"]];
   }
   const int attention = stack_of.at("/blocks.0/MatMul");
   for (const char* op : {"/blocks.0/Transpose_1", "/blocks.0/Softmax", "/blocks.0/MatMul_1", "/blocks.0/Reshape_4"}) {

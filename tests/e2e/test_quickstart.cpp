@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
+#include "support/csv.hpp"
+#include "support/energy_records.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -68,18 +71,40 @@ TEST(Quickstart, MatchesTheHandComputation) {
   EXPECT_EQ(r["workload"]["macs"].get<long>(), 18432 + 5120);
   EXPECT_EQ(r["workload"]["parameters"].get<long>(), 288 + 5120);
 
-  const json& nodes = r["computation_nodes"];
+  const auto nodes = test::read_csv(dir.path() / "quick/schedule.csv");
   ASSERT_EQ(nodes.size(), 4u);
   const std::vector<std::tuple<std::string, std::string, long, long>> expected{
       {"conv1", "core0", 68, 356}, {"relu1", "core1", 388, 420}, {"flatten", "core1", 420, 420}, {"fc", "core0", 708, 1412}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(nodes[i]["name"], std::get<0>(expected[i]));
     EXPECT_EQ(nodes[i]["core"], std::get<1>(expected[i]));
-    EXPECT_EQ(nodes[i]["start_cycle"].get<long>(), std::get<2>(expected[i]));
-    EXPECT_EQ(nodes[i]["end_cycle"].get<long>(), std::get<3>(expected[i]));
+    EXPECT_EQ(nodes[i].integer("start_cycle"), std::get<2>(expected[i]));
+    EXPECT_EQ(nodes[i].integer("end_cycle"), std::get<3>(expected[i]));
   }
   EXPECT_EQ(nodes[3]["bound"], "sram_256KB.r");
-  EXPECT_NEAR(nodes[0]["energy_pj"].get<double>(), 10470.4, 1e-9);
+  EXPECT_NEAR(nodes[0].number("energy_pj"), 10470.4, 1e-9);
+  // conv1's 18,432 MACs at 0.5 pJ; the rest of its energy is SRAM accesses.
+  EXPECT_NEAR(nodes[0].number("mac_energy_pj"), 9216.0, 1e-9);
+  EXPECT_NEAR(nodes[0].number("onchip_memory_energy_pj"), 1254.4, 1e-9);
+}
+
+// Every transfer names its data, flows the way the data does, and its read, link and write energies add up, by
+// where they happen, to the breakdown worked out above: e.g. the image fetched for conv1 (2,048 bits) reads
+// DRAM (20,480 pJ), crosses the bus (2,048 pJ) and is written into core0's SRAM (409.6 pJ).
+TEST(Quickstart, TransferRecordsSumToTheSummary) {
+  test::ScratchDir dir;
+  run_quickstart(dir);
+  const auto transfers = test::read_csv(dir.path() / "quick/transfers.csv");
+  ASSERT_FALSE(transfers.empty());
+  const test::CsvRow& image = transfers.front();
+  EXPECT_EQ(image["tensor"], "image");
+  EXPECT_EQ(image["from"], "dram");
+  EXPECT_EQ(image["to"], "core0");
+  EXPECT_EQ(image["cause"], "fetch");
+  EXPECT_NEAR(image.number("read_energy_pj"), 20480.0, 1e-9);
+  EXPECT_NEAR(image.number("link_energy_pj"), 2048.0, 1e-9);
+  EXPECT_NEAR(image.number("write_energy_pj"), 409.6, 1e-9);
+  test::expect_records_sum_to_summary(dir.path() / "quick");
 }
 
 TEST(Quickstart, ResolvedConfigurationReproducesTheResults) {
@@ -93,7 +118,10 @@ TEST(Quickstart, ResolvedConfigurationReproducesTheResults) {
   const auto again = test::monet("run '" + resolved.string() + "' --out '" + (dir.path() / "again").string() + "'");
   ASSERT_EQ(again.exit_code, 0) << again.out;
   json second = json::parse(test::read_file(dir.path() / "again/results.json"));
-  EXPECT_EQ(first, second);  // every number, every schedule entry
+  EXPECT_EQ(first, second);  // every number
+  for (const char* table : {"schedule.csv", "transfers.csv"}) {  // every schedule entry
+    EXPECT_EQ(test::read_file(dir.path() / "quick" / table), test::read_file(dir.path() / "again" / table)) << table;
+  }
   // The resolved file of the re-run is the same configuration; only the output folder and the source differ.
   auto strip_source = [](const std::string& s) {
     std::string kept;
@@ -113,9 +141,35 @@ TEST(Quickstart, OverridesAndThreadCountsBehave) {
   EXPECT_EQ(base, same);
   // Half the PEs doing useful work doubles conv1's 288 compute cycles; fc stays memory bound.
   const json half = run_quickstart(dir, "--set cost_model.roofline.utilization=0.5");
-  EXPECT_EQ(half["computation_nodes"][0]["latency_cycles"].get<long>(), 576);
-  EXPECT_EQ(half["computation_nodes"][3]["latency_cycles"].get<long>(), 704);
+  const auto nodes = test::read_csv(dir.path() / "quick/schedule.csv");
+  EXPECT_EQ(nodes[0].integer("latency_cycles"), 576);
+  EXPECT_EQ(nodes[3].integer("latency_cycles"), 704);
   EXPECT_GT(half["latency_cycles"].get<long>(), base["latency_cycles"].get<long>());
+}
+
+TEST(Quickstart, ArtifactsAreSelectable) {
+  test::ScratchDir dir;
+  const std::string exp = "'" + (test::source_dir() / "experiments/quickstart.toml").string() + "'";
+  auto files = [](const std::filesystem::path& out) {
+    std::set<std::string> names;
+    for (const auto& f : std::filesystem::directory_iterator(out)) names.insert(f.path().filename().string());
+    return names;
+  };
+  const auto summary = test::monet("run " + exp + " --out '" + (dir.path() / "s").string() + "' --set 'output.artifacts=[\"summary\"]'");
+  ASSERT_EQ(summary.exit_code, 0) << summary.out;
+  EXPECT_EQ(files(dir.path() / "s"), (std::set<std::string>{"results.json", "resolved.toml"}));
+  EXPECT_THAT(summary.out, HasSubstr("results.json (+ resolved.toml)\n"));
+  EXPECT_THAT(test::read_file(dir.path() / "s/resolved.toml"), HasSubstr("artifacts = [\"summary\"]"));
+  const auto csv = test::monet("run " + exp + " --out '" + (dir.path() / "c").string() + "' --set 'output.artifacts=[\"csv\"]'");
+  ASSERT_EQ(csv.exit_code, 0) << csv.out;
+  EXPECT_EQ(files(dir.path() / "c"), (std::set<std::string>{"results.json", "resolved.toml", "schedule.csv", "transfers.csv"}));
+  // The same numbers whatever is written.
+  EXPECT_EQ(test::read_file(dir.path() / "s/results.json"), test::read_file(dir.path() / "c/results.json"));
+  const auto bad = test::monet("run " + exp + " --out '" + (dir.path() / "b").string() + "' --set 'output.artifacts=[\"sumary\"]'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("--set output.artifacts=[\"sumary\"]:1:9: error: output.artifacts: 'sumary' is not an "
+                                 "artefact (did you mean 'summary'?); artefacts: summary, csv, trace, plots"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "b"));
 }
 
 TEST(Quickstart, WritesCsvAndPrintsASummary) {
@@ -127,8 +181,9 @@ TEST(Quickstart, WritesCsvAndPrintsASummary) {
   EXPECT_THAT(r.out, HasSubstr("latency       1,414 cycles = 2.828 us at 500 MHz"));
   EXPECT_THAT(r.out, HasSubstr("(530568 pJ)"));
   const std::string csv = test::read_file(out / "schedule.csv");
-  EXPECT_THAT(csv, HasSubstr("cn,operator,kind,phase,core,start_cycle,end_cycle,latency_cycles,energy_pj,bound\n"));
-  EXPECT_THAT(csv, HasSubstr("3,fc,gemm,forward,core0,708,1412,704,"));
+  EXPECT_THAT(csv, HasSubstr("cn,name,operator,kind,phase,core,start_cycle,end_cycle,latency_cycles,macs,energy_pj,"));
+  EXPECT_THAT(csv, HasSubstr("3,fc,fc,gemm,forward,core0,708,1412,704,5120,"));
+  EXPECT_THAT(r.out, HasSubstr("(+ resolved.toml, schedule.csv, transfers.csv, trace.json.gz, schedule.svg, memory.svg)"));
 }
 
 }  // namespace

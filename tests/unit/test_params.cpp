@@ -27,6 +27,24 @@ TEST(Params, DefaultsAreFilledAndMarkedDefaulted) {
   t.finish();
 }
 
+TEST(Params, LayersOverrideKeyByKey) {
+  // A core's parameters, then an experiment's: each key from the last layer that sets it, else the default.
+  auto core = TomlDocument::parse_string("limit = 3\nobjective = \"energy\"\n", "core.toml");
+  auto exp = TomlDocument::parse_string("objective = \"edp\"\n", "exp.toml");
+  TableReader ct(core.root(), core.file(), "cost_model_params");
+  TableReader et(exp.root(), exp.file(), "cost_model.x");
+  const ParamValues own = read_set_params(ct, specs());
+  const ParamValues set = read_set_params(et, specs());
+  EXPECT_FALSE(set.has("limit"));  // nothing required, no defaults: only what the table sets
+  const ParamValues v = layered_params(specs(), {&own, &set}, "x");
+  EXPECT_EQ(v.get_int("limit"), 3);
+  EXPECT_EQ(v.where("limit").str(), "core.toml:1:9");
+  EXPECT_EQ(v.get_string("objective"), "edp");
+  EXPECT_EQ(v.where("objective").str(), "exp.toml:1:13");
+  EXPECT_TRUE(v.entries().at("utilization").defaulted);
+  EXPECT_THROW((void)layered_params(specs(), {&set, nullptr}, "x"), UserError);  // `limit` is required
+}
+
 TEST(Params, RequiredParameterMissing) {
   auto doc = TomlDocument::parse_string("[cost_model]\nutilization = 0.5\n", "p.toml");
   TableReader root(doc.root(), doc.file(), "");

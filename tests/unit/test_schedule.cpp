@@ -111,6 +111,12 @@ served_dims = ["D1"]
   allocation = { I1 = ["tl"], I2 = ["tl"], O = ["fl"] }
 )";
 
+Cost hundred(const ComputationNode&, int, const StreamedOperands&) {
+  Cost c;
+  c.cycles = 100;
+  return c;
+}
+
 /// Two cores that only reach each other through DRAM (one link each).
 const char* kViaDram = R"([accelerator]
 name = "via_dram"
@@ -175,6 +181,103 @@ TEST(Scheduler, DataBetweenUnlinkedCoresGoesThroughDram) {
   EXPECT_DOUBLE_EQ(r.summary.energy.link_pj, 2 * 8192 * 0.5);
   // c0 holds x [0,228) and a [128,356): both during [128,228). c1 holds a [356,584) and c [484,712).
   EXPECT_EQ(r.summary.peak_memory_bits, (std::vector<std::int64_t>{16384, 16384}));
+}
+
+TEST(Scheduler, StreamRecordsNameTheirOperandAndFlowTheWayTheDataDoes) {
+  // One CN on c1 streams its input x from DRAM and its output a back (8,192 bits each) while it runs 100 cycles:
+  // the path holds min(16,384 / 100, 64) = 64 bits/cycle on l1 (0.5 pJ/bit). One record per operand and
+  // direction: x dram -> c1 and a c1 -> dram, 32 bits/cycle and 4,096 pJ of link each; their DRAM accesses are
+  // the CN's (its cost), not the records'.
+  test::ScratchDir dir;
+  dir.write("vec.toml", kVectorCore);
+  const AcceleratorPtr acc = load_accelerator(dir.write("acc.toml", kViaDram));
+  GraphBuilder b("stream");
+  const TensorId x = tensor(b, "x", {256}, TensorRole::input);
+  const TensorId a = tensor(b, "a", {256});
+  ops::elementwise(b, named("first"), {x}, a, 1);
+  const GraphPtr g = std::move(b).build();
+  ComputationNode node{0, 0, g->op(0).full_ranges(), 0};
+  node.streamed = true;
+  const CNGraph cns = connect_tiles(*g, {node});
+  const std::vector<std::vector<int>> allowed{{1}};
+  const std::vector<int> fixed{-1};
+  const CostFunction cost = [](const ComputationNode&, int, const StreamedOperands& s) {
+    Cost c;
+    c.cycles = 100;
+    if (s.slot[static_cast<int>(OperandSlot::I1)]) c.offchip_read_bits_by_slot[static_cast<int>(OperandSlot::I1)] = 8192;
+    if (s.slot[static_cast<int>(OperandSlot::O)]) c.offchip_write_bits_by_slot[static_cast<int>(OperandSlot::O)] = 8192;
+    c.offchip_read_bits = c.offchip_read_bits_by_slot[0];
+    c.offchip_write_bits = c.offchip_write_bits_by_slot[2];
+    c.offchip_energy_pj = 8192 * 1.0 + 8192 * 2.0;
+    c.memory_energy_pj = c.offchip_energy_pj;
+    c.energy_pj = c.memory_energy_pj;
+    return c;
+  };
+  const ScheduleResult r = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost});
+  ASSERT_EQ(r.transfers.size(), 2u);
+  const Transfer& in = r.transfers[0];
+  const Transfer& out = r.transfers[1];
+  EXPECT_EQ(in.tensor, x);
+  EXPECT_EQ(in.from, Accelerator::kOffChip);
+  EXPECT_EQ(in.to, 1);
+  EXPECT_EQ(out.tensor, a);
+  EXPECT_EQ(out.from, 1);
+  EXPECT_EQ(out.to, Accelerator::kOffChip);
+  for (const Transfer* t : {&in, &out}) {
+    EXPECT_EQ(t->cause, TransferCause::stream);
+    EXPECT_EQ(t->start, 0);
+    EXPECT_EQ(t->end, 100);
+    EXPECT_EQ(t->bits, 8192);
+    EXPECT_DOUBLE_EQ(t->bandwidth, 32.0);
+    EXPECT_DOUBLE_EQ(t->link_energy_pj, 4096.0);
+    EXPECT_DOUBLE_EQ(t->read_energy_pj + t->write_energy_pj, 0.0);
+    EXPECT_DOUBLE_EQ(t->energy_pj, 4096.0);
+  }
+  EXPECT_DOUBLE_EQ(r.summary.energy.link_pj, 8192.0);
+  EXPECT_DOUBLE_EQ(r.summary.energy.offchip_pj, 24576.0);  // the CN's accesses, once
+}
+
+TEST(Scheduler, EveryTransferRecordSplitsItsEnergyByWhereItIsSpent) {
+  // The chain of DataBetweenUnlinkedCoresGoesThroughDram: x fetched to c0 (l0, 0 pJ/bit), a via DRAM to c1, c written
+  // back over l1 (0.5 pJ/bit). Each record: read at its source + link + write at its destination, and the
+  // records add up to the summary (the cores' SRAMs cost 0 here).
+  test::ScratchDir dir;
+  dir.write("vec.toml", kVectorCore);
+  const AcceleratorPtr acc = load_accelerator(dir.write("acc.toml", kViaDram));
+  GraphBuilder b("chain");
+  const TensorId x = tensor(b, "x", {256}, TensorRole::input);
+  const TensorId a = tensor(b, "a", {256});
+  const TensorId c = tensor(b, "c", {256});
+  ops::elementwise(b, named("first"), {x}, a, 1);
+  ops::elementwise(b, named("second"), {a}, c, 1);
+  const GraphPtr g = std::move(b).build();
+  const CNGraph cns = connect_tiles(*g, {{0, 0, g->op(0).full_ranges(), 0}, {1, 1, g->op(1).full_ranges(), 1}});
+  const std::vector<std::vector<int>> allowed{{0}, {1}};
+  const std::vector<int> fixed{-1, -1};
+  const CostFunction cost = hundred;
+  const ScheduleResult r = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost});
+  ASSERT_EQ(r.transfers.size(), 4u);
+  const std::vector<std::tuple<TensorId, int, int, double, double, double>> expected{
+      {x, Accelerator::kOffChip, 0, 8192 * 1.0, 0, 0},     // fetch: DRAM read
+      {a, 0, Accelerator::kOffChip, 0, 0, 8192 * 2.0},     // a to DRAM: DRAM write
+      {a, Accelerator::kOffChip, 1, 8192 * 1.0, 4096, 0},  // ... and on to c1 over l1
+      {c, 1, Accelerator::kOffChip, 0, 4096, 8192 * 2.0}}; // write-back of the graph output
+  double link = 0, off = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const Transfer& t = r.transfers[i];
+    const auto& [tensor_id, from, to, read, wire, write] = expected[i];
+    EXPECT_EQ(t.tensor, tensor_id) << i;
+    EXPECT_EQ(t.from, from) << i;
+    EXPECT_EQ(t.to, to) << i;
+    EXPECT_DOUBLE_EQ(t.read_energy_pj, read) << i;
+    EXPECT_DOUBLE_EQ(t.link_energy_pj, wire) << i;
+    EXPECT_DOUBLE_EQ(t.write_energy_pj, write) << i;
+    EXPECT_DOUBLE_EQ(t.energy_pj, read + wire + write) << i;
+    link += t.link_energy_pj;
+    off += t.read_energy_pj + t.write_energy_pj;
+  }
+  EXPECT_DOUBLE_EQ(r.summary.energy.link_pj, link);
+  EXPECT_DOUBLE_EQ(r.summary.energy.offchip_pj, off);
 }
 
 TEST(Scheduler, PicksTheCoreThatFinishesFirstAndSerializesALink) {
@@ -272,12 +375,6 @@ name = "p"
 endpoints = ["c0", "c1"]
 bandwidth_bits_per_cycle = 64
 )";
-
-Cost hundred(const ComputationNode&, int, const StreamedOperands&) {
-  Cost c;
-  c.cycles = 100;
-  return c;
-}
 
 /// Tiles of an elementwise operator over its only dim, in `parts` pieces.
 std::vector<ComputationNode> pieces(const Graph& g, OperatorId op, int parts) {

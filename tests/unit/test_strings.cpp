@@ -26,4 +26,14 @@ TEST(Strings, ThousandsSeparators) {
   EXPECT_EQ(with_thousands(-1234), "-1,234");
 }
 
+TEST(Strings, SiPrefixes) {
+  EXPECT_EQ(si(2097152, "B"), "2.097 MB");
+  EXPECT_EQ(si(2097152, "B", 2), "2.1 MB");
+  EXPECT_EQ(si(530568e-12, "J"), "530.6 nJ");
+  EXPECT_EQ(si(0, "J"), "0 J");
+  EXPECT_EQ(si(999960, "B"), "1 MB");  // rounds up into the next prefix
+  EXPECT_EQ(si(5e7, ""), "50M");
+  EXPECT_EQ(si(1500, ""), "1.5k");
+}
+
 }  // namespace monet

@@ -212,10 +212,38 @@ ParamValues read_params(TableReader& table, const std::vector<ParamSpec>& specs)
 }
 
 ParamValues default_params(const std::vector<ParamSpec>& specs, const std::string& context) {
+  return layered_params(specs, {}, context);
+}
+
+ParamValues read_set_params(TableReader& table, const std::vector<ParamSpec>& specs) {
+  std::vector<ParamSpec> set;
+  for (const ParamSpec& s : specs) {
+    if (table.has(s.name)) {
+      set.push_back(s);
+    } else {
+      table.mark_used(s.name);  // a valid key here, for the suggestions of finish()
+    }
+  }
+  return read_params(table, set);
+}
+
+ParamValues layered_params(const std::vector<ParamSpec>& specs, const std::vector<const ParamValues*>& layers,
+                           const std::string& context) {
   ParamValues out;
   for (const ParamSpec& s : specs) {
-    if (s.required()) throw UserError(context + ": parameter '" + s.name + "' is required (" + s.doc + ")");
-    out.set(s.name, *s.default_value, {}, true);
+    const ParamValues::Entry* found = nullptr;
+    for (const ParamValues* layer : layers) {
+      if (!layer) continue;
+      auto it = layer->entries().find(s.name);
+      if (it != layer->entries().end() && !it->second.defaulted) found = &it->second;
+    }
+    if (found) {
+      out.set(s.name, found->value, found->where, false);
+    } else if (s.required()) {
+      throw UserError(context + ": parameter '" + s.name + "' is required (" + s.doc + ")");
+    } else {
+      out.set(s.name, *s.default_value, {}, true);
+    }
   }
   return out;
 }

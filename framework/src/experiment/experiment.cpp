@@ -21,9 +21,6 @@ namespace {
 const std::vector<std::string> kSections{"experiment", "workload", "training", "precision", "architecture", "space",
                                          "cost_model", "allocation", "fusion", "schedule", "search", "output", "provenance"};
 
-/// Keys the kernel owns in a plugin section; plugins may not declare parameters with these names.
-bool is_kernel_key(const std::string& k) { return k == "plugin" || k == "file"; }
-
 /// Sections whose plugin a --set replaced: the file's parameters of the old plugin do not apply to the new one.
 thread_local std::set<std::string> replaced_plugins;
 
@@ -32,22 +29,23 @@ bool from_command_line(const toml::node& n) {
   return path && path->rfind("--set ", 0) == 0;
 }
 
-/// Reads the plugin parameters of a section and checks that nothing else is in it.
+/// Reads the plugin parameters of a section and checks that nothing else is in it. `plugin` and the
+/// `kernel_keys` (the workload's `file`) belong to the kernel, not to the plugin.
 PluginChoice choose(TableReader& t, PluginKind kind, const std::string& default_name, const Registry& registry,
-                    const std::vector<std::string>& extra_keys = {}) {
+                    const std::vector<std::string>& kernel_keys = {}) {
   PluginChoice c;
   const std::string name = t.string("plugin", "the name of a " + to_string(kind) + " plugin").value_or(default_name);
   c.where = t.has("plugin") ? t.where("plugin") : t.where();
   c.plugin = &registry.require(kind, name, c.where);
   std::vector<ParamSpec> specs;
   for (const ParamSpec& s : c.plugin->info.params) {
-    if (!is_kernel_key(s.name)) specs.push_back(s);
+    if (s.name != "plugin" && std::find(kernel_keys.begin(), kernel_keys.end(), s.name) == kernel_keys.end()) specs.push_back(s);
   }
   if (replaced_plugins.contains(t.path())) {
     std::vector<std::string> dropped;
     for (const std::string& k : t.keys()) {
       const bool declared = std::any_of(specs.begin(), specs.end(), [&](const ParamSpec& p) { return p.name == k; });
-      const bool extra = std::find(extra_keys.begin(), extra_keys.end(), k) != extra_keys.end();
+      const bool extra = std::find(kernel_keys.begin(), kernel_keys.end(), k) != kernel_keys.end();
       if (k == "plugin" || declared || extra || from_command_line(*t.raw().get(k))) continue;
       t.mark_used(k);
       dropped.push_back(k);
@@ -57,7 +55,7 @@ PluginChoice choose(TableReader& t, PluginKind kind, const std::string& default_
     }
   }
   c.params = read_params(t, specs);
-  for (const std::string& k : extra_keys) t.mark_used(k);
+  for (const std::string& k : kernel_keys) t.mark_used(k);
   t.finish();
   return c;
 }
@@ -96,6 +94,23 @@ std::vector<std::string> core_list(TableReader& t, const std::string& key, const
   return out;
 }
 
+/// [output] artifacts = ["summary", "csv", "trace", "plots"]: the summary is always written.
+OutputArtifacts read_artifacts(TableReader& t, const std::vector<std::string>& names) {
+  const std::vector<std::string> known{"summary", "csv", "trace", "plots"};
+  OutputArtifacts a{false, false, false};
+  std::set<std::string> seen;
+  for (const std::string& n : names) {
+    if (std::find(known.begin(), known.end(), n) == known.end()) {
+      t.fail("artifacts", "'" + n + "' is not an artefact" + did_you_mean(n, known) + "; artefacts: " + join(known));
+    }
+    if (!seen.insert(n).second) t.fail("artifacts", "'" + n + "' is listed twice");
+    a.csv = a.csv || n == "csv";
+    a.trace = a.trace || n == "trace";
+    a.plots = a.plots || n == "plots";
+  }
+  return a;
+}
+
 void read_allocation(TableReader& root, Experiment& e) {
   auto t = root.table("allocation");
   if (!t) return;
@@ -130,36 +145,42 @@ void read_allocation(TableReader& root, Experiment& e) {
 
 }  // namespace
 
-ParamValues core_cost_model_params(const Core& core, const PluginHandle& model) {
+ParamValues core_cost_model_params(const Core& core, const PluginHandle& model, const ParamValues* overrides) {
   const TomlDocument& doc = *core.cost_model_params;
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   auto t = root.required_table("cost_model_params");
-  ParamValues v = read_params(t, model.info.params);
+  const ParamValues own = read_set_params(t, model.info.params);
   t.finish();
-  return v;
+  return layered_params(model.info.params, {&own, overrides}, doc.file() + ": [cost_model_params]");
 }
 
 namespace {
 
+/// [cost_model] (plugin = ... and its parameters) and [cost_model.NAME] sections: the keys they set, by model.
+/// Each core's model gets its core file's [cost_model_params] (when the model is the core's own), overridden key
+/// by key by these, then the plugin's defaults.
 void read_cost_models(TableReader& root, Experiment& e, const Registry& registry) {
   const Accelerator& acc = *e.accelerator;
   std::optional<TableReader> t = root.table("cost_model");
   std::string override_name;
-  std::vector<std::string> subtables;
   if (t) {
+    std::vector<std::string> subtables;
     for (const std::string& k : t->keys()) {
       if (t->raw().get(k)->is_table()) subtables.push_back(k);
     }
-    if (t->has("plugin")) {
-      PluginChoice c = choose(*t, PluginKind::cost_model, "", registry, subtables);
-      override_name = c.name();
+    for (const std::string& k : subtables) t->mark_used(k);
+    if (auto name = t->string("plugin", "the name of a cost_model plugin")) {
+      PluginChoice c;
+      c.where = t->where("plugin");
+      c.plugin = &registry.require(PluginKind::cost_model, *name, c.where);
+      c.params = read_set_params(*t, c.info().params);
+      t->finish();
+      override_name = *name;
       e.cost_model_overridden = true;
-      e.cost_models[override_name] = std::move(c);
+      e.cost_model_settings[override_name] = std::move(c);
     } else {
-      for (const std::string& k : subtables) t->mark_used(k);
       t->finish();
     }
-    // [cost_model.<plugin>] parameter tables, for the plugins the cores name (or alternatives kept for later).
     for (const std::string& name : subtables) {
       auto sub = t->table(name);
       const PluginHandle& h = registry.require(PluginKind::cost_model, name, sub->where());
@@ -169,32 +190,30 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
       PluginChoice c;
       c.plugin = &h;
       c.where = sub->where();
-      c.params = read_params(*sub, h.info.params);
+      c.params = read_set_params(*sub, h.info.params);
       sub->finish();
-      e.cost_models[name] = std::move(c);
+      e.cost_model_settings[name] = std::move(c);
     }
   }
   for (const CoreInstance& core : acc.cores) {
     const std::string& name = e.cost_model_overridden ? override_name : core.core->cost_model;
-    // A core with its own [cost_model_params] (a measured core's table) gets its own model instance, unless
-    // the experiment sets that model's parameters itself.
-    if (!e.cost_models.contains(name) && core.core->cost_model_params && name == core.core->cost_model) {
+    auto set = e.cost_model_settings.find(name);
+    const ParamValues* overrides = set == e.cost_model_settings.end() ? nullptr : &set->second.params;
+    PluginChoice c;
+    c.where = set == e.cost_model_settings.end() ? SourceLocation{core.core->file} : set->second.where;
+    c.plugin = &registry.require(PluginKind::cost_model, name, c.where);
+    // A core with its own [cost_model_params] (a measured core's table) gets its own model instance.
+    if (core.core->cost_model_params && name == core.core->cost_model) {
       const std::string key = name + "@" + core.core->file;
       e.core_cost_model.push_back(key);
       if (e.cost_models.contains(key)) continue;
-      PluginChoice c;
-      c.where = SourceLocation{core.core->file};
-      c.plugin = &registry.require(PluginKind::cost_model, name, c.where);
-      c.params = core_cost_model_params(*core.core, *c.plugin);
+      c.params = core_cost_model_params(*core.core, *c.plugin, overrides);
       e.cost_models[key] = std::move(c);
       continue;
     }
     e.core_cost_model.push_back(name);
     if (e.cost_models.contains(name)) continue;
-    PluginChoice c;
-    c.where = SourceLocation{core.core->file};
-    c.plugin = &registry.require(PluginKind::cost_model, name, c.where);
-    c.params = default_params(c.plugin->info.params,
+    c.params = layered_params(c.info().params, {overrides},
                               root.file() + ": cost model '" + name + "' of core '" + core.name + "' (add [cost_model." +
                                   name + "])");
     e.cost_models[name] = std::move(c);
@@ -483,6 +502,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
       e.output_dir = *d;
     }
     e.overwrite = o->boolean("overwrite").value_or(true);
+    if (auto list = o->string_list("artifacts")) e.artifacts = read_artifacts(*o, *list);
     o->finish();
   }
   root.finish(kSections);

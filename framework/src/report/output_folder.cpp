@@ -49,12 +49,15 @@ void write_file_atomically(const fs::path& file_in, const std::string& content) 
   }
 }
 
-void write_folder_atomically(const fs::path& dir_in, bool overwrite,
-                             const std::vector<std::pair<std::string, std::string>>& files) {
+namespace {
+fs::path folder_path(const fs::path& dir_in) {
   const fs::path dir = fs::absolute(dir_in).lexically_normal();
-  const fs::path target = dir.has_filename() ? dir : dir.parent_path();
-  const fs::path parent = target.parent_path();
-  const std::string name = target.filename().string();
+  return dir.has_filename() ? dir : dir.parent_path();
+}
+}  // namespace
+
+void check_output_folder(const fs::path& dir, bool overwrite) {
+  const fs::path target = folder_path(dir);
   std::error_code ec;
   if (fs::exists(target, ec) && !overwrite) {
     throw UserError(SourceLocation{target.string()}, "output folder exists and [output] overwrite = false");
@@ -62,6 +65,24 @@ void write_folder_atomically(const fs::path& dir_in, bool overwrite,
   if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
     throw UserError(SourceLocation{target.string()}, "output path exists and is not a folder");
   }
+  // The folder is created next to it: the nearest existing ancestor must be a folder we may write in.
+  fs::path ancestor = target.parent_path();
+  while (!fs::exists(ancestor, ec) && ancestor.has_relative_path()) ancestor = ancestor.parent_path();
+  if (!fs::is_directory(ancestor, ec)) {
+    throw UserError(SourceLocation{ancestor.string()}, "is not a folder: cannot create the output folder " + target.string());
+  }
+  if (access(ancestor.c_str(), W_OK | X_OK) != 0) {
+    throw UserError(SourceLocation{ancestor.string()}, "cannot create the output folder here: no write permission");
+  }
+}
+
+void write_folder_atomically(const fs::path& dir_in, bool overwrite,
+                             const std::vector<std::pair<std::string, std::string>>& files) {
+  const fs::path target = folder_path(dir_in);
+  const fs::path parent = target.parent_path();
+  const std::string name = target.filename().string();
+  std::error_code ec;
+  check_output_folder(target, overwrite);
   fs::create_directories(parent, ec);
   if (ec) throw UserError(SourceLocation{parent.string()}, "cannot create the output folder: " + ec.message());
   remove_stale_temporaries(parent, name);

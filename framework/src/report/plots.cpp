@@ -3,17 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "monet/util/strings.hpp"
 
 namespace monet {
 
-using json = nlohmann::ordered_json;
-
 namespace {
-
-std::string endpoint(const Accelerator& acc, int e) { return acc.endpoint_name(e); }
 
 std::string xml(const std::string& s) {
   std::string out;
@@ -46,32 +44,41 @@ double nice_step(double max, int ticks) {
   return 10 * p;
 }
 
+// Distinct colours (Tableau 20): one per operator kind on core rows, one per transfer cause on link rows.
 const char* kind_colour(OpKind k) {
   switch (k) {
-    case OpKind::conv: return "#4c72b0";
-    case OpKind::gemm:
-    case OpKind::matmul: return "#55a868";
-    case OpKind::pooling: return "#8172b2";
-    case OpKind::elementwise: return "#dd8452";
-    case OpKind::norm: return "#937860";
-    case OpKind::softmax: return "#da8bc3";
-    default: return "#8c8c8c";
+    case OpKind::conv: return "#1f77b4";
+    case OpKind::gemm: return "#2ca02c";
+    case OpKind::matmul: return "#98df8a";
+    case OpKind::elementwise: return "#ff7f0e";
+    case OpKind::pooling: return "#9467bd";
+    case OpKind::reduction: return "#8c564b";
+    case OpKind::softmax: return "#e377c2";
+    case OpKind::norm: return "#bcbd22";
+    case OpKind::embedding: return "#17becf";
+    case OpKind::loss: return "#7f7f7f";
+    case OpKind::view: return "#c7c7c7";
+    case OpKind::copy: return "#dbdb8d";
   }
+  return "#000000";
 }
 
 const char* cause_colour(TransferCause c) {
   switch (c) {
-    case TransferCause::input: return "#64b5cd";
-    case TransferCause::fetch: return "#ccb974";
-    case TransferCause::writeback: return "#c44e52";
-    case TransferCause::spill: return "#8b0000";
-    case TransferCause::refetch: return "#b8860b";
-    case TransferCause::stream: return "#cccccc";
+    case TransferCause::input: return "#aec7e8";
+    case TransferCause::fetch: return "#ffbb78";
+    case TransferCause::writeback: return "#c5b0d5";
+    case TransferCause::spill: return "#d62728";
+    case TransferCause::refetch: return "#ff9896";
+    case TransferCause::stream: return "#9edae5";
   }
-  return "#8c8c8c";
+  return "#000000";
 }
 
-/// An x axis in cycles along the bottom of a plot area.
+/// Approximate width of a sans-serif text (for layout: margins, legends).
+double text_width(const std::string& s, double font_size) { return 0.6 * font_size * static_cast<double>(s.size()); }
+
+/// An x axis in cycles along the bottom of a plot area, ticks SI-formatted (50M, not 5e+07).
 void x_axis(std::ostringstream& o, double x0, double y, double width, double max_cycles) {
   const double step = nice_step(max_cycles, 8);
   o << "<line x1='" << num(x0) << "' y1='" << num(y) << "' x2='" << num(x0 + width) << "' y2='" << num(y)
@@ -79,61 +86,127 @@ void x_axis(std::ostringstream& o, double x0, double y, double width, double max
   for (double t = 0; t <= max_cycles + 1e-9; t += step) {
     const double x = x0 + width * t / std::max(1.0, max_cycles);
     o << "<line x1='" << num(x) << "' y1='" << num(y) << "' x2='" << num(x) << "' y2='" << num(y + 4) << "' stroke='#333'/>"
-      << "<text x='" << num(x) << "' y='" << num(y + 16) << "' font-size='10' text-anchor='middle'>" << num(t) << "</text>\n";
+      << "<text x='" << num(x) << "' y='" << num(y + 16) << "' font-size='10' text-anchor='middle'>"
+      << si(t, "", 3) << "</text>\n";
   }
+}
+
+/// A row's activity binned by pixel column when there is too much to draw one rectangle each: per column, the
+/// share of the column's time it is busy (or of the link's bandwidth in use) and the category that dominates.
+class ColumnBins {
+ public:
+  ColumnBins(std::size_t columns, double t_max) : t_max_(t_max), load_(columns, 0), by_colour_(columns) {}
+
+  /// Activity over [start, end) at `level` (1 = the whole row: a core busy; a link's share of bandwidth).
+  void add(std::int64_t start, std::int64_t end, double level, const char* colour) {
+    const auto n = static_cast<double>(load_.size());
+    const double width = t_max_ / n;  // cycles per column
+    const double s = static_cast<double>(start), e = static_cast<double>(end);
+    auto first = static_cast<std::size_t>(std::clamp(std::floor(s / width), 0.0, n - 1));
+    for (std::size_t c = first; c < load_.size(); ++c) {
+      const double lo = static_cast<double>(c) * width, hi = lo + width;
+      if (lo >= e) break;
+      const double part = (std::min(hi, e) - std::max(lo, s)) / width * level;
+      if (part <= 0) continue;
+      load_[c] += part;
+      by_colour_[c][colour] += part;
+    }
+  }
+
+  /// Runs of columns with the same colour and height (in `levels` steps): x from, x to, height fraction, colour.
+  struct Run {
+    std::size_t from = 0, to = 0;
+    double height = 0;
+    const char* colour = nullptr;
+  };
+  [[nodiscard]] std::vector<Run> runs(int levels) const {
+    std::vector<Run> out;
+    for (std::size_t c = 0; c < load_.size(); ++c) {
+      if (load_[c] <= 0) continue;
+      const char* colour = nullptr;
+      double most = -1;
+      for (const auto& [col, v] : by_colour_[c]) {
+        if (v > most) {
+          most = v;
+          colour = col;
+        }
+      }
+      const double h = std::max(1.0, std::round(std::min(1.0, load_[c]) * levels)) / levels;
+      if (!out.empty() && out.back().to == c && out.back().colour == colour && out.back().height == h) {
+        out.back().to = c + 1;
+      } else {
+        out.push_back(Run{c, c + 1, h, colour});
+      }
+    }
+    return out;
+  }
+
+ private:
+  double t_max_;
+  std::vector<double> load_;
+  std::vector<std::map<const char*, double>> by_colour_;
+};
+
+/// Legend entries laid out left to right, wrapping within `width`; returns the height used.
+double legend(std::ostringstream& o, const std::vector<std::pair<std::string, std::string>>& entries, double x0,
+              double y0, double width) {
+  double x = x0, y = y0;
+  const double line = 16;
+  for (const auto& [name, colour] : entries) {
+    const double w = 14 + text_width(name, 10) + 14;
+    if (x > x0 && x + w > x0 + width) {
+      x = x0;
+      y += line;
+    }
+    o << "<rect x='" << num(x) << "' y='" << num(y - 9) << "' width='10' height='10' fill='" << colour << "'/><text x='"
+      << num(x + 14) << "' y='" << num(y) << "' font-size='10'>" << xml(name) << "</text>\n";
+    x += w;
+  }
+  return entries.empty() ? 0 : y - y0 + line;
 }
 
 }  // namespace
 
-std::string trace_json(const PreparedExperiment& p, const RunResult& r) {
-  const Graph& g = *p.graph;
-  const Accelerator& acc = *p.experiment.accelerator;
-  const CNGraph& cns = p.evaluator->cns();
-  json events = json::array();
-  auto meta = [&](int pid, int tid, const std::string& what, const std::string& name) {
-    events.push_back(json{{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", what}, {"args", json{{"name", name}}}});
-  };
-  meta(1, 0, "process_name", "cores");
-  meta(2, 0, "process_name", "links");
-  for (const CoreInstance& c : acc.cores) meta(1, c.id, "thread_name", c.name + " (" + c.core->name + ")");
-  for (std::size_t l = 0; l < acc.links.size(); ++l) meta(2, static_cast<int>(l), "thread_name", acc.links[l].name);
-  for (const ScheduledNode& n : r.best.nodes) {
-    const ComputationNode& cn = cns.nodes[static_cast<std::size_t>(n.cn)];
-    const Operator& op = g.op(cn.op);
-    if (n.core < 0 || n.end <= n.start) continue;
-    json args{{"operator", op.name}, {"kind", to_string(op.kind)}, {"phase", to_string(op.phase)},
-              {"energy_pj", n.cost.energy_pj}, {"macs", op.macs() > 0 ? [&] {
-                 std::int64_t m = 1;
-                 for (const Range& rg : cn.ranges) m *= rg.size();
-                 return m;
-               }() : 0},
-              {"stack", cn.stack}};
-    if (!n.cost.mapping.empty()) args["mapping"] = n.cost.mapping;
-    std::vector<std::string> streamed;
-    for (int s = 0; s < 3; ++s) {
-      if (n.streamed.slot[s]) streamed.push_back(to_string(static_cast<OperandSlot>(s)));
+namespace {
+
+/// More rectangles than this in a Gantt chart (10^5 CNs is unreadable anyway, and tens of MB of SVG): rows are
+/// drawn per pixel column instead, and a memory curve with more steps than twice its width as its envelope.
+constexpr std::size_t kMaxRectangles = 4000;
+
+/// A step curve over [0, t_max] in a panel: exact when it has few steps, else per pixel column its value at the
+/// column's start, its range within the column (min to max: peaks stay visible) and its value at the end.
+std::string step_path(const MemoryTimeline& tl, double x0, double width, double t_max, const std::function<double(double)>& y_of) {
+  std::ostringstream path;
+  double current = 0;
+  path << "M" << num(x0) << " " << num(y_of(0));
+  if (tl.steps.size() <= 2 * static_cast<std::size_t>(width)) {
+    for (const auto& [t, bits] : tl.steps) {
+      const double x = x0 + width * static_cast<double>(t) / t_max;
+      path << " L" << num(x) << " " << num(y_of(current)) << " L" << num(x) << " " << num(y_of(static_cast<double>(bits)));
+      current = static_cast<double>(bits);
     }
-    if (!streamed.empty()) args["streamed_operands"] = streamed;
-    std::vector<std::string> tensors;
-    for (const Operand& o : op.operands) tensors.push_back(g.tensor(o.tensor).name);
-    args["tensors"] = tensors;
-    events.push_back(json{{"ph", "X"}, {"pid", 1}, {"tid", n.core}, {"name", cn_name(g, cn)}, {"cat", to_string(op.kind)},
-                          {"ts", n.start}, {"dur", n.end - n.start}, {"args", args}});
+  } else {
+    const auto columns = static_cast<std::size_t>(width);
+    std::size_t k = 0;
+    for (std::size_t c = 0; c < columns; ++c) {
+      const double end = t_max * static_cast<double>(c + 1) / static_cast<double>(columns);
+      double lo = current, hi = current;
+      for (; k < tl.steps.size() && static_cast<double>(tl.steps[k].first) < end; ++k) {
+        current = static_cast<double>(tl.steps[k].second);
+        lo = std::min(lo, current);
+        hi = std::max(hi, current);
+      }
+      const double x = x0 + static_cast<double>(c);
+      path << " L" << num(x) << " " << num(y_of(hi));
+      if (lo != hi) path << " L" << num(x) << " " << num(y_of(lo));
+      path << " L" << num(x) << " " << num(y_of(current));
+    }
   }
-  for (const Transfer& t : r.best.transfers) {
-    if (t.end <= t.start) continue;
-    const std::string what = t.tensor == kNone ? to_string(t.cause) : g.tensor(t.tensor).name;
-    json args{{"cause", to_string(t.cause)}, {"from", endpoint(acc, t.from)}, {"to", endpoint(acc, t.to)},
-              {"bits", t.bits}, {"bandwidth_bits_per_cycle", t.bandwidth}, {"energy_pj", t.energy_pj}};
-    if (t.cn >= 0) args["for"] = cn_name(g, cns.nodes[static_cast<std::size_t>(t.cn)]);
-    events.push_back(json{{"ph", "X"}, {"pid", 2}, {"tid", t.link}, {"name", what}, {"cat", to_string(t.cause)},
-                          {"ts", t.start}, {"dur", t.end - t.start}, {"args", args}});
-  }
-  json j{{"traceEvents", events},
-         {"displayTimeUnit", "ns"},
-         {"otherData", json{{"experiment", p.experiment.name}, {"time_unit", "cycles (shown as microseconds)"}}}};
-  return j.dump() + "\n";
+  path << " L" << num(x0 + width) << " " << num(y_of(current));
+  return path.str();
 }
+
+}  // namespace
 
 std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
   const Accelerator& acc = *p.experiment.accelerator;
@@ -141,68 +214,54 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
   struct Panel {
     std::string title;
     const MemoryTimeline* tl;
-    double capacity_kb;  // 0: none drawn
+    double capacity_bytes;  // 0: none drawn
   };
   std::vector<Panel> panels;
   for (const CoreInstance& c : acc.cores) {
     panels.push_back(Panel{c.name + " (" + c.core->name + ")", &s.memory[static_cast<std::size_t>(c.id)],
-                           static_cast<double>(c.core->resident_capacity_bits()) / 8e3});
+                           static_cast<double>(c.core->resident_capacity_bits()) / 8});
   }
-  panels.push_back(Panel{acc.offchip.name + " (off chip)", &s.offchip_memory, 0});
-  const double width = 900, left = 90, right = 20, panel_h = 120, gap = 45, top = 40;
+  panels.push_back(Panel{acc.offchip.name + " (off chip)", &s.offchip_memory, static_cast<double>(acc.offchip.size_bits) / 8});
+  const double width = 900, left = 78, right = 20, panel_h = 120, gap = 52, top = 58;
   const double plot_w = width - left - right;
-  const double height = top + static_cast<double>(panels.size()) * (panel_h + gap) + 20;
+  const double height = top + static_cast<double>(panels.size()) * (panel_h + gap) + 10;
   const double t_max = std::max<double>(1.0, static_cast<double>(s.summary.latency_cycles));
   std::ostringstream o;
   o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(width) << "' height='" << num(height)
     << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n"
-    << "<text x='" << num(width / 2) << "' y='22' font-size='15' text-anchor='middle'>" << xml(p.experiment.name)
+    << "<text x='" << num(width / 2) << "' y='24' font-size='15' text-anchor='middle'>" << xml(p.experiment.name)
     << ": data held in memory over time</text>\n";
   for (std::size_t i = 0; i < panels.size(); ++i) {
     const Panel& pn = panels[i];
     const double y0 = top + static_cast<double>(i) * (panel_h + gap);
     double peak = 0;
-    if (pn.tl) {
-      for (const auto& [t, bits] : pn.tl->steps) peak = std::max(peak, static_cast<double>(bits) / 8e3);
-    }
-    const double y_max = std::max({peak, pn.capacity_kb > 0 && pn.capacity_kb < 4 * std::max(peak, 1e-9) ? pn.capacity_kb : 0.0, 1e-3}) * 1.05;
-    o << "<text x='" << num(left) << "' y='" << num(y0 - 6) << "' font-size='12'>" << xml(pn.title) << " — peak "
-      << num(peak) << " kB</text>\n";
+    for (const auto& [t, bits] : pn.tl->steps) peak = std::max(peak, static_cast<double>(bits) / 8);
+    // The capacity line shows when it is within reach of the curve (a 10 GB DRAM would flatten a 5 kB curve), or
+    // when nothing is held (an idle core's flat line then sits under its capacity).
+    const bool show_capacity = pn.capacity_bytes > 0 && (peak == 0 || pn.capacity_bytes < 4 * peak);
+    const double y_max = std::max({peak, show_capacity ? pn.capacity_bytes : 0.0, 8.0}) * 1.08;
+    auto y_of = [&](double bits) { return y0 + panel_h - panel_h * (bits / 8) / y_max; };
+    std::string title = pn.title + " — peak " + si(peak, "B");
+    if (pn.capacity_bytes > 0) title += ", capacity " + si(pn.capacity_bytes, "B") + (show_capacity ? " (dashed)" : "");
+    o << "<text x='" << num(left) << "' y='" << num(y0 - 8) << "' font-size='12'>" << xml(title) << "</text>\n";
     o << "<rect x='" << num(left) << "' y='" << num(y0) << "' width='" << num(plot_w) << "' height='" << num(panel_h)
       << "' fill='#fafafa' stroke='#999'/>\n";
-    // y axis: kB
-    const double ystep = nice_step(y_max, 4);
-    for (double v = 0; v <= y_max + 1e-12; v += ystep) {
+    const double ystep = std::max(1.0, nice_step(y_max, 4));  // whole bytes
+    for (double v = 0; v <= y_max + 1e-9; v += ystep) {
       const double y = y0 + panel_h - panel_h * v / y_max;
       o << "<line x1='" << num(left - 4) << "' y1='" << num(y) << "' x2='" << num(left) << "' y2='" << num(y)
         << "' stroke='#333'/><text x='" << num(left - 6) << "' y='" << num(y + 3) << "' font-size='10' text-anchor='end'>"
-        << num(v) << "</text>\n";
+        << si(v, "B", 3) << "</text>\n";
     }
-    o << "<text x='14' y='" << num(y0 + panel_h / 2) << "' font-size='10' transform='rotate(-90 14 " << num(y0 + panel_h / 2)
-      << ")' text-anchor='middle'>kB</text>\n";
-    if (pn.capacity_kb > 0 && pn.capacity_kb <= y_max) {
-      const double y = y0 + panel_h - panel_h * pn.capacity_kb / y_max;
+    if (show_capacity) {
+      const double y = y0 + panel_h - panel_h * pn.capacity_bytes / y_max;
       o << "<line x1='" << num(left) << "' y1='" << num(y) << "' x2='" << num(left + plot_w) << "' y2='" << num(y)
-        << "' stroke='#c44e52' stroke-dasharray='4 3'/><text x='" << num(left + plot_w - 4) << "' y='" << num(y - 3)
-        << "' font-size='9' text-anchor='end' fill='#c44e52'>capacity</text>\n";
+        << "' stroke='#d62728' stroke-dasharray='4 3'/>\n";
     }
-    // step line
-    std::ostringstream path;
-    double last_y = y0 + panel_h;
-    path << "M" << num(left) << " " << num(last_y);
-    if (pn.tl) {
-      for (const auto& [t, bits] : pn.tl->steps) {
-        const double x = left + plot_w * static_cast<double>(t) / t_max;
-        const double y = y0 + panel_h - panel_h * (static_cast<double>(bits) / 8e3) / y_max;
-        path << " L" << num(x) << " " << num(last_y) << " L" << num(x) << " " << num(y);
-        last_y = y;
-      }
-    }
-    path << " L" << num(left + plot_w) << " " << num(last_y);
-    o << "<path d='" << path.str() << "' fill='none' stroke='#4c72b0' stroke-width='1.2'/>\n";
+    o << "<path d='" << step_path(*pn.tl, left, plot_w, t_max, y_of) << "' fill='none' stroke='#1f77b4' stroke-width='1.2'/>\n";
     x_axis(o, left, y0 + panel_h, plot_w, t_max);
   }
-  o << "<text x='" << num(left + plot_w / 2) << "' y='" << num(height - 4) << "' font-size='11' text-anchor='middle'>cycles</text>\n";
+  o << "<text x='" << num(left + plot_w / 2) << "' y='" << num(height - 8) << "' font-size='11' text-anchor='middle'>cycles</text>\n";
   o << "</svg>\n";
   return o.str();
 }
@@ -212,65 +271,107 @@ std::string schedule_svg(const PreparedExperiment& p, const RunResult& r) {
   const Accelerator& acc = *p.experiment.accelerator;
   const CNGraph& cns = p.evaluator->cns();
   const ScheduleResult& s = r.best;
-  const double width = 1000, left = 110, right = 20, row_h = 22, top = 40;
+  std::vector<std::string> labels;
+  for (const CoreInstance& c : acc.cores) labels.push_back(c.name + " (" + c.core->name + ")");
+  for (const Link& l : acc.links) labels.push_back(l.name);
+  double label_w = 0;
+  for (const std::string& l : labels) label_w = std::max(label_w, text_width(l, 11));
+  const double width = 1000, left = label_w + 16, right = 20, row_h = 22;
   const double plot_w = width - left - right;
-  const std::size_t rows = acc.cores.size() + acc.links.size();
-  const double legend_h = 40;
-  const double height = top + static_cast<double>(rows) * row_h + 40 + legend_h;
   const double t_max = std::max<double>(1.0, static_cast<double>(s.summary.latency_cycles));
   auto x_of = [&](std::int64_t t) { return left + plot_w * static_cast<double>(t) / t_max; };
+  auto drawn = [](std::int64_t start, std::int64_t end, int row) { return row >= 0 && end > start; };
+
+  std::size_t rectangles = 0;
+  std::map<std::string, std::string> kinds, causes;  // legend: what is drawn
+  for (const ScheduledNode& n : s.nodes) {
+    if (!drawn(n.start, n.end, n.core)) continue;
+    ++rectangles;
+    const OpKind k = g.op(cns.nodes[static_cast<std::size_t>(n.cn)].op).kind;
+    kinds[to_string(k)] = kind_colour(k);
+  }
+  for (const Transfer& t : s.transfers) {
+    if (!drawn(t.start, t.end, t.link)) continue;
+    ++rectangles;
+    causes[to_string(t.cause) + " (link)"] = cause_colour(t.cause);
+  }
+  const bool aggregated = rectangles > kMaxRectangles;
+  const double top = aggregated ? 56 : 40;  // room for the subtitle saying how it is drawn
+
+  std::ostringstream body;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const double y = top + static_cast<double>(i) * row_h;
+    body << "<rect x='" << num(left) << "' y='" << num(y) << "' width='" << num(plot_w) << "' height='" << num(row_h - 2)
+         << "' fill='" << (i % 2 ? "#f4f4f4" : "#fafafa") << "'/><text x='" << num(left - 6) << "' y='" << num(y + row_h / 2 + 3)
+         << "' font-size='11' text-anchor='end'>" << xml(labels[i]) << "</text>\n";
+  }
+  const double bar = row_h - 4;
+  auto link_share = [&](const Transfer& t) {
+    return std::clamp(t.bandwidth / acc.links[static_cast<std::size_t>(t.link)].bandwidth_bits_per_cycle, 0.0, 1.0);
+  };
+  if (aggregated) {
+    // Per pixel column: a core's bar is as high as the share of the column it is busy, coloured by the kind that
+    // dominates; a link's as high as its average share of bandwidth in use, coloured by the dominant cause.
+    const auto columns = static_cast<std::size_t>(plot_w);
+    std::vector<ColumnBins> rows(labels.size(), ColumnBins(columns, t_max));
+    for (const ScheduledNode& n : s.nodes) {
+      if (!drawn(n.start, n.end, n.core)) continue;
+      rows[static_cast<std::size_t>(n.core)].add(n.start, n.end, 1.0, kind_colour(g.op(cns.nodes[static_cast<std::size_t>(n.cn)].op).kind));
+    }
+    for (const Transfer& t : s.transfers) {
+      if (!drawn(t.start, t.end, t.link)) continue;
+      rows[acc.cores.size() + static_cast<std::size_t>(t.link)].add(t.start, t.end, link_share(t), cause_colour(t.cause));
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double y = top + static_cast<double>(i) * row_h + 1;
+      for (const ColumnBins::Run& run : rows[i].runs(static_cast<int>(bar))) {
+        const double h = bar * run.height;
+        body << "<rect x='" << num(left + static_cast<double>(run.from)) << "' y='" << num(y + bar - h) << "' width='"
+             << num(static_cast<double>(run.to - run.from)) << "' height='" << num(h) << "' fill='" << run.colour << "'/>\n";
+      }
+    }
+  } else {
+    for (const ScheduledNode& n : s.nodes) {
+      if (!drawn(n.start, n.end, n.core)) continue;
+      const ComputationNode& cn = cns.nodes[static_cast<std::size_t>(n.cn)];
+      const Operator& op = g.op(cn.op);
+      const double y = top + static_cast<double>(n.core) * row_h + 1;
+      body << "<rect x='" << num(x_of(n.start)) << "' y='" << num(y) << "' width='" << num(std::max(0.3, x_of(n.end) - x_of(n.start)))
+           << "' height='" << num(bar) << "' fill='" << kind_colour(op.kind) << "'><title>" << xml(cn_name(g, cn)) << " ["
+           << n.start << ", " << n.end << ")</title></rect>\n";
+    }
+    for (const Transfer& t : s.transfers) {
+      if (!drawn(t.start, t.end, t.link)) continue;
+      const double row = static_cast<double>(acc.cores.size() + static_cast<std::size_t>(t.link));
+      const double y = top + row * row_h + 1;
+      const double h = bar * std::max(0.05, link_share(t));  // height: the share of the link's bandwidth in use
+      body << "<rect x='" << num(x_of(t.start)) << "' y='" << num(y + bar - h) << "' width='"
+           << num(std::max(0.3, x_of(t.end) - x_of(t.start))) << "' height='" << num(h) << "' fill='" << cause_colour(t.cause)
+           << "' fill-opacity='0.85'><title>" << to_string(t.cause) << " "
+           << xml(t.tensor == kNone ? std::string() : g.tensor(t.tensor).name) << " " << t.bits << " bits "
+           << acc.endpoint_name(t.from) << " -> " << acc.endpoint_name(t.to) << "</title></rect>\n";
+    }
+  }
+  const double axis_y = top + static_cast<double>(labels.size()) * row_h;
+  x_axis(body, left, axis_y, plot_w, t_max);
+  body << "<text x='" << num(left + plot_w / 2) << "' y='" << num(axis_y + 32) << "' font-size='11' text-anchor='middle'>cycles</text>\n";
+  std::vector<std::pair<std::string, std::string>> entries(kinds.begin(), kinds.end());
+  entries.insert(entries.end(), causes.begin(), causes.end());
+  const double legend_h = legend(body, entries, left, axis_y + 52, plot_w);
+  const double height = axis_y + 52 + legend_h + 4;
+
   std::ostringstream o;
   o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(width) << "' height='" << num(height)
     << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n"
-    << "<text x='" << num(width / 2) << "' y='22' font-size='15' text-anchor='middle'>" << xml(p.experiment.name)
-    << ": schedule (" << s.summary.latency_cycles << " cycles)</text>\n";
-  for (std::size_t i = 0; i < rows; ++i) {
-    const double y = top + static_cast<double>(i) * row_h;
-    const std::string label = i < acc.cores.size() ? acc.cores[i].name : acc.links[i - acc.cores.size()].name;
-    o << "<rect x='" << num(left) << "' y='" << num(y) << "' width='" << num(plot_w) << "' height='" << num(row_h - 2)
-      << "' fill='" << (i % 2 ? "#f4f4f4" : "#fafafa") << "'/><text x='" << num(left - 6) << "' y='" << num(y + row_h / 2 + 3)
-      << "' font-size='11' text-anchor='end'>" << xml(label) << "</text>\n";
+    << "<text x='" << num(width / 2) << "' y='24' font-size='15' text-anchor='middle'>" << xml(p.experiment.name)
+    << ": schedule (" << with_thousands(s.summary.latency_cycles) << " cycles)</text>\n";
+  if (aggregated) {
+    o << "<text x='" << num(width / 2) << "' y='42' font-size='11' text-anchor='middle' fill='#555'>"
+      << with_thousands(static_cast<long long>(rectangles))
+      << " CNs and transfers, drawn per pixel column: height = share busy (cores) or of bandwidth (links), "
+         "colour = the dominant kind or cause</text>\n";
   }
-  for (const ScheduledNode& n : s.nodes) {
-    if (n.core < 0 || n.end <= n.start) continue;
-    const ComputationNode& cn = cns.nodes[static_cast<std::size_t>(n.cn)];
-    const Operator& op = g.op(cn.op);
-    const double y = top + static_cast<double>(n.core) * row_h + 1;
-    o << "<rect x='" << num(x_of(n.start)) << "' y='" << num(y) << "' width='" << num(std::max(0.3, x_of(n.end) - x_of(n.start)))
-      << "' height='" << num(row_h - 4) << "' fill='" << kind_colour(op.kind) << "'><title>" << xml(cn_name(g, cn)) << " ["
-      << n.start << ", " << n.end << ")</title></rect>\n";
-  }
-  for (const Transfer& t : s.transfers) {
-    if (t.end <= t.start || t.link < 0) continue;
-    const double row = static_cast<double>(acc.cores.size() + static_cast<std::size_t>(t.link));
-    const double y = top + row * row_h + 1;
-    // Height shows the share of the link's bandwidth in use.
-    const double share = std::clamp(t.bandwidth / acc.links[static_cast<std::size_t>(t.link)].bandwidth_bits_per_cycle, 0.05, 1.0);
-    const double h = (row_h - 4) * share;
-    o << "<rect x='" << num(x_of(t.start)) << "' y='" << num(y + (row_h - 4) - h) << "' width='"
-      << num(std::max(0.3, x_of(t.end) - x_of(t.start))) << "' height='" << num(h) << "' fill='" << cause_colour(t.cause)
-      << "' fill-opacity='0.8'><title>" << to_string(t.cause) << " " << t.bits << " bits " << acc.endpoint_name(t.from) << " -> "
-      << acc.endpoint_name(t.to) << "</title></rect>\n";
-  }
-  const double axis_y = top + static_cast<double>(rows) * row_h;
-  x_axis(o, left, axis_y, plot_w, t_max);
-  o << "<text x='" << num(left + plot_w / 2) << "' y='" << num(axis_y + 30) << "' font-size='11' text-anchor='middle'>cycles</text>\n";
-  // Legend: operator kinds present, transfer causes present.
-  std::map<std::string, std::string> legend;
-  for (const ScheduledNode& n : s.nodes) {
-    if (n.core < 0) continue;
-    const Operator& op = g.op(cns.nodes[static_cast<std::size_t>(n.cn)].op);
-    legend[to_string(op.kind)] = kind_colour(op.kind);
-  }
-  for (const Transfer& t : s.transfers) legend[to_string(t.cause) + " (link)"] = cause_colour(t.cause);
-  double x = left;
-  const double ly = axis_y + 48;
-  for (const auto& [name, colour] : legend) {
-    o << "<rect x='" << num(x) << "' y='" << num(ly - 9) << "' width='10' height='10' fill='" << colour << "'/><text x='"
-      << num(x + 14) << "' y='" << num(ly) << "' font-size='10'>" << xml(name) << "</text>\n";
-    x += 16 + 6.2 * static_cast<double>(name.size()) + 10;
-  }
-  o << "</svg>\n";
+  o << body.str() << "</svg>\n";
   return o.str();
 }
 

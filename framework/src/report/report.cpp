@@ -1,7 +1,9 @@
 #include "monet/report/report.hpp"
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "json_parts.hpp"
@@ -15,8 +17,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
 namespace {
-
-std::string endpoint(const Accelerator& acc, int id) { return id == kNone ? "" : acc.endpoint_name(id); }
 
 json provenance(const PreparedExperiment& p) {
   const Experiment& e = p.experiment;
@@ -103,80 +103,30 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   if (acc.frequency_hz > 0) j["architecture"]["frequency_hz"] = acc.frequency_hz;
   j["architecture"]["cores"] = cores;
 
-  json nodes = json::array();
-  for (const ScheduledNode& n : r.best.nodes) {
-    const ComputationNode& cn = cns.nodes[static_cast<std::size_t>(n.cn)];
-    const Operator& op = g.op(cn.op);
-    std::int64_t macs = is_mac_kind(op.kind) ? 1 : 0;
-    for (const Range& rg : cn.ranges) macs *= rg.size();
-    nodes.push_back(json{{"name", cn_name(g, cn)},
-                         {"operator", op.name},
-                         {"kind", to_string(op.kind)},
-                         {"phase", to_string(op.phase)},
-                         {"core", endpoint(acc, n.core)},
-                         {"start_cycle", n.start},
-                         {"end_cycle", n.end},
-                         {"latency_cycles", n.end - n.start},
-                         {"energy_pj", n.cost.energy_pj},
-                         {"macs", macs},
-                         {"bound", n.cost.bound}});
-    if (!n.cost.mapping.empty()) nodes.back()["mapping"] = n.cost.mapping;
-    if (cns.nodes.size() > 1) {
-      nodes.back()["stack"] = cn.stack;
-      if (cn.groups > 1) nodes.back()["group"] = cn.group;
-    }
-    if (n.streamed.any()) {
-      std::vector<std::string> streamed;
-      for (int k = 0; k < 3; ++k) {
-        if (n.streamed.slot[k]) streamed.push_back(to_string(static_cast<OperandSlot>(k)));
-      }
-      nodes.back()["streamed_operands"] = streamed;
-    }
-  }
-  j["computation_nodes"] = nodes;
-
-  json transfers = json::array();
+  // Per-CN and per-transfer data are in schedule.csv and transfers.csv: results.json stays a summary.
+  struct CauseTotals {
+    std::int64_t count = 0;
+    std::int64_t bits = 0;
+    double energy_pj = 0;
+  };
+  std::map<TransferCause, CauseTotals> by_cause;
   for (const Transfer& t : r.best.transfers) {
-    transfers.push_back(json{{"tensor", t.tensor == kNone ? "" : g.tensor(t.tensor).name},
-                             {"from", endpoint(acc, t.from)},
-                             {"to", endpoint(acc, t.to)},
-                             {"link", acc.links[static_cast<std::size_t>(t.link)].name},
-                             {"for", t.cn < 0 ? "output" : cn_name(g, cns.nodes[static_cast<std::size_t>(t.cn)])},
-                             {"start_cycle", t.start},
-                             {"end_cycle", t.end},
-                             {"bits", t.bits},
-                             {"bandwidth_bits_per_cycle", t.bandwidth},
-                             {"cause", to_string(t.cause)},
-                             {"energy_pj", t.energy_pj}});
+    CauseTotals& c = by_cause[t.cause];
+    ++c.count;
+    c.bits += t.bits;
+    c.energy_pj += t.energy_pj;
   }
-  j["transfers"] = transfers;
+  json causes = json::object();
+  for (const auto& [cause, c] : by_cause) {
+    causes[to_string(cause)] = json{{"count", c.count}, {"bits", c.bits}, {"energy_pj", c.energy_pj}};
+  }
+  j["computation_node_count"] = cns.nodes.size();
+  j["transfer_count"] = r.best.transfers.size();
+  j["transfers_by_cause"] = causes;
   if (e.training_mode == "training") j["training"] = detail::training_json(g, training_summary(g));
   j["search"] = json{{"plugin", e.search.name()}, {"evaluations", r.evaluation_count}, {"reported_points", r.evaluations.size()}};
   j["provenance"] = provenance(p);
   return j.dump(1) + "\n";
-}
-
-std::string schedule_csv(const PreparedExperiment& p, const RunResult& r) {
-  const Graph& g = *p.graph;
-  const Accelerator& acc = *p.experiment.accelerator;
-  const CNGraph& cns = p.evaluator->cns();
-  std::ostringstream out;
-  out << "cn,operator,kind,phase,core,start_cycle,end_cycle,latency_cycles,energy_pj,bound\n";
-  auto csv = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
-  out.precision(17);
-  for (const ScheduledNode& n : r.best.nodes) {
-    const ComputationNode& cn = cns.nodes[static_cast<std::size_t>(n.cn)];
-    const Operator& op = g.op(cn.op);
-    out << n.cn << "," << csv(op.name) << "," << to_string(op.kind) << "," << to_string(op.phase) << ","
-        << csv(endpoint(acc, n.core)) << "," << n.start << "," << n.end << "," << (n.end - n.start) << ","
-        << n.cost.energy_pj << "," << csv(n.cost.bound) << "\n";
-  }
-  return out.str();
 }
 
 // -------------------------------------------------------------------------------------------- resolved
@@ -248,17 +198,27 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   }
 
   out << "\n[cost_model]\n";
+  // Every parameter of the models cores use as they are; for a model used only with cores' own
+  // [cost_model_params] (read again from the core files), the keys the experiment sets.
+  std::set<std::string> names;
+  for (const auto& [name, c] : e.cost_model_settings) names.insert(name);
+  for (const auto& [name, c] : e.cost_models) {
+    if (name.find('@') == std::string::npos) names.insert(name);
+  }
+  auto params_of = [&](const std::string& name) -> const PluginChoice& {
+    auto it = e.cost_models.find(name);
+    return it != e.cost_models.end() ? it->second : e.cost_model_settings.at(name);
+  };
   std::string override_name;
   if (e.cost_model_overridden) {
-    override_name = e.core_cost_model.front();
+    override_name = e.core_cost_model.front().substr(0, e.core_cost_model.front().find('@'));
     out << "plugin = " << toml_string(override_name) << "\n";
-    write_params(out, e.cost_models.at(override_name), dir);
+    write_params(out, params_of(override_name), dir);
   }
-  for (const auto& [name, c] : e.cost_models) {
+  for (const std::string& name : names) {
     if (name == override_name) continue;
-    if (name.find('@') != std::string::npos) continue;  // a core's own [cost_model_params], read again from it
     out << "\n[cost_model." << name << "]\n";
-    write_params(out, c, dir);
+    write_params(out, params_of(name), dir);
   }
 
   out << "\n[allocation]\n";
@@ -287,8 +247,12 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
 
   out << "\n[search]\nplugin = " << toml_string(e.search.name()) << "\n";
   write_params(out, e.search, dir);
+  std::vector<std::string> artifacts{"summary"};
+  if (e.artifacts.csv) artifacts.emplace_back("csv");
+  if (e.artifacts.trace) artifacts.emplace_back("trace");
+  if (e.artifacts.plots) artifacts.emplace_back("plots");
   out << "\n[output]\ndir = " << toml_string(e.output_dir.string()) << "\noverwrite = " << (e.overwrite ? "true" : "false")
-      << "\n";
+      << "\nartifacts = " << string_list(artifacts) << "\n";
 
   const json prov = provenance(p);
   out << "\n# For the record; not read back.\n[provenance]\nmonet_version = " << toml_string(kVersion)
@@ -356,7 +320,11 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
   if (s.capacity_violation > 0) out << "INFEASIBLE    " << s.capacity_reason << "\n";
   out << "search        " << e.search.name() << ": " << r.evaluation_count << " evaluation(s) in "
       << seconds(r.wall_seconds) << "\n";
-  out << "results       " << (output_dir / "results.json").string() << " (+ schedule.csv, trace.json, memory.svg, schedule.svg)\n";
+  std::vector<std::string> others;
+  for (const std::string& file : output_file_names(e)) {
+    if (file != "results.json") others.push_back(file);
+  }
+  out << "results       " << (output_dir / "results.json").string() << " (+ " << join(others) << ")\n";
   return out.str();
 }
 

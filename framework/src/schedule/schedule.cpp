@@ -115,6 +115,12 @@ class Scheduler {
       Item& it = items_[i];
       it.bits = cns_.output_bits[i];
       it.role = cns_.output_role[i];
+      for (const Operand& o : g_.op(cns_.nodes[i].op).operands) {
+        if (o.is_output()) {
+          it.tensor = o.tensor;  // named in the records of its write-backs and spills
+          break;
+        }
+      }
       std::vector<int> readers;
       for (int e : cns_.out_edges[i]) {
         const CNEdge& edge = cns_.edges[static_cast<std::size_t>(e)];
@@ -246,13 +252,13 @@ class Scheduler {
     const std::int64_t start = reserve(li, offchip, earliest, duration, bw);
     const std::int64_t end = start + duration;
 
-    Transfer t{.tensor = tensor, .from = from, .to = to, .link = static_cast<int>(li), .cn = cn, .start = start,
-               .end = end, .bits = bits, .bandwidth = bw, .cause = cause};
     const auto b = static_cast<double>(bits);
     const double link_e = b * link->energy_pj_per_bit;
     const double read_e = b * read_energy_per_bit(from, OperandSlot::O);
     const double write_e = b * write_energy_per_bit(to, slot);
-    t.energy_pj = link_e + read_e + write_e;
+    const Transfer t{.tensor = tensor, .from = from, .to = to, .link = static_cast<int>(li), .cn = cn, .start = start,
+                     .end = end, .bits = bits, .bandwidth = bw, .cause = cause, .read_energy_pj = read_e,
+                     .link_energy_pj = link_e, .write_energy_pj = write_e, .energy_pj = read_e + link_e + write_e};
     EnergyBreakdown& e = result_.summary.energy;
     if (cause == TransferCause::spill || cause == TransferCause::refetch) {
       e.spill_pj += t.energy_pj;
@@ -696,12 +702,7 @@ class Scheduler {
       const double stream_bw = std::min({wanted, off_link->bandwidth_bits_per_cycle, acc_.offchip.total_bandwidth()});
       const auto li = static_cast<std::size_t>(off_link - acc_.links.data());
       start = reserve(li, true, start, cost.cycles, stream_bw);
-      const Transfer t{.tensor = kNone, .from = c, .to = Accelerator::kOffChip, .link = static_cast<int>(li),
-                       .cn = cn.id, .start = start, .end = start + cost.cycles, .bits = stream_bits,
-                       .bandwidth = stream_bw, .cause = TransferCause::stream,
-                       .energy_pj = static_cast<double>(stream_bits) * off_link->energy_pj_per_bit};
-      result_.summary.energy.link_pj += t.energy_pj;
-      result_.transfers.push_back(t);
+      record_streams(cn, c, cost, static_cast<int>(li), start, stream_bw);
     }
     const std::int64_t end = start + cost.cycles;
     result_.summary.offchip_read_bits += cost.offchip_read_bits;
@@ -756,6 +757,40 @@ class Scheduler {
       ++out.readers_left;  // release the copies now that the write-back (if any) is recorded
       consumed(static_cast<int>(i));
     }
+  }
+
+  /// The `stream` records of a CN that streams operands while it runs on core c from `start`: one per streamed
+  /// operand and direction (reads dram → core, writes core → dram), sharing the bandwidth held on the link in
+  /// proportion to their bits.
+  void record_streams(const ComputationNode& cn, int c, const Cost& cost, int link, std::int64_t start, double bandwidth) {
+    const std::int64_t total = cost.offchip_read_bits + cost.offchip_write_bits;
+    std::int64_t by_slot = 0;
+    for (int s = 0; s < kSlotCount; ++s) by_slot += cost.offchip_read_bits_by_slot[s] + cost.offchip_write_bits_by_slot[s];
+    ensure(by_slot == total, "cost model of core '" + acc_.cores[static_cast<std::size_t>(c)].name +
+                                 "' reports off-chip bits without their split per operand slot");
+    const double per_bit = acc_.links[static_cast<std::size_t>(link)].energy_pj_per_bit;
+    auto record = [&](TensorId tensor, int from, int to, std::int64_t bits) {
+      if (bits <= 0) return;
+      const double link_e = static_cast<double>(bits) * per_bit;
+      result_.summary.energy.link_pj += link_e;
+      result_.transfers.push_back(Transfer{.tensor = tensor, .from = from, .to = to, .link = link, .cn = cn.id,
+                                           .start = start, .end = start + cost.cycles, .bits = bits,
+                                           .bandwidth = bandwidth * static_cast<double>(bits) / static_cast<double>(total),
+                                           .cause = TransferCause::stream, .link_energy_pj = link_e, .energy_pj = link_e});
+    };
+    for (int s = 0; s < kSlotCount; ++s) {
+      const TensorId tensor = operand_tensor(cn, static_cast<OperandSlot>(s));
+      record(tensor, Accelerator::kOffChip, c, cost.offchip_read_bits_by_slot[s]);
+      record(tensor, c, Accelerator::kOffChip, cost.offchip_write_bits_by_slot[s]);
+    }
+  }
+
+  /// The tensor of the CN's operator in a memory operand slot (its first operand there).
+  [[nodiscard]] TensorId operand_tensor(const ComputationNode& cn, OperandSlot slot) const {
+    for (const Operand& o : g_.op(cn.op).operands) {
+      if (o.slot == slot) return o.tensor;
+    }
+    return kNone;
   }
 
   [[nodiscard]] TensorId output_tensor(const ComputationNode& cn) const {

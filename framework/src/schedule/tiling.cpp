@@ -21,6 +21,9 @@ std::vector<TilingRule> parse_tiling_rules(const ParamValues& params, const std:
     };
     if (eq == std::string::npos) bad("no '='");
     TilingRule r;
+    r.text = text;
+    r.param = param;
+    r.where = where;
     r.key = trim(text.substr(0, eq));
     if (r.key.empty()) bad("empty key");
     std::string rest = text.substr(eq + 1);
@@ -66,6 +69,23 @@ const TilingRule* tiling_rule_for(const std::vector<TilingRule>& rules, const Op
     }
   }
   return nullptr;
+}
+
+std::vector<TileSplit> inter_splits(const Graph& graph, const Operator& op, const std::vector<TilingRule>& rules) {
+  const TilingRule* rule = op.is_view() ? nullptr : tiling_rule_for(rules, op);
+  if (!rule) return {};
+  const std::vector<int> reductions = op.reduction_dims();
+  for (const TileSplit& s : rule->splits) {
+    const int d = split_dim(graph, op, s);
+    if (d < 0 || std::find(reductions.begin(), reductions.end(), d) == reductions.end()) continue;
+    throw UserError(rule->where, rule->param + ": '" + rule->text + "' splits operator '" + op.name + "' (" + op.type +
+                                     ") along " + s.dim + ", a reduction dimension of it (its output does not depend on " +
+                                     s.dim + "): each core would hold partial sums, which monet does not add up across "
+                                     "cores. Split along an output dimension (axisN names the dimension of output axis N "
+                                     "for every operator) or give this operator, or its type '" + op.type +
+                                     "', a rule of its own");
+  }
+  return rule->splits;
 }
 
 int split_dim(const Graph& graph, const Operator& op, const TileSplit& split) {

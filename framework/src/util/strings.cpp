@@ -6,8 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
-#include <sstream>
 
 namespace monet {
 
@@ -78,33 +79,36 @@ std::string with_thousands(long long value) {
   return value < 0 ? "-" + out : out;
 }
 
+std::string si(double v, std::string_view unit, int digits) {
+  static const char* prefixes[] = {"f", "p", "n", "u", "m", "", "k", "M", "G", "T", "P"};
+  int power = 0;  // of 1000
+  if (v != 0.0 && std::isfinite(v)) {
+    while (std::fabs(v) >= 1000.0 && power < 5) {
+      v /= 1000.0;
+      ++power;
+    }
+    while (std::fabs(v) < 1.0 && power > -5) {
+      v *= 1000.0;
+      --power;
+    }
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  if (std::fabs(std::strtod(buf, nullptr)) >= 1000.0 && power < 5) {  // rounded up to the next prefix: 999.96 k
+    ++power;
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v / 1000.0);
+  }
+  std::string out = buf;
+  if (!unit.empty()) out += ' ';
+  return out + prefixes[power + 5] + std::string(unit);
+}
+
 std::string trim(std::string_view s) {
   std::size_t b = 0;
   std::size_t e = s.size();
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
   while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
   return std::string(s.substr(b, e - b));
-}
-
-std::string si(double v, std::string_view unit) {
-  static const char* up[] = {"", "k", "M", "G", "T", "P"};
-  static const char* down[] = {"", "m", "u", "n", "p", "f"};
-  const char* prefix = "";
-  int i = 0;
-  if (v != 0.0 && std::isfinite(v)) {
-    while (std::fabs(v) >= 1000.0 && i < 5) {
-      v /= 1000.0;
-      prefix = up[++i];
-    }
-    while (std::fabs(v) < 1.0 && i > -5) {
-      v *= 1000.0;
-      prefix = down[-(--i)];
-    }
-  }
-  std::ostringstream s;
-  s.precision(4);
-  s << v << " " << prefix << unit;
-  return s.str();
 }
 
 bool glob_match(const std::string& pattern, const std::string& name) {

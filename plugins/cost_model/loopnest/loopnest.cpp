@@ -106,8 +106,12 @@ class LoopnestModel final : public CostModel {
         c.offchip_energy_pj += best->memory_energy[o][m];
         const auto& w = best->word_accesses[o][m];  // rd_out_to_low, wr_in_by_high, wr_in_by_low, rd_out_to_high
         const auto word = static_cast<double>(mem.read_word_bits());
-        c.offchip_read_bits += static_cast<std::int64_t>((w[0] + w[3]) * word);
-        c.offchip_write_bits += static_cast<std::int64_t>((w[1] + w[2]) * word);
+        const auto read = static_cast<std::int64_t>((w[0] + w[3]) * word);
+        const auto written = static_cast<std::int64_t>((w[1] + w[2]) * word);
+        c.offchip_read_bits += read;
+        c.offchip_write_bits += written;
+        c.offchip_read_bits_by_slot[layer.ops[o].slot] += read;
+        c.offchip_write_bits_by_slot[layer.ops[o].slot] += written;
         // Towards the array: reads of inputs (tl), writes of outputs (fl), as Stream counts them.
         const auto& ib = best->inst_bandwidth[o][m];
         c.offchip_peak_bandwidth += layer.ops[o].output ? ib[2] : ib[0];

@@ -78,6 +78,7 @@ class Roofline final : public CostModel {
           if (level.offchip) {
             c.offchip_energy_pj += e;
             (read ? c.offchip_read_bits : c.offchip_write_bits) += bits;
+            (read ? c.offchip_read_bits_by_slot : c.offchip_write_bits_by_slot)[static_cast<int>(o.slot)] += bits;
           }
         };
         if (o.is_output()) {

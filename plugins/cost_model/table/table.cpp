@@ -1,7 +1,7 @@
 // The table cost model: cores characterised by measurement. A CSV lists, per operator kind (and optionally
-// type) and loop-dimension sizes, the measured cycles and energy; a query is answered by an exact row, else by
-// the nearest row or a linear interpolation along one declared loop dimension, else by a fallback model or a
-// clear error. This is how a user adds a measured core without writing C++.
+// type) and loop-dimension sizes, the measured cycles and energy (optionally split into MAC and off-chip parts);
+// a query is answered by an exact row, else by the nearest row or a linear interpolation along one declared loop
+// dimension, else by a fallback model or a clear error. This is how a user adds a measured core without writing C++.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -19,14 +19,27 @@
 namespace monet::plugins {
 namespace {
 
+/// What a row measures. The parts of the energy are optional columns; without them the MAC part follows the
+/// core's array (operations × unit_energy_pj) and the rest is on-chip memory.
+struct Measurement {
+  double cycles = 0;
+  double energy_pj = 0;                       // total
+  std::optional<double> mac_energy_pj;        // operational array
+  std::optional<double> offchip_energy_pj;    // accesses to off-chip memory
+};
+
 struct Row {
   OpKind kind = OpKind::elementwise;
   std::string type;                            // "" = any type of that kind
   std::map<std::string, std::int64_t> sizes;   // loop dim -> size; dims absent or "*" match anything
-  double cycles = 0;
-  double energy_pj = 0;
+  Measurement m;
   int line = 0;
 };
+
+/// Columns that are not loop dims.
+bool is_value_column(const std::string& h) {
+  return h == "kind" || h == "type" || h == "cycles" || h == "energy_pj" || h == "mac_energy_pj" || h == "offchip_energy_pj";
+}
 
 std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> out;
@@ -48,7 +61,10 @@ class TableModel final : public CostModel {
     i.description =
         "The CSV's header names the columns: kind (an operator kind: conv, gemm, matmul, elementwise, pooling, "
         "...), optionally type (e.g. Conv; empty = any type), one column per loop dimension (K, C, OX, ... as the "
-        "operator names them; an empty cell or * = any size), then cycles and energy_pj. Lines starting with # are "
+        "operator names them; an empty cell or * = any size), then cycles and energy_pj, optionally mac_energy_pj and "
+        "offchip_energy_pj (the parts of energy_pj spent in the operational array and in off-chip memory; without "
+        "them, or with an empty cell, the MAC part is the tile's operations x the core's unit_energy_pj, at most the "
+        "total, and the rest is on-chip memory). Lines starting with # are "
         "comments. A tile matches a row when kind (and type, if given) agree and every loop dim of the tile the "
         "header names has the row's size; loop dims the header does not name must have size 1. Without an exact "
         "row, `interpolate` = \"nearest\" takes the row closest along `dimension` (all other dims equal; ties: the "
@@ -95,9 +111,9 @@ class TableModel final : public CostModel {
     if (q.op.is_view()) return c;
     std::map<std::string, std::int64_t> tile;
     for (std::size_t d = 0; d < q.op.dims.size(); ++d) tile[q.op.dims[d].name] = q.tile[d].size();
-    if (const Row* r = exact(q.op, tile)) return from_row(q, r->cycles, r->energy_pj, "table row " + std::to_string(r->line));
+    if (const Row* r = exact(q.op, tile)) return from_row(q, r->m, "table row " + std::to_string(r->line));
     if (interpolate_ != "none" && tile.contains(dimension_)) {
-      if (auto v = interpolated(q.op, tile)) return from_row(q, v->cycles, v->energy_pj, v->how);
+      if (auto v = interpolated(q.op, tile)) return from_row(q, v->m, v->how);
     }
     if (fallback_) {
       Cost f = fallback_->evaluate(q);
@@ -116,12 +132,20 @@ class TableModel final : public CostModel {
     return s;
   }
 
-  [[nodiscard]] Cost from_row(const CostQuery& q, double cycles, double energy, const std::string& how) const {
+  [[nodiscard]] Cost from_row(const CostQuery& q, const Measurement& m, const std::string& how) const {
     Cost c;
-    c.exact_cycles = cycles;
-    c.cycles = static_cast<std::int64_t>(std::ceil(cycles - 1e-9));
-    c.energy_pj = energy;
-    c.memory_energy_pj = energy;  // a measurement does not split compute from memory
+    c.exact_cycles = m.cycles;
+    c.cycles = static_cast<std::int64_t>(std::ceil(m.cycles - 1e-9));
+    c.energy_pj = m.energy_pj;
+    // A total alone is split as the core's array would spend it: operations × unit energy (as roofline counts
+    // them), the rest in memory (docs/cost-models.md).
+    std::int64_t iterations = 1;
+    for (const Range& r : q.tile) iterations *= r.size();
+    const double ops = is_mac_kind(q.op.kind) ? static_cast<double>(iterations)
+                                              : static_cast<double>(iterations) * q.op.ops_per_iteration;
+    c.compute_energy_pj = m.mac_energy_pj.value_or(std::min(m.energy_pj, ops * q.core.array.unit_energy_pj));
+    c.memory_energy_pj = m.energy_pj - c.compute_energy_pj;
+    c.offchip_energy_pj = m.offchip_energy_pj.value_or(0.0);
     const double pes = static_cast<double>(q.core.array.pe_count());
     c.ideal_cycles = static_cast<std::int64_t>(std::ceil(static_cast<double>(q.op.macs()) / std::max(1.0, pes)));
     c.bound = "measured";
@@ -153,10 +177,18 @@ class TableModel final : public CostModel {
   }
 
   struct Estimate {
-    double cycles = 0;
-    double energy_pj = 0;
+    Measurement m;
     std::string how;
   };
+
+  /// Linear between two measurements; a part measured in only one of them is left to the splitting rule.
+  static Measurement between(const Measurement& a, const Measurement& b, double t) {
+    auto lerp = [t](double x, double y) { return x + t * (y - x); };
+    Measurement m{lerp(a.cycles, b.cycles), lerp(a.energy_pj, b.energy_pj), std::nullopt, std::nullopt};
+    if (a.mac_energy_pj && b.mac_energy_pj) m.mac_energy_pj = lerp(*a.mac_energy_pj, *b.mac_energy_pj);
+    if (a.offchip_energy_pj && b.offchip_energy_pj) m.offchip_energy_pj = lerp(*a.offchip_energy_pj, *b.offchip_energy_pj);
+    return m;
+  }
 
   [[nodiscard]] std::optional<Estimate> interpolated(const Operator& op, const std::map<std::string, std::int64_t>& tile) const {
     const double x = static_cast<double>(tile.at(dimension_));
@@ -178,15 +210,13 @@ class TableModel final : public CostModel {
     }
     if (interpolate_ == "nearest") {
       if (!nearest) return std::nullopt;
-      return Estimate{nearest->cycles, nearest->energy_pj,
-                      "nearest table row " + std::to_string(nearest->line) + " along " + dimension_};
+      return Estimate{nearest->m, "nearest table row " + std::to_string(nearest->line) + " along " + dimension_};
     }
     if (!below || !above) return std::nullopt;
     const double x0 = static_cast<double>(below->sizes.at(dimension_));
     const double x1 = static_cast<double>(above->sizes.at(dimension_));
     const double t = x1 == x0 ? 0.0 : (x - x0) / (x1 - x0);
-    return Estimate{below->cycles + t * (above->cycles - below->cycles),
-                    below->energy_pj + t * (above->energy_pj - below->energy_pj),
+    return Estimate{between(below->m, above->m, t),
                     "linear between table rows " + std::to_string(below->line) + " and " + std::to_string(above->line) +
                         " along " + dimension_};
   }
@@ -223,7 +253,7 @@ class TableModel final : public CostModel {
           const std::string& h = header[k];
           if (h.empty()) fail(column_of(k), "empty column name in the header");
           if (std::count(header.begin(), header.end(), h) > 1) fail(column_of(k), "column '" + h + "' appears twice");
-          if (h != "kind" && h != "type" && h != "cycles" && h != "energy_pj") header_dims_.insert(h);
+          if (!is_value_column(h)) header_dims_.insert(h);
         }
         continue;
       }
@@ -243,7 +273,9 @@ class TableModel final : public CostModel {
           r.kind = *kind;
         } else if (h == "type") {
           r.type = v;
-        } else if (h == "cycles" || h == "energy_pj") {
+        } else if (is_value_column(h)) {
+          const bool part = h == "mac_energy_pj" || h == "offchip_energy_pj";
+          if (part && v.empty()) continue;  // not measured: the splitting rule applies
           double x = 0;
           std::size_t used = 0;
           try {
@@ -252,9 +284,12 @@ class TableModel final : public CostModel {
             used = 0;
           }
           if (v.empty() || used != v.size() || !(x >= 0) || !std::isfinite(x)) {
-            fail(col, h + ": expected a non-negative number, got '" + v + "'");
+            fail(col, h + ": expected a non-negative number" + std::string(part ? " or an empty cell" : "") + ", got '" + v + "'");
           }
-          (h == "cycles" ? r.cycles : r.energy_pj) = x;
+          if (h == "cycles") r.m.cycles = x;
+          if (h == "energy_pj") r.m.energy_pj = x;
+          if (h == "mac_energy_pj") r.m.mac_energy_pj = x;
+          if (h == "offchip_energy_pj") r.m.offchip_energy_pj = x;
         } else if (!v.empty() && v != "*") {
           std::int64_t x = 0;
           std::size_t used = 0;
@@ -266,6 +301,11 @@ class TableModel final : public CostModel {
           if (used != v.size() || x < 1) fail(col, h + ": expected a loop size (an integer >= 1, empty or * = any), got '" + v + "'");
           r.sizes[h] = x;
         }
+      }
+      const double parts = r.m.mac_energy_pj.value_or(0) + r.m.offchip_energy_pj.value_or(0);
+      if (parts > r.m.energy_pj * (1 + 1e-12)) {
+        fail(1, "mac_energy_pj + offchip_energy_pj (" + format_number(parts) + ") exceed energy_pj (" +
+                    format_number(r.m.energy_pj) + "): they are parts of it");
       }
       rows_.push_back(std::move(r));
     }

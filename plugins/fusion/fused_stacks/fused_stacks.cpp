@@ -21,14 +21,15 @@ class FusedStacks final : public FusionStrategy {
     i.summary = "Stacks of consecutive operators executed tile by tile, depth first (layer fusion)";
     i.description =
         "`stacks` lists stacks as \"FIRST..LAST\" (operator names, inclusive, in graph order; a single name is a "
-        "one-operator stack); with none and `auto_stacks`, consecutive operators are grouped while their weights "
+        "one-operator stack); with none and `auto_stacks` (both together are an error), consecutive operators are grouped while their weights "
         "fit in the on-chip memory of all cores together (an operator whose weights per inter-core group fit no "
         "single core stays out). Inside a stack every operator is cut by the `intra` "
         "rules (KEY=DIM:N with KEY an operator name, type, kind or 'default'; DIM a loop dimension or axisN, the "
         "loop dim indexing output axis N; N a count or 'all') and the stack runs slot by slot: slot s holds the "
         "s-th share of every operator's tiles, so a few output rows of each layer are produced before the next "
         "rows of the first layer. `inter` splits operators over cores (group g runs on the g-th allowed core "
-        "when there are exactly that many). Operators outside any stack run whole (split by `inter` only); with "
+        "when there are exactly that many; a split along a reduction dimension is an error). Operators outside "
+        "any stack run whole (split by `inter` only); with "
         "`stream_singletons` their operands stream from/to off-chip memory (Stream's choice). In a training "
         "graph the backward operators of a stack's forward operators form a stack of their own "
         "(`backward_stacks`). Tiles never cut a reduction dimension.";
@@ -58,7 +59,13 @@ class FusedStacks final : public FusionStrategy {
         inter_(parse_tiling_rules(p, "inter")),
         stream_singletons_(p.get_bool("stream_singletons")),
         backward_stacks_(p.get_bool("backward_stacks")),
-        where_(p.where("stacks")) {}
+        where_(p.where("stacks")) {
+    if (auto_ && !stack_specs_.empty()) {
+      p.fail("auto_stacks", "auto_stacks = true forms stacks only when `stacks` is empty, and `stacks` lists " +
+                                std::to_string(stack_specs_.size()) +
+                                " stack(s): set one of the two (auto_stacks = false keeps the listed stacks)");
+    }
+  }
 
   [[nodiscard]] std::vector<ComputationNode> partition(const Graph& graph, const Accelerator& acc) const override {
     const std::size_t n = graph.operators().size();
@@ -73,8 +80,7 @@ class FusedStacks final : public FusionStrategy {
     for (const Operator& op : graph.operators()) {
       const int s = stack_of[static_cast<std::size_t>(op.id)];
       if (s < 0) {
-        const TilingRule* rule = op.is_view() ? nullptr : tiling_rule_for(inter_, op);
-        auto tiles = tile_operator(graph, op, rule ? rule->splits : std::vector<TileSplit>{}, {});
+        auto tiles = tile_operator(graph, op, inter_splits(graph, op, inter_), {});
         for (ComputationNode& cn : tiles) {
           cn.stack = next_stack_id;
           cn.streamed = stream_singletons_ && !op.is_view();
@@ -99,9 +105,7 @@ class FusedStacks final : public FusionStrategy {
     for (OperatorId id : ops) {
       const Operator& op = graph.op(id);
       const TilingRule* in = op.is_view() ? nullptr : tiling_rule_for(intra_, op);
-      const TilingRule* it = op.is_view() ? nullptr : tiling_rule_for(inter_, op);
-      tiles.push_back(tile_operator(graph, op, it ? it->splits : std::vector<TileSplit>{},
-                                    in ? in->splits : std::vector<TileSplit>{}));
+      tiles.push_back(tile_operator(graph, op, inter_splits(graph, op, inter_), in ? in->splits : std::vector<TileSplit>{}));
       if (op.is_view()) continue;  // a view moves nothing: its readers read through it, tile by tile
       const std::size_t intra = tiles.back().size() / static_cast<std::size_t>(std::max(1, tiles.back().front().groups));
       slots = slots == 0 ? intra : std::min(slots, intra);
@@ -185,8 +189,7 @@ class FusedStacks final : public FusionStrategy {
           const Tensor& t = graph.tensor(o.tensor);
           if (!o.is_output() && t.is_parameter()) w += t.bits();
         }
-        const TilingRule* it = op.is_view() ? nullptr : tiling_rule_for(inter_, op);
-        const auto groups = it ? tile_operator(graph, op, it->splits, {}).size() : std::size_t{1};
+        const auto groups = tile_operator(graph, op, inter_splits(graph, op, inter_), {}).size();
         if (w / static_cast<std::int64_t>(groups) > largest) {
           close();
           continue;

@@ -19,7 +19,8 @@ class LayerByLayer final : public FusionStrategy {
         "Each operator runs as a whole; its outputs are complete before any consumer starts. `inter` splits "
         "operators over cores: rules KEY=DIM:N (KEY an operator name, type, kind or 'default'; DIM a loop "
         "dimension or axisN, the loop dim indexing output axis N; N a count or 'all'), e.g. \"conv=K:4\"; "
-        "group g of a split runs on the g-th allowed core when an operator has exactly that many. Views "
+        "group g of a split runs on the g-th allowed core when an operator has exactly that many; a split along a "
+        "reduction dimension (partial sums on every core) is an error. Views "
         "(reshape, flatten) become zero-time nodes that stay with their input. `stream_operands` keeps every "
         "operand in off-chip memory and streams it while the layer runs (the choice Stream makes for layers "
         "that are not fused).";
@@ -38,8 +39,7 @@ class LayerByLayer final : public FusionStrategy {
     std::vector<ComputationNode> nodes;
     nodes.reserve(graph.operators().size());
     for (const Operator& op : graph.operators()) {
-      const TilingRule* rule = op.is_view() ? nullptr : tiling_rule_for(inter_, op);
-      std::vector<ComputationNode> tiles = tile_operator(graph, op, rule ? rule->splits : std::vector<TileSplit>{}, {});
+      std::vector<ComputationNode> tiles = tile_operator(graph, op, inter_splits(graph, op, inter_), {});
       for (ComputationNode& cn : tiles) {
         cn.stack = op.id;
         cn.streamed = stream_ && !op.is_view();

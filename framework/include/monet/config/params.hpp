@@ -84,5 +84,12 @@ class MONET_API ParamValues {
 MONET_API ParamValues read_params(TableReader& table, const std::vector<ParamSpec>& specs);
 /// Defaults only (no table); required parameters are an error naming `where_for_errors`.
 MONET_API ParamValues default_params(const std::vector<ParamSpec>& specs, const std::string& context);
+/// Only the declared parameters the table sets (validated like read_params, marked used): no defaults, nothing
+/// required. Layers of settings that override each other key by key start here.
+MONET_API ParamValues read_set_params(TableReader& table, const std::vector<ParamSpec>& specs);
+/// Each parameter from the last of `layers` that sets it (null layers are skipped), else its default; a
+/// required parameter that no layer sets is an error naming `context`.
+MONET_API ParamValues layered_params(const std::vector<ParamSpec>& specs, const std::vector<const ParamValues*>& layers,
+                                     const std::string& context);
 
 }  // namespace monet

@@ -52,6 +52,10 @@ struct Cost {
   double offchip_energy_pj = 0;
   std::int64_t offchip_read_bits = 0;
   std::int64_t offchip_write_bits = 0;
+  /// The same bits per operand slot (I1, I2, O): they sum to the totals above (a model reporting off-chip bits
+  /// reports them per slot; the scheduler records one transfer per streamed operand and direction).
+  std::int64_t offchip_read_bits_by_slot[kSlotCount] = {0, 0, 0};
+  std::int64_t offchip_write_bits_by_slot[kSlotCount] = {0, 0, 0};
   /// Bits each memory operand (I1, I2, O) occupies in its highest on-chip memory while the tile runs, as the
   /// model's mapping stages it (all instances); -1: the model does not say. The scheduler counts these for
   /// operands that stream from off-chip memory (resident operands are copies it tracks itself).

@@ -40,6 +40,13 @@ struct AllocationSpec {
   std::vector<AllocationRule> by_operator;
 };
 
+/// [output] artifacts: what a run writes besides its summary (results.json and resolved.toml, always written).
+struct OutputArtifacts {
+  bool csv = true;    // schedule.csv (per CN) and transfers.csv (per transfer)
+  bool trace = true;  // trace.json.gz (Perfetto, chrome://tracing)
+  bool plots = true;  // schedule.svg, memory.svg
+};
+
 struct Experiment {
   std::filesystem::path file;
   std::string name;
@@ -64,6 +71,10 @@ struct Experiment {
   AcceleratorPtr accelerator;
   bool cost_model_overridden = false;             // [cost_model] plugin = ... replaces every core's own model
   std::map<std::string, PluginChoice> cost_models;  // by plugin name: the models the cores use, with parameters
+                                                    // (name@core-file: a core's own [cost_model_params] as overridden)
+  /// The keys the experiment sets per cost model ([cost_model] with `plugin`, [cost_model.NAME]); they override
+  /// a core's [cost_model_params], then the plugin's defaults, key by key.
+  std::map<std::string, PluginChoice> cost_model_settings;
   std::vector<std::string> core_cost_model;       // per core id: the plugin name that costs it
 
   AllocationSpec allocation;
@@ -75,14 +86,17 @@ struct Experiment {
 
   std::filesystem::path output_dir;
   bool overwrite = true;
+  OutputArtifacts artifacts;
 
   std::vector<std::string> overrides;  // the --set arguments, as given
   std::vector<std::string> unsets;     // the --unset arguments, as given
 };
 
 /// The parameters a core file gives its own cost model ([cost_model_params]), checked against the plugin's
-/// declaration (errors point into the core file).
-MONET_API ParamValues core_cost_model_params(const Core& core, const PluginHandle& model);
+/// declaration (errors point into the core file), with `overrides` (an experiment's settings) replacing them key
+/// by key, and defaults for the rest.
+MONET_API ParamValues core_cost_model_params(const Core& core, const PluginHandle& model,
+                                             const ParamValues* overrides = nullptr);
 
 /// A change to an experiment or to the accelerator file it names: `key` is a dotted experiment key
 /// ("fusion.auto_stacks") or `architecture.PATH` (docs/experiments.md); the value keeps its own source location

@@ -61,18 +61,28 @@ enum class TransferCause : std::uint8_t {
 };
 MONET_API std::string to_string(TransferCause c);
 
+/// One movement of data over one link (data between unlinked cores makes two, via off-chip memory). Every
+/// record follows one rule: `tensor` is the data moved (a `stream` record: the streamed operand's tensor, one
+/// record per streamed operand and direction), `from` → `to` is the direction the data flows (a read from
+/// off-chip memory is kOffChip → core), and energy_pj = read_energy_pj + link_energy_pj + write_energy_pj.
 struct Transfer {
   TensorId tensor = kNone;
   int from = 0;  // core id or Accelerator::kOffChip
   int to = 0;
   int link = -1;  // index into Accelerator::links
-  int cn = -1;    // the CN the data is for (or that streams); -1: not tied to one CN
+  int cn = -1;    // the CN the data is for (or that streams); -1: not tied to one CN (a spill)
   std::int64_t start = 0;
   std::int64_t end = 0;
   std::int64_t bits = 0;
   double bandwidth = 0;  // bits/cycle held on the link
   TransferCause cause = TransferCause::input;
-  double energy_pj = 0;  // link + memories at both ends (0 for `stream`: in the CN's cost)
+  /// Reading the data at `from` (off-chip memory, or the core's top memory of the operand) and writing it at
+  /// `to`. For `stream` records both are 0: the accesses of a streamed operand are the cost model's (it decides
+  /// how often each word is read), part of the CN's cost and counted there once.
+  double read_energy_pj = 0;
+  double link_energy_pj = 0;  // bits × the link's energy per bit
+  double write_energy_pj = 0;
+  double energy_pj = 0;  // read + link + write
 };
 
 /// Memory held on a core (or off chip) over time: usage in bits from each time point on.

@@ -20,6 +20,9 @@ struct TileSplit {
 struct TilingRule {
   std::string key;  // operator name, type, kind or "default"
   std::vector<TileSplit> splits;
+  std::string text;     // as written, for messages
+  std::string param;    // "fusion.inter", ...
+  SourceLocation where;  // where the rule list was given
 };
 
 /// Parses the fusion strategy's rule-list parameter `name` ("KEY=DIM:N[,DIM:N...]", N an integer >= 1 or "all").
@@ -29,12 +32,17 @@ MONET_API std::vector<TilingRule> parse_tiling_rules(const ParamValues& params, 
 /// The rule for an operator: exact name, then type, then kind, then "default"; nullptr when none applies.
 MONET_API const TilingRule* tiling_rule_for(const std::vector<TilingRule>& rules, const Operator& op);
 
+/// The inter-core splits of an operator: its rule's (none without a rule). A split along a reduction dimension
+/// of the operator is a UserError located at the rule list: each core would hold partial sums of the whole
+/// output, and monet does not model their accumulation across cores.
+MONET_API std::vector<TileSplit> inter_splits(const Graph& graph, const Operator& op, const std::vector<TilingRule>& rules);
+
 /// The loop dimension a split names for an operator (-1 when the operator has no such dimension).
 MONET_API int split_dim(const Graph& graph, const Operator& op, const TileSplit& split);
 
 /// Cuts an operator into tiles: inter-core groups (the first splits vary fastest, as in Stream) times intra-core
 /// tiles. Splits along a dimension the operator lacks, or along a reduction dimension (partial sums would need
-/// an accumulation order), are ignored; a part count that does not divide the dimension gives tiles of
+/// an accumulation order), are ignored (inter_splits() rejects the latter for inter-core rules); a part count that does not divide the dimension gives tiles of
 /// unequal size (the last ones one smaller). Tiles are returned intra-tile-major: for intra tile t, its groups
 /// 0..G-1, with `group` and `groups` set.
 MONET_API std::vector<ComputationNode> tile_operator(const Graph& graph, const Operator& op,

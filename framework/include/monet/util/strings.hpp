@@ -32,8 +32,10 @@ MONET_API bool glob_match(const std::string& pattern, const std::string& name);
 /// The pattern has glob characters (*, ?, [).
 [[nodiscard]] inline bool is_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
 
-/// A value with an SI prefix and 4 significant digits: si(2.1e6, "B") = "2.1 MB", si(3e-6, "J") = "3 uJ".
-MONET_API std::string si(double value, std::string_view unit);
+/// A value with an SI prefix and its unit, `digits` significant digits: si(2.1e6, "B") = "2.1 MB",
+/// si(3e-6, "J") = "3 uJ", si(2097152, "B", 2) = "2.1 MB"; without a unit the prefix follows the number
+/// directly: si(5e7, "") = "50M".
+MONET_API std::string si(double value, std::string_view unit, int digits = 4);
 /// Bits as bytes with an SI prefix: "1.969 GB".
 MONET_API std::string si_bytes(std::int64_t bits);
 
