@@ -6,6 +6,7 @@
 #include <set>
 
 #include "monet/arch/architecture_documents.hpp"
+#include "monet/arch/estimation.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
@@ -393,7 +394,7 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
       e.architecture_set.emplace_back(path, toml_text(*value));
     }
     e.architecture = std::make_shared<const ArchitectureDocuments>(docs);
-    e.accelerator = docs.build();
+    e.accelerator = apply_estimators(docs.build(), registry);
   }
   read_cost_models(root, e, registry);
   read_allocation(root, e);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "monet/arch/estimation.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 
@@ -151,6 +152,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry) {
     models[name] = registry.create<CostModel>(*choice.plugin, choice.params);
   }
   std::vector<std::shared_ptr<const CostModel>> per_core;
+  require_estimates(*e.accelerator);
   for (const CoreInstance& c : e.accelerator->cores) {
     const auto& model = models.at(e.core_cost_model[static_cast<std::size_t>(c.id)]);
     model->check_core(*c.core);
