@@ -297,6 +297,49 @@ bandwidth_bits_per_cycle = 64
   EXPECT_THROW(require_estimates(*docs.build()), InternalError);
 }
 
+// An off-chip level (ZigZag's DRAM) is the accelerator's off-chip memory: inside an accelerator it takes
+// [offchip]'s numbers; costed alone (monet cost --core) the estimator's.
+TEST(Estimation, OffchipLevelsTakeTheAcceleratorsNumbers) {
+  test::ScratchDir dir;
+  const std::string sram_below_dram = replace_first(kCore, R"(I1 = ["tl"], I2 = ["tl", "fh"], O = ["fl", "tl"])",
+                                                    R"(I1 = ["tl", "fh"], I2 = ["tl", "fh"], O = ["fl", "tl", "th"])");
+  const auto core_file = dir.write("c.toml", sram_below_dram + R"(
+[[memories]]
+name = "dram"
+size_bits = 1_000_000_000
+operands = ["I1", "I2", "O"]
+served_dims = ["D1", "D2"]
+offchip = true
+  [[memories.ports]]
+  name = "rw"
+  type = "read_write"
+  bandwidth_bits = 64
+  allocation = { I1 = ["fh", "tl"], I2 = ["fh", "tl"], O = ["fh", "tl", "fl", "th"] }
+)");
+  const auto acc_file = dir.write("a.toml", R"([accelerator]
+name = "one"
+[[cores]]
+name = "c0"
+file = "c.toml"
+[offchip]
+size_bits = 1_000_000_000
+read_energy_pj_per_bit = 15
+write_energy_pj_per_bit = 17
+bandwidth_bits_per_cycle = 64
+[[links]]
+endpoints = ["c0", "dram"]
+bandwidth_bits_per_cycle = 64
+)");
+  const AcceleratorPtr acc = apply_estimators(load_accelerator(acc_file), Registry::global());
+  const MemoryLevel& in_acc = acc->cores[0].core->memories[2];
+  EXPECT_DOUBLE_EQ(in_acc.read_energy_pj, 15.0 * 64);
+  EXPECT_DOUBLE_EQ(in_acc.write_energy_pj, 17.0 * 64);
+  EXPECT_EQ(in_acc.read_energy_origin, ValueOrigin::pinned);
+  const MemoryLevel& alone = estimated(core_file)->memories[2];
+  EXPECT_DOUBLE_EQ(alone.read_energy_pj, 20.0 * 64);
+  EXPECT_EQ(alone.read_energy_origin, ValueOrigin::estimated);
+}
+
 TEST(Estimation, MistakesAreLocatedInTheCoreFile) {
   test::ScratchDir dir;
   const auto where = [&](const std::string& name) { return (dir.path() / name).string(); };
