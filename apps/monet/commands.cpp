@@ -13,6 +13,7 @@
 #include <memory>
 #include <sstream>
 
+#include "monet/arch/estimation.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/cost/data_locality.hpp"
 #include "monet/experiment/cost_cache.hpp"
@@ -69,18 +70,58 @@ int run_command(const RunOptions& o) {
   return 0;
 }
 
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+/// Energies and areas of a core and where each comes from (its file or its estimator).
+std::string core_numbers_text(const Core& core) {
+  std::ostringstream out;
+  auto origin = [](ValueOrigin o) { return " (" + to_string(o) + ")"; };
+  auto area = [&](const std::optional<double>& a, ValueOrigin o, const std::string& each) {
+    return a ? number(*a) + " mm2" + each + origin(o) : std::string("unknown");
+  };
+  if (core.estimator) {
+    out << "  estimator " << core.estimator->name << " at " << number(core.estimator->technology_nm) << " nm\n";
+  }
+  const OperationalArray& a = core.array;
+  out << "  array: " << a.pe_count() << " x " << (a.implementation.empty() ? a.operation : a.implementation) << ", "
+      << number(a.unit_energy_pj) << " pJ per op" << origin(a.unit_energy_origin) << ", area "
+      << area(a.area_mm2, a.area_origin, "") << "\n";
+  for (const MemoryLevel& m : core.memories) {
+    out << "  memory " << m.name << ": " << core.memory_instances(m) << " x " << si_bytes(m.size_bits)
+        << (m.implementation.empty() ? "" : " " + m.implementation) << ", read " << number(m.read_energy_pj)
+        << " pJ per " << m.read_word_bits() << "-bit word" << origin(m.read_energy_origin) << ", write "
+        << number(m.write_energy_pj) << " pJ per " << m.write_word_bits() << "-bit word"
+        << origin(m.write_energy_origin);
+    if (!m.offchip) out << ", area " << area(m.area_mm2, m.area_origin, " each");
+    out << "\n";
+  }
+  if (const auto total = core.area_mm2()) out << "  core area " << number(*total) << " mm2\n";
+  return out.str();
+}
+
+}  // namespace
+
 int validate_command(const std::string& file) {
   const TomlDocument doc = TomlDocument::parse_file(file);
   const toml::table& root = doc.root();
   const auto has = [&](const char* k) { return root.contains(k); };
   std::string what;
+  std::string details;
   if (has("accelerator")) {
-    const AcceleratorPtr acc = load_accelerator(file);
+    const AcceleratorPtr acc = apply_estimators(load_accelerator(file), Registry::global());
     what = "accelerator '" + acc->name + "' with " + std::to_string(acc->cores.size()) + " cores";
+    if (const auto area = accelerator_area(*acc)) details = "  area " + number(area->total_mm2) + " mm2 (cores)\n";
   } else if (has("core")) {
-    const CorePtr core = load_core(file);
+    const CorePtr core = apply_estimator(load_core(file), Registry::global());
     what = "core '" + core->name + "' (" + std::to_string(core->array.pe_count()) + " PEs, " +
            std::to_string(core->memories.size()) + " memory levels)";
+    details = core_numbers_text(*core);
   } else if (has("layers") || has("inputs")) {
     const Registry& registry = Registry::global();
     const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{file});
@@ -98,7 +139,7 @@ int validate_command(const std::string& file) {
     throw UserError(SourceLocation{file}, "cannot tell what this file describes: expected [experiment] or [workload] "
                                           "(an experiment), [accelerator], [core], or [[layers]] (a workload)");
   }
-  std::cout << file << ": valid " << what << "\n";
+  std::cout << file << ": valid " << what << "\n" << details;
   return 0;
 }
 
@@ -217,7 +258,7 @@ int cost_command(const CostOptions& o) {
     }
     graph = apply_precision(*graph, *p);
   }
-  Core core = *load_core(o.core);
+  Core core = *apply_estimator(load_core(o.core), registry);
   if (!o.mapping.empty()) {
     // A mapping file replaces the core's mapping entries.
     const fs::path mp = o.mapping;

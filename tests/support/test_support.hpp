@@ -1,5 +1,7 @@
 #pragma once
 // Helpers shared by the tests: scratch folders, writing files, running the CLI.
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +47,13 @@ class ScratchDir {
  private:
   fs::path path_;
 };
+
+/// `text` with the first occurrence of `from` replaced (a test failure when there is none).
+inline std::string replace_first(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return pos == std::string::npos ? text : text.replace(pos, from.size(), to);
+}
 
 inline std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -179,10 +179,12 @@ void check_offchip_levels(const Accelerator& acc) {
       std::string what;
       if (m.size_bits != off.size_bits) {
         what = "size_bits " + std::to_string(m.size_bits) + " but [offchip] has " + std::to_string(off.size_bits);
-      } else if (differs(m.read_energy_per_bit(), off.read_energy_pj_per_bit)) {
+      } else if (m.read_energy_origin != ValueOrigin::pending &&  // pending: take_offchip_energies() sets it
+                 differs(m.read_energy_per_bit(), off.read_energy_pj_per_bit)) {
         what = "a read energy of " + format_number(m.read_energy_per_bit()) + " pJ/bit but [offchip] has " +
                format_number(off.read_energy_pj_per_bit);
-      } else if (differs(m.write_energy_per_bit(), off.write_energy_pj_per_bit)) {
+      } else if (m.write_energy_origin != ValueOrigin::pending &&
+                 differs(m.write_energy_per_bit(), off.write_energy_pj_per_bit)) {
         what = "a write energy of " + format_number(m.write_energy_per_bit()) + " pJ/bit but [offchip] has " +
                format_number(off.write_energy_pj_per_bit);
       }
@@ -192,6 +194,34 @@ void check_offchip_levels(const Accelerator& acc) {
                                       off.origin.str() + "): one memory has one set of numbers");
       }
     }
+  }
+}
+
+/// Off-chip levels of cores that leave their energies to an estimator take [offchip]'s: within an accelerator the
+/// off-chip memory is the accelerator's, with one set of numbers.
+void take_offchip_energies(Accelerator& acc) {
+  std::map<const Core*, CorePtr> done;
+  for (CoreInstance& ci : acc.cores) {
+    auto it = done.find(ci.core.get());
+    if (it == done.end()) {
+      auto core = std::make_shared<Core>(*ci.core);
+      bool changed = false;
+      for (MemoryLevel& m : core->memories) {
+        if (!m.offchip) continue;
+        if (m.read_energy_origin == ValueOrigin::pending) {
+          m.read_energy_pj = acc.offchip.read_energy_pj_per_bit * static_cast<double>(m.read_word_bits());
+          m.read_energy_origin = ValueOrigin::pinned;
+          changed = true;
+        }
+        if (m.write_energy_origin == ValueOrigin::pending) {
+          m.write_energy_pj = acc.offchip.write_energy_pj_per_bit * static_cast<double>(m.write_word_bits());
+          m.write_energy_origin = ValueOrigin::pinned;
+          changed = true;
+        }
+      }
+      it = done.emplace(ci.core.get(), changed ? CorePtr(core) : ci.core).first;
+    }
+    ci.core = it->second;
   }
 }
 
@@ -421,6 +451,7 @@ AcceleratorPtr ArchitectureDocuments::build() const {
   acc->offchip.origin = off.where();
   off.finish();
   check_offchip_levels(*acc);
+  take_offchip_energies(*acc);
 
   // Links between the cores of an array: neighbours in x and y (mesh), or one ring through them in order.
   for (const ArrayLinks& g : generated) {

@@ -29,6 +29,15 @@ std::string to_string(Direction d) {
   return "?";
 }
 
+std::string to_string(ValueOrigin o) {
+  switch (o) {
+    case ValueOrigin::pinned: return "pinned";
+    case ValueOrigin::pending: return "pending";
+    case ValueOrigin::estimated: return "estimated";
+  }
+  return "?";
+}
+
 bool Port::serves(OperandSlot s, Direction d) const {
   return std::find(allocation.begin(), allocation.end(), PortAllocation{s, d}) != allocation.end();
 }
@@ -103,6 +112,25 @@ std::int64_t Core::memory_instances(const MemoryLevel& m) const {
     if (std::find(m.served_dims.begin(), m.served_dims.end(), d.name) == m.served_dims.end()) n *= d.size;
   }
   return n;
+}
+
+bool Core::estimates_pending() const {
+  if (array.unit_energy_origin == ValueOrigin::pending || array.area_origin == ValueOrigin::pending) return true;
+  return std::any_of(memories.begin(), memories.end(), [](const MemoryLevel& m) {
+    return m.read_energy_origin == ValueOrigin::pending || m.write_energy_origin == ValueOrigin::pending ||
+           m.area_origin == ValueOrigin::pending;
+  });
+}
+
+std::optional<double> Core::area_mm2() const {
+  if (!array.area_mm2) return std::nullopt;
+  double area = *array.area_mm2;
+  for (const MemoryLevel& m : memories) {
+    if (m.offchip) continue;
+    if (!m.area_mm2) return std::nullopt;
+    area += *m.area_mm2 * static_cast<double>(memory_instances(m));
+  }
+  return area;
 }
 
 const MappingEntry* Core::mapping_for(const std::string& op_name, const std::string& op_type) const {
@@ -188,13 +216,35 @@ Port parse_port(TableReader t, const MemoryLevel& mem) {
   return p;
 }
 
-MemoryLevel parse_memory(TableReader t, const OperationalArray& array) {
+/// A number the file may leave to the core's estimator: read when given (pinned), else pending.
+double estimable_number(TableReader& t, std::string_view key, bool has_estimator, ValueOrigin& origin) {
+  if (t.has(key) || !has_estimator) {
+    if (!t.has(key)) t.fail_missing(key, "a number, or name an estimator in [core] to have it estimated");
+    origin = ValueOrigin::pinned;
+    return *t.number(key, Bounds::non_negative());
+  }
+  origin = ValueOrigin::pending;
+  return 0.0;
+}
+
+/// An area key: pinned when given, left to the estimator when the core names one, else unknown.
+std::optional<double> estimable_area(TableReader& t, bool has_estimator, ValueOrigin& origin) {
+  if (auto a = t.number("area_mm2", Bounds::non_negative())) {
+    origin = ValueOrigin::pinned;
+    return a;
+  }
+  origin = has_estimator ? ValueOrigin::pending : ValueOrigin::pinned;
+  return std::nullopt;
+}
+
+MemoryLevel parse_memory(TableReader t, const OperationalArray& array, bool has_estimator) {
   MemoryLevel m;
   m.origin = t.where();
   m.name = t.required_string("name");
   m.size_bits = t.required_integer("size_bits", Bounds::positive());
-  m.read_energy_pj = t.required_number("read_energy_pj", Bounds::non_negative());
-  m.write_energy_pj = t.required_number("write_energy_pj", Bounds::non_negative());
+  m.read_energy_pj = estimable_number(t, "read_energy_pj", has_estimator, m.read_energy_origin);
+  m.write_energy_pj = estimable_number(t, "write_energy_pj", has_estimator, m.write_energy_origin);
+  m.area_mm2 = estimable_area(t, has_estimator, m.area_origin);
   const auto operands_opt = t.string_list("operands");
   if (!operands_opt) t.fail_table("missing required key 'operands' (a list of I1, I2, O)");
   const std::vector<std::string>& operands = *operands_opt;
@@ -360,6 +410,18 @@ CorePtr core_from_document(const TomlDocument& doc) {
   TableReader head = root.required_table("core");
   core->name = head.required_string("name");
   core->cost_model = head.string("cost_model", "the name of a cost-model plugin").value_or("roofline");
+  if (auto name = head.string("estimator", "the name of an estimator plugin")) {
+    EstimatorChoice e;
+    e.name = *name;
+    e.name_origin = head.where("estimator");
+    e.technology_nm = head.required_number("technology_nm", Bounds::positive());
+    e.technology_origin = head.where("technology_nm");
+    core->estimator = std::move(e);
+  } else if (head.has("technology_nm")) {
+    head.fail("technology_nm", "a technology node is for an estimator: name one with estimator = \"...\" (see "
+                               "docs/estimators.md)");
+  }
+  const bool has_estimator = core->estimator.has_value();
   if (auto kinds = head.string_list("op_kinds")) {
     for (const std::string& k : *kinds) {
       auto kind = parse_op_kind(k);
@@ -388,7 +450,21 @@ CorePtr core_from_document(const TomlDocument& doc) {
     if (!seen.insert(dims[i]).second) arr.fail("dims", "dimension '" + dims[i] + "' is listed twice");
     core->array.dims.push_back(ArrayDim{dims[i], sizes[i]});
   }
-  core->array.unit_energy_pj = arr.required_number("unit_energy_pj", Bounds::non_negative());
+  core->array.unit_energy_pj = estimable_number(arr, "unit_energy_pj", has_estimator, core->array.unit_energy_origin);
+  core->array.area_mm2 = estimable_area(arr, has_estimator, core->array.area_origin);
+  core->array.precision_origin = arr.where();
+  if (auto p = arr.string("precision", "an element type")) {
+    core->array.precision = parse_element_type(*p);
+    if (!core->array.precision) {
+      arr.fail("precision", "'" + *p + "' is not an element type; expected one of " +
+                                join(all_element_type_names(), ", ", true) + did_you_mean(*p, all_element_type_names()));
+    }
+    core->array.precision_origin = arr.where("precision");
+  } else if (has_estimator) {
+    arr.fail_table("missing required key 'precision' (the operand type of the array's units, e.g. \"int8\"): the "
+                   "core's estimator needs it");
+  }
+  core->array.operation = arr.choice("operation", {"mac", "add"}).value_or("mac");
   arr.finish();
 
   if (auto df = root.table("dataflow")) read_unrollings(*df, *core, core->dataflow);
@@ -398,7 +474,7 @@ CorePtr core_from_document(const TomlDocument& doc) {
   auto mems = root.table_array("memories");
   if (mems.empty()) root.fail_table("a core needs at least one [[memories]] entry (listed bottom-up)");
   for (TableReader& m : mems) {
-    MemoryLevel level = parse_memory(m, core->array);
+    MemoryLevel level = parse_memory(m, core->array, has_estimator);
     if (!mem_names.insert(level.name).second) m.fail("name", "memory '" + level.name + "' is defined twice");
     mem_where.push_back(level.origin);
     core->memories.push_back(std::move(level));
@@ -407,6 +483,12 @@ CorePtr core_from_document(const TomlDocument& doc) {
     // Checked against the plugin's parameters when the model is created (the registry is not known here).
     for (const std::string& k : params->keys()) params->mark_used(k);
     core->cost_model_params = std::make_shared<const TomlDocument>(doc);
+  }
+  if (auto params = root.table("estimator_params")) {
+    // Checked against the estimator's parameters when it is created (apply_estimators).
+    if (!has_estimator) params->fail_table("[estimator_params] needs an estimator: name one in [core] estimator");
+    for (const std::string& k : params->keys()) params->mark_used(k);
+    core->estimator->params = std::make_shared<const TomlDocument>(doc);
   }
   root.finish();
   check_hierarchy(*core, mem_where);

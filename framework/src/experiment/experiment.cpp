@@ -8,6 +8,7 @@
 #include <set>
 
 #include "monet/arch/architecture_documents.hpp"
+#include "monet/arch/estimation.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
@@ -479,7 +480,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
       }
     }
     e.architecture = std::make_shared<const ArchitectureDocuments>(docs);
-    e.accelerator = docs.build();
+    e.accelerator = apply_estimators(docs.build(), registry);
   }
   read_cost_models(root, e, registry);
   read_allocation(root, e);

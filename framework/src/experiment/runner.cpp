@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "monet/arch/estimation.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 
@@ -229,6 +230,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
     models[name] = registry.create<CostModel>(*choice.plugin, choice.params);
   }
   std::vector<CoreModel> per_core;
+  require_estimates(*e.accelerator);
   for (const CoreInstance& c : e.accelerator->cores) {
     const std::string& name = e.core_cost_model[static_cast<std::size_t>(c.id)];
     const auto& model = models.at(name);

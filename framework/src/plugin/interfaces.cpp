@@ -14,5 +14,6 @@ SearchStopped::SearchStopped() : std::runtime_error("search stopped by the user"
 SearchStopped::~SearchStopped() = default;
 SearchContext::~SearchContext() = default;
 SearchAlgorithm::~SearchAlgorithm() = default;
+Estimator::~Estimator() = default;
 
 }  // namespace monet

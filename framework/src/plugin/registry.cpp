@@ -29,13 +29,14 @@ std::string to_string(PluginKind k) {
     case PluginKind::cost_model: return "cost_model";
     case PluginKind::fusion: return "fusion";
     case PluginKind::search: return "search";
+    case PluginKind::estimator: return "estimator";
   }
   return "?";
 }
 
 std::vector<PluginKind> all_plugin_kinds() {
   return {PluginKind::frontend, PluginKind::backward, PluginKind::optimizer,
-          PluginKind::cost_model, PluginKind::fusion, PluginKind::search};
+          PluginKind::cost_model, PluginKind::fusion, PluginKind::search, PluginKind::estimator};
 }
 
 Plugin::~Plugin() = default;

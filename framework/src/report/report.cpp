@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "json_parts.hpp"
+#include "monet/arch/estimation.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/util/strings.hpp"
 #include "monet/util/version.hpp"
@@ -30,6 +31,9 @@ json provenance(const PreparedExperiment& p) {
   for (const auto& [name, c] : e.cost_models) add(c);
   add(e.fusion);
   add(e.search);
+  for (const CoreInstance& c : e.accelerator->cores) {
+    if (c.core->estimator && !c.core->estimator->version.empty()) plugins["estimator:" + c.core->estimator->name] = c.core->estimator->version;
+  }
   return json{{"monet_version", kVersion}, {"git_commit", git_commit()}, {"plugins", plugins}};
 }
 
@@ -79,6 +83,8 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                        {"parameters", g.parameter_count()},
                        {"parameter_bytes", param_bytes}};
 
+  const std::optional<AcceleratorArea> area = accelerator_area(acc);  // null: a core's area is unknown
+  j["area_mm2"] = area ? json(area->total_mm2) : json(nullptr);
   json cores = json::array();
   for (const CoreInstance& c : acc.cores) {
     const auto id = static_cast<std::size_t>(c.id);
@@ -87,7 +93,8 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                          {"cost_model", e.core_cost_model[id].substr(0, e.core_cost_model[id].find('@'))},
                          {"pe_count", c.core->array.pe_count()},
                          {"capacity_bytes", c.core->resident_capacity_bits() / 8},
-                         {"peak_memory_bytes", (s.peak_memory_bits[id] + 7) / 8}});
+                         {"peak_memory_bytes", (s.peak_memory_bits[id] + 7) / 8},
+                         {"area_mm2", area ? json(area->core_mm2[id]) : json(nullptr)}});
     if (id < r.best.peak_composition.size()) {
       const PeakComposition& pc = r.best.peak_composition[id];
       cores.back()["peak_composition"] = json{{"time_cycle", pc.time},
@@ -317,6 +324,11 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
       << " of " << si(static_cast<double>(acc.offchip.size_bits / 8), "B");
   if (s.spilled_bits > 0) out << " (" << si(static_cast<double>(s.spilled_bits / 8), "B") << " spilled)";
   out << "\n";
+  if (const auto area = accelerator_area(acc)) {
+    out << "area          " << area->total_mm2 << " mm2 (cores";
+    for (std::size_t c = 0; c < acc.cores.size(); ++c) out << (c ? ", " : ": ") << acc.cores[c].name << " " << area->core_mm2[c];
+    out << ")\n";
+  }
   if (s.capacity_violation > 0) out << "INFEASIBLE    " << s.capacity_reason << "\n";
   out << "search        " << e.search.name() << ": " << r.evaluation_count << " evaluation(s) in "
       << seconds(r.wall_seconds) << "\n";

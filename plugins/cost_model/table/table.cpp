@@ -227,7 +227,9 @@ class TableModel final : public CostModel {
     std::string line;
     int n = 0;
     std::vector<std::string> header;
-    auto fail = [&](int col, const std::string& msg) { throw UserError(SourceLocation{file_, n, col}, msg); };
+    auto fail = [&](int col, const std::string& msg) {
+      throw UserError(SourceLocation{file_, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(col)}, msg);
+    };
     auto column_of = [&](std::size_t k) {
       int col = 1;
       std::size_t seen = 0;

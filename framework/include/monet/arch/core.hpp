@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,11 @@ enum class Direction : std::uint8_t { tl, fh, th, fl };
 MONET_API std::string to_string(PortType t);
 MONET_API std::string to_string(Direction d);
 [[nodiscard]] inline bool is_read(Direction d) { return d == Direction::tl || d == Direction::th; }
+
+/// Where a number of a core comes from: written in its file (pinned), left to the core's estimator and not
+/// estimated yet (pending: apply_estimators fills it), or filled by the estimator.
+enum class ValueOrigin : std::uint8_t { pinned, pending, estimated };
+MONET_API std::string to_string(ValueOrigin o);
 
 struct PortAllocation {
   OperandSlot slot = OperandSlot::I1;
@@ -51,6 +57,11 @@ struct MemoryLevel {
   /// level (`offchip = true` in the core file), and the kernel appends it for operands that stream. Data there
   /// is off-chip data: it does not count against the core's capacity and its accesses are off-chip energy.
   bool offchip = false;
+  ValueOrigin read_energy_origin = ValueOrigin::pinned;
+  ValueOrigin write_energy_origin = ValueOrigin::pinned;
+  std::optional<double> area_mm2;  // of one instance: pinned (area_mm2 key) or estimated; nullopt: unknown
+  ValueOrigin area_origin = ValueOrigin::pinned;
+  std::string implementation;      // what the estimator built it from ("sram", "flip-flops", ...); "" if none
   SourceLocation origin;
 
   [[nodiscard]] MONET_API bool serves(OperandSlot s) const;
@@ -73,6 +84,13 @@ struct ArrayDim {
 struct OperationalArray {
   std::vector<ArrayDim> dims;
   double unit_energy_pj = 0;  // per MAC (or per vector op)
+  ValueOrigin unit_energy_origin = ValueOrigin::pinned;
+  std::optional<ElementType> precision;  // operand type its units are built for (what an estimator needs)
+  std::string operation = "mac";         // what one unit does per cycle: "mac" or "add" (vector add, compare)
+  std::optional<double> area_mm2;        // of the whole array: pinned or estimated; nullopt: unknown
+  ValueOrigin area_origin = ValueOrigin::pinned;
+  std::string implementation;
+  SourceLocation precision_origin;        // the precision key (or the [array] table), for messages
   [[nodiscard]] std::int64_t pe_count() const {
     std::int64_t n = 1;
     for (const ArrayDim& d : dims) n *= d.size;
@@ -99,6 +117,16 @@ struct MappingEntry {
 
 class TomlDocument;
 
+/// The estimator plugin a core names ([core] estimator, technology_nm, [estimator_params]).
+struct EstimatorChoice {
+  std::string name;
+  std::string version;               // the plugin's version, once apply_estimator has run (for provenance)
+  double technology_nm = 0;
+  SourceLocation name_origin;        // the estimator key
+  SourceLocation technology_origin;  // the technology_nm key
+  std::shared_ptr<const TomlDocument> params;  // the core document when it has [estimator_params]
+};
+
 struct Core {
   std::string name;                 // type name (the [core] name of the file)
   std::string file;                 // path it was read from ("" when built in code)
@@ -111,6 +139,7 @@ struct Core {
   /// [cost_model_params]: the core's own parameters for its cost model (a measured core's table, ...),
   /// checked when the model is created; paths in it are relative to the core file.
   std::shared_ptr<const TomlDocument> cost_model_params;
+  std::optional<EstimatorChoice> estimator;
 
   [[nodiscard]] MONET_API bool runs(OpKind k) const;
   /// Indices of the memory levels that hold a slot, bottom-up.
@@ -126,6 +155,11 @@ struct Core {
   [[nodiscard]] MONET_API std::int64_t resident_capacity_bits() const;
   /// Physical instances of a memory level: the product of the array dims it does not serve.
   [[nodiscard]] MONET_API std::int64_t memory_instances(const MemoryLevel& m) const;
+  /// Numbers the file leaves to the estimator that apply_estimators (monet/arch/estimation.hpp) has not filled.
+  [[nodiscard]] MONET_API bool estimates_pending() const;
+  /// Area of the core: the array plus every on-chip memory level times its instances (off-chip levels are not
+  /// part of the core); nullopt when one of them is unknown.
+  [[nodiscard]] MONET_API std::optional<double> area_mm2() const;
   /// The mapping entry for an operator: exact name, then type, then "default"; nullptr when none.
   [[nodiscard]] MONET_API const MappingEntry* mapping_for(const std::string& op_name, const std::string& op_type) const;
 };
