@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "monet/util/strings.hpp"
 #include "op_table.hpp"
@@ -292,32 +293,41 @@ const std::vector<double>& Converter::const_data(int node, int v, const char* wh
 
 std::vector<std::int64_t> Converter::const_ints(int node, int v, const char* what) const {
   std::vector<std::int64_t> out;
-  for (double d : const_data(node, v, what)) out.push_back(static_cast<std::int64_t>(d));
+  for (double d : const_data(node, v, what)) {
+    // Open slice ends are INT64_MAX / INT64_MIN: saturate instead of overflowing the conversion.
+    if (d >= 9.2e18) out.push_back(std::numeric_limits<std::int64_t>::max());
+    else if (d <= -9.2e18) out.push_back(std::numeric_limits<std::int64_t>::min());
+    else out.push_back(static_cast<std::int64_t>(d));
+  }
   return out;
 }
 
 void Converter::convert_node(int i) {
   const auto& n = g_.node(i);
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return unknown(i);
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return unknown(i, nullptr);
   const std::string& op = n.op_type();
   // Patterns read the pattern's inputs, not the node's (those are absorbed values that never exist).
-  if (gelu_.contains(i)) return emit_gelu(i);
+  if (activation_.contains(i)) return emit_activation(i);
+  if (group_norm_.contains(i)) return emit_group_norm_pattern(i);
   if (masked_.contains(i)) return emit_softmax(i, {});
+  const OpRule* rule = op_rule(op);
+  if (!rule || rule->treatment == Treatment::unsupported) return unknown(i, rule);
   const std::vector<int> in = inputs_of(i);
   bool all_constant = !in.empty();
   for (int v : in) {
     if (v >= 0 && value(v).kind != ValueKind::constant) all_constant = false;
   }
-  if (kConstantOnlyOps.contains(op) || (all_constant && fold(i, in))) {
-    if (kConstantOnlyOps.contains(op)) fold_constant_op(i, in);
-    return;
-  }
+  if (rule->treatment == Treatment::folded) return fold_constant_op(i, in);
+  if (all_constant && fold(i, in)) return;
   if (op == "Conv") return emit_conv(i, in);
+  if (op == "ConvTranspose") return emit_conv_transpose(i, in);
   if (op == "Gemm") return emit_gemm(i, in);
   if (op == "MatMul") return emit_matmul(i, in);
+  if (op == "Einsum") return emit_einsum(i, in);
   if (op == "BatchNormalization") return emit_batch_norm(i, in);
   if (op == "LayerNormalization") return emit_layer_norm(i, in);
-  if (op == "Softmax") return emit_softmax(i, in);
+  if (op == "InstanceNormalization" || op == "GroupNormalization") return emit_group_norm(i, in);
+  if (op == "Softmax" || op == "LogSoftmax") return emit_softmax(i, in);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     return emit_pool(i, in);
   }
@@ -329,17 +339,28 @@ void Converter::convert_node(int i) {
     value(v).ir = kNone;
     return;
   }
-  if (kViewOps.contains(op)) return emit_view(i, in);
-  if (kPointwiseOps.contains(op)) return emit_pointwise(i, in);
-  unknown(i);
+  switch (rule->treatment) {
+    case Treatment::view: return emit_view(i, in);
+    case Treatment::elementwise: return emit_pointwise(i, in);
+    case Treatment::reduction: return emit_reduce(i, in);
+    case Treatment::copy: return emit_copy(i, in);
+    default: break;
+  }
+  throw InternalError("onnx frontend: no emitter for '" + op + "'");
 }
 
-void Converter::unknown(int i) {
+void Converter::unknown(int i, const OpRule* rule) {
   const auto& n = g_.node(i);
   if (!options_.passthrough_unknown) {
-    fail(i, "unsupported ONNX operator" + std::string(n.domain().empty() ? "" : " (domain " + n.domain() + ")") +
-                "; supported: " + join(supported_op_types()) +
-                ". Set [workload] unknown_ops = \"passthrough\" to treat unknown operators as zero-cost views");
+    std::vector<std::string> known;
+    for (const OpRule& r : op_rules()) {
+      if (r.treatment != Treatment::unsupported) known.emplace_back(r.type);
+    }
+    const std::string why =
+        rule ? "unsupported ONNX operator: " + std::string(rule->note)
+             : "unknown ONNX operator" + std::string(n.domain().empty() ? "" : " (domain " + n.domain() + ")") +
+                   "; docs/workloads.md lists the supported ones" + did_you_mean(n.op_type(), known);
+    fail(i, why + ". Set [workload] unknown_ops = \"passthrough\" to treat it as a zero-cost view");
   }
   if (warned_.insert(n.op_type()).second) {
     spdlog::warn("{}: unsupported ONNX operator '{}' (first at node '{}') treated as a zero-cost view", file_,
@@ -366,6 +387,7 @@ void Converter::unknown(int i) {
     Operator op = base(i);
     op.kind = OpKind::view;
     op.ops_per_iteration = 0;
+    op.attributes["passthrough"] = {1};  // reported by inspect: an operator monet does not model
     const TensorId y = output_tensor(i, out, shape, src.dtype);
     op.operands.push_back(Operand{y, OperandSlot::O, {}, bits_of(src.dtype), 0, false});
     op.operands.push_back(Operand{x, OperandSlot::I1, {}, bits_of(src.dtype), 0, false});

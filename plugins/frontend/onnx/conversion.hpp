@@ -3,7 +3,7 @@
 //   conversion.cpp   values, sources, dispatch, the IR tensors and operators of a node
 //   patterns.cpp     multi-node idioms recognised before conversion (GELU, linear, masked softmax, ...)
 //   folding.cpp      nodes that compute on constants only, evaluated at import
-//   view_shapes.cpp  output shapes of the data-movement operators
+//   shapes.cpp  output shapes of the data-movement operators
 //   emit_*.cpp       one IR operator (or a few) per ONNX node, by operator family
 //   classify.cpp     stored tensors: trainable parameters vs buffers
 #include <onnx/onnx_pb.h>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "converter.hpp"
+#include "op_table.hpp"
 #include "values.hpp"
 
 namespace monet::onnx_frontend {
@@ -56,10 +57,23 @@ class Converter {
   bool is_op(int node, const char* type) const { return node >= 0 && g_.node(node).op_type() == type; }
 
   // patterns
-  struct Gelu {
-    int input_producer_node;  // the Div
+  /// A pointwise function exported as several nodes (SiLU = x·Sigmoid(x), GELU from erf or tanh, Mish,
+  /// HardSwish = x·HardSigmoid(x), rsqrt = 1/Sqrt(x)): one elementwise operator of `type` on x.
+  struct Activation {
+    std::string type;
     std::string x;            // input value
     std::vector<int> nodes;   // every node of the pattern, in order
+    int name_node;            // the node the operator is named after (Erf, Sigmoid, Tanh, ...)
+    double ops;
+  };
+  /// GroupNorm as PyTorch exports it: Reshape [N, G, -1] -> InstanceNormalization -> Reshape back (-> Mul by
+  /// the weight -> Add the bias).
+  struct GroupNormPattern {
+    std::string x;
+    std::string scale, bias;  // stored [C] tensors, empty when the norm has no affine part
+    std::int64_t groups;
+    std::vector<int> nodes;
+    int instance_norm;
   };
   struct Linear {
     int add;            // the Add node that is folded in
@@ -71,10 +85,23 @@ class Converter {
     std::string mask;   // mask value
     bool boolean;       // Where(cond, -inf, x) vs Add(x, mask)
   };
+  /// The other input of a binary node, given one; empty when `input` is not one of its inputs.
+  std::string other_input(int node, const std::string& input) const;
+  bool scalar_is(const std::string& name, double v) const;
+  /// Records a recognised activation ending at node `last`; its other nodes are absorbed.
+  void add_activation(int last, Activation a);
   void find_patterns();
   void match_gelu(int erf);
+  void match_gelu_tanh(int tanh);
+  void match_sigmoid_gate(int node);  // SiLU, HardSwish
+  void match_mish(int softplus);
+  void match_rsqrt(int sqrt);
+  void match_group_norm(int instance_norm);
   void match_linear(int mm);
   void match_masked_softmax(int sm);
+  /// Whether a value is computed from rows of a stored float table (Swin's relative position bias): a learned
+  /// bias, not a mask.
+  bool looked_up_from_table(const std::string& name) const;
   void match_transposed_weight(int tr);
 
   // emission helpers
@@ -92,7 +119,8 @@ class Converter {
 
   // dispatch
   void convert_node(int i);
-  void unknown(int i);
+  /// A node monet does not model: an error naming it (with the rule's reason), or a passthrough view.
+  void unknown(int i, const OpRule* rule);
 
   // constant folding
   /// Folds a node whose inputs are all constants. Returns false when the op must become an operator.
@@ -108,14 +136,38 @@ class Converter {
   SliceParams slice_params(int i, const std::vector<int>& in);
   /// Output shapes of the data-movement ops (shared by folding and emission).
   std::vector<Shape> view_shapes(int i, const std::vector<int>& in);
+  /// Output shape of a copy node (Pad, Resize, Tile, scatters, gathers, ...), shared by folding and emission.
+  Shape copy_shape(int i, const std::vector<int>& in);
+  /// Begin pads of every axis of a Pad node (negative: cropping), then the ends.
+  std::vector<std::int64_t> pad_amounts(int i, const std::vector<int>& in);
+  /// Axes a reduction node reduces (attribute or input; all when none are given).
+  std::vector<std::size_t> reduce_axes(int i, const std::vector<int>& in);
+  /// Output shape of a pointwise node: its inputs broadcast (or the shape it names, for random tensors).
+  Shape pointwise_shape(int i, const std::vector<int>& in);
+  /// Inputs of a pointwise node that are tensors the operation reads (not bounds, ratios, axes or shapes).
+  std::vector<int> pointwise_operands(int i, const std::vector<int>& in);
+  ElementType pointwise_dtype(int i, const std::vector<int>& operands);
+  /// Strides of output k of a view node, from its input's (empty: contiguous).
+  std::vector<std::int64_t> view_strides(int i, const std::vector<int>& in, std::size_t k, const Shape& out);
+  bool is_contiguous_value(int v) const;
 
   // operators
   void emit_view(int i, const std::vector<int>& in);
   void emit_pointwise(int i, const std::vector<int>& in);
-  void emit_gelu(int i);
+  void emit_activation(int i);
+  void emit_reduce(int i, const std::vector<int>& in);
+  void emit_copy(int i, const std::vector<int>& in);
+  /// A Reshape / Flatten of a non-contiguous view: a copy into a new storage.
+  void emit_reshape_copy(int i, int x, const Shape& out);
   void emit_conv(int i, const std::vector<int>& in);
-  std::array<std::int64_t, 4> pads(int i, const Shape& x, std::array<std::int64_t, 2> kernel,
-                                   std::array<std::int64_t, 2> stride, std::array<std::int64_t, 2> dilation);
+  void emit_conv_transpose(int i, const std::vector<int>& in);
+  /// Pads of a window node: explicit, or from auto_pad (SAME_UPPER / SAME_LOWER); begins then ends.
+  std::vector<std::int64_t> window_pads(int i, const Shape& x, const std::vector<std::int64_t>& kernel,
+                                        const std::vector<std::int64_t>& stride,
+                                        const std::vector<std::int64_t>& dilation);
+  void emit_einsum(int i, const std::vector<int>& in);
+  void emit_group_norm(int i, const std::vector<int>& in);
+  void emit_group_norm_pattern(int i);
   void emit_gemm(int i, const std::vector<int>& in);
   void emit_matmul(int i, const std::vector<int>& in);
   void emit_batch_norm(int i, const std::vector<int>& in);
@@ -146,7 +198,8 @@ class Converter {
   std::set<std::string> static_value_;    // depends on no graph input
   std::set<std::string> constant_value_;  // computed from Constant nodes only
   std::vector<bool> absorbed_;            // nodes folded into a pattern emitted elsewhere
-  std::map<int, Gelu> gelu_;              // by the final Mul node
+  std::map<int, Activation> activation_;  // by the pattern's last node
+  std::map<int, GroupNormPattern> group_norm_;  // by the pattern's last node
   std::map<int, Linear> linear_;          // by MatMul node
   std::map<int, MaskedSoftmax> masked_;   // by Softmax node
   std::map<std::string, int> transposed_; // transposed weight value -> Transpose node

@@ -6,7 +6,13 @@
 namespace monet::onnx_frontend {
 
 const std::vector<std::string>& supported_op_types() {
-  static const std::vector<std::string> ops = make_supported();
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> v;
+    for (const OpRule& r : op_rules()) {
+      if (r.treatment != Treatment::unsupported) v.emplace_back(r.type);
+    }
+    return v;
+  }();
   return ops;
 }
 

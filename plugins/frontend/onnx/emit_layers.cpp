@@ -7,44 +7,108 @@
 
 namespace monet::onnx_frontend {
 
+namespace {
+std::vector<std::int64_t> ints_or(const std::optional<std::vector<std::int64_t>>& v, std::size_t n, std::int64_t fill) {
+  return v ? *v : std::vector<std::int64_t>(n, fill);
+}
+}  // namespace
+
 void Converter::emit_conv(int i, const std::vector<int>& in) {
   const auto& n = g_.node(i);
   const Value& x = value(in[0]);
   const Value& w = value(in.at(1));
-  if (x.shape.size() != 4 || w.shape.size() != 4) fail(i, "only 2-D convolutions (NCHW) are supported");
-  ops::Conv2dSpec s;
-  const auto kernel = attr_ints(n, "kernel_shape").value_or(std::vector<std::int64_t>{w.shape[2], w.shape[3]});
-  s.kernel = {kernel[0], kernel[1]};
-  if (auto v = attr_ints(n, "strides")) s.stride = {(*v)[0], (*v)[1]};
-  if (auto v = attr_ints(n, "dilations")) s.dilation = {(*v)[0], (*v)[1]};
+  if (x.shape.size() < 3 || x.shape.size() > 5 || w.shape.size() != x.shape.size()) {
+    fail(i, "a convolution needs [N, C, L], [N, C, H, W] or [N, C, D, H, W] inputs and a weight of the same rank, "
+            "got " + to_string(x.shape) + " and " + to_string(w.shape));
+  }
+  const std::size_t axes = x.shape.size() - 2;
+  ops::ConvSpec s;
+  s.kernel = attr_ints(n, "kernel_shape").value_or(std::vector<std::int64_t>(w.shape.begin() + 2, w.shape.end()));
+  s.stride = ints_or(attr_ints(n, "strides"), axes, 1);
+  s.dilation = ints_or(attr_ints(n, "dilations"), axes, 1);
   s.groups = attr_int(n, "group").value_or(1);
-  s.pads = pads(i, x.shape, s.kernel, s.stride, s.dilation);
-  const Shape out = ops::conv2d_output_shape(x.shape, w.shape[0], s, SourceLocation{file_}, node_name(i));
+  s.pads = window_pads(i, x.shape, s.kernel, s.stride, s.dilation);
+  const Shape out = ops::conv_output_shape(x.shape, w.shape[0], s, SourceLocation{file_}, node_name(i));
   std::optional<TensorId> bias;
   if (in.size() > 2 && in[2] >= 0) bias = tensor_of(in[2]);
   const TensorId xi = tensor_of(in[0]);
   const TensorId wi = tensor_of(in[1]);
   const TensorId y = output_tensor(i, n.output(0), out, x.dtype);
-  ops::conv2d(builder_, base(i), xi, wi, bias, y, s);
+  ops::conv(builder_, base(i), xi, wi, bias, y, s);
 }
 
-std::array<std::int64_t, 4> Converter::pads(int i, const Shape& x, std::array<std::int64_t, 2> kernel,
-                                             std::array<std::int64_t, 2> stride, std::array<std::int64_t, 2> dilation) {
+void Converter::emit_conv_transpose(int i, const std::vector<int>& in) {
   const auto& n = g_.node(i);
-  std::array<std::int64_t, 4> p{0, 0, 0, 0};
+  const Value& x = value(in[0]);
+  const Value& w = value(in.at(1));
+  if (x.shape.size() < 3 || x.shape.size() > 5 || w.shape.size() != x.shape.size()) {
+    fail(i, "a transposed convolution needs [N, C, L], [N, C, H, W] or [N, C, D, H, W] inputs and a weight of the "
+            "same rank, got " + to_string(x.shape) + " and " + to_string(w.shape));
+  }
+  const std::size_t axes = x.shape.size() - 2;
+  ops::ConvSpec s;
+  s.kernel = attr_ints(n, "kernel_shape").value_or(std::vector<std::int64_t>(w.shape.begin() + 2, w.shape.end()));
+  s.stride = ints_or(attr_ints(n, "strides"), axes, 1);
+  s.dilation = ints_or(attr_ints(n, "dilations"), axes, 1);
+  s.groups = attr_int(n, "group").value_or(1);
+  s.output_padding = ints_or(attr_ints(n, "output_padding"), axes, 0);
+  const std::string auto_pad = attr(n, "auto_pad") ? attr(n, "auto_pad")->s() : "NOTSET";
+  if (auto os = attr_ints(n, "output_shape")) {
+    // Pads that make the requested output shape (the ONNX rule: the larger half at the end, except SAME_UPPER).
+    if (os->size() != axes) fail(i, "output_shape must give every spatial axis");
+    s.pads.assign(2 * axes, 0);
+    for (std::size_t a = 0; a < axes; ++a) {
+      const std::int64_t total = s.stride[a] * (x.shape[2 + a] - 1) + s.output_padding[a] +
+                                 ((s.kernel.at(a) - 1) * s.dilation[a] + 1) - (*os)[a];
+      s.pads[a] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      s.pads[axes + a] = total - s.pads[a];
+    }
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    s.pads.assign(2 * axes, 0);
+    for (std::size_t a = 0; a < axes; ++a) {  // output = input · stride
+      const std::int64_t total = s.stride[a] * (x.shape[2 + a] - 1) + s.output_padding[a] +
+                                 ((s.kernel.at(a) - 1) * s.dilation[a] + 1) - x.shape[2 + a] * s.stride[a];
+      s.pads[a] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      s.pads[axes + a] = total - s.pads[a];
+    }
+  } else {
+    s.pads = ints_or(attr_ints(n, "pads"), 2 * axes, 0);
+  }
+  const Shape out = ops::conv_transpose_output_shape(x.shape, w.shape.at(1) * s.groups, s, SourceLocation{file_},
+                                                     node_name(i));
+  std::optional<TensorId> bias;
+  if (in.size() > 2 && in[2] >= 0) bias = tensor_of(in[2]);
+  const TensorId xi = tensor_of(in[0]);
+  const TensorId wi = tensor_of(in[1]);
+  const TensorId y = output_tensor(i, n.output(0), out, x.dtype);
+  ops::conv_transpose(builder_, base(i), xi, wi, bias, y, s);
+}
+
+std::vector<std::int64_t> Converter::window_pads(int i, const Shape& x, const std::vector<std::int64_t>& kernel,
+                                                 const std::vector<std::int64_t>& stride,
+                                                 const std::vector<std::int64_t>& dilation) {
+  const auto& n = g_.node(i);
+  const std::size_t axes = x.size() - 2;
+  std::vector<std::int64_t> p(2 * axes, 0);
+  if (kernel.size() != axes || stride.size() != axes || dilation.size() != axes) {
+    fail(i, "kernel_shape, strides and dilations must give each of the " + std::to_string(axes) + " spatial axes");
+  }
   const std::string auto_pad = attr(n, "auto_pad") ? attr(n, "auto_pad")->s() : "NOTSET";
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (int a = 0; a < 2; ++a) {
-      const std::int64_t in = x[static_cast<std::size_t>(2 + a)];
+    for (std::size_t a = 0; a < axes; ++a) {
+      const std::int64_t in = x[2 + a];
       const std::int64_t out = (in + stride[a] - 1) / stride[a];
       const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * stride[a] + (kernel[a] - 1) * dilation[a] + 1 - in);
       const std::int64_t small = total / 2;
-      p[static_cast<std::size_t>(a)] = auto_pad == "SAME_UPPER" ? small : total - small;
-      p[static_cast<std::size_t>(a + 2)] = total - p[static_cast<std::size_t>(a)];
+      p[a] = auto_pad == "SAME_UPPER" ? small : total - small;
+      p[axes + a] = total - p[a];
     }
   } else if (auto v = attr_ints(n, "pads")) {
-    if (v->size() != 4) fail(i, "expected 4 pads for a 2-D window");
-    p = {(*v)[0], (*v)[1], (*v)[2], (*v)[3]};
+    if (v->size() != 2 * axes) {
+      fail(i, "expected " + std::to_string(2 * axes) + " pads for a " + std::to_string(axes) + "-D window, got " +
+                  std::to_string(v->size()));
+    }
+    p = *v;
   }
   return p;
 }
@@ -177,24 +241,31 @@ void Converter::emit_softmax(int i, const std::vector<int>& in) {
 void Converter::emit_pool(int i, const std::vector<int>& in) {
   const auto& n = g_.node(i);
   const Value& x = value(in[0]);
-  if (x.shape.size() != 4) fail(i, "only 2-D pooling (NCHW) is supported");
-  ops::Pool2dSpec s;
+  if (x.shape.size() < 3 || x.shape.size() > 5) {
+    fail(i, "pooling needs an [N, C, L], [N, C, H, W] or [N, C, D, H, W] input, got " + to_string(x.shape));
+  }
+  const std::size_t axes = x.shape.size() - 2;
+  ops::PoolSpec s;
   const bool global = n.op_type().rfind("Global", 0) == 0;
   if (global) {
-    s.kernel = {x.shape[2], x.shape[3]};
+    s.kernel.assign(x.shape.begin() + 2, x.shape.end());
   } else {
     const auto k = attr_ints(n, "kernel_shape");
-    if (!k || k->size() != 2) fail(i, "missing kernel_shape");
-    s.kernel = {(*k)[0], (*k)[1]};
-    if (auto v = attr_ints(n, "strides")) s.stride = {(*v)[0], (*v)[1]};
-    if (auto v = attr_ints(n, "dilations")) s.dilation = {(*v)[0], (*v)[1]};
+    if (!k || k->size() != axes) fail(i, "kernel_shape must give each of the " + std::to_string(axes) + " spatial axes");
+    s.kernel = *k;
+    s.stride = ints_or(attr_ints(n, "strides"), axes, 1);
+    s.dilation = ints_or(attr_ints(n, "dilations"), axes, 1);
     s.ceil_mode = attr_int(n, "ceil_mode").value_or(0) != 0;
-    s.pads = pads(i, x.shape, s.kernel, s.stride, s.dilation);
+    s.pads = window_pads(i, x.shape, s.kernel, s.stride, s.dilation);
   }
-  const Shape out = ops::pool2d_output_shape(x.shape, s, SourceLocation{file_}, node_name(i));
+  const Shape out = ops::pool_output_shape(x.shape, s, SourceLocation{file_}, node_name(i));
+  Operator op = base(i);
+  if (n.op_type() == "AveragePool" && attr_int(n, "count_include_pad").value_or(0) != 0) {
+    op.attributes["count_include_pad"] = {1};
+  }
   const TensorId xi = tensor_of(in[0]);
   const TensorId y = output_tensor(i, n.output(0), out, x.dtype);
-  ops::pool2d(builder_, base(i), xi, y, s);
+  ops::pool(builder_, std::move(op), xi, y, s);
 }
 
 void Converter::emit_gather(int i, const std::vector<int>& in) {
@@ -202,24 +273,86 @@ void Converter::emit_gather(int i, const std::vector<int>& in) {
   const Value& table = value(in[0]);
   const Value& idx = value(in[1]);
   const std::int64_t axis = normalize_axis(attr_int(n, "axis").value_or(0), table.shape.size());
-  if (table.kind != ValueKind::initializer || table.shape.size() != 2 || axis != 0) return emit_view(i, in);
+  if (table.kind != ValueKind::initializer || table.shape.size() != 2 || axis != 0) {
+    // A scalar index selects (a view, as PyTorch's select); an index tensor gathers a copy (index_select).
+    return idx.shape.empty() ? emit_view(i, in) : emit_copy(i, in);
+  }
   // An embedding lookup: rows of a stored table.
   Shape out = idx.shape;
   out.push_back(table.shape[1]);
-  std::optional<TensorId> indices;
-  if (idx.kind == ValueKind::constant && idx.data && idx.shape.size() == 1) {
-    bool positions = true;  // 0, 1, ..., T-1: the table rows are known
-    for (std::size_t k = 0; k < idx.data->size(); ++k) positions &= (*idx.data)[k] == static_cast<double>(k);
-    if (!positions) indices = tensor_of(in[1]);
-  } else {
-    indices = tensor_of(in[1]);
-  }
   if (out.size() < 2) fail(i, "embedding of a scalar index is not supported");
+  // Position ids 0, 1, ..., T-1 (computed in the forward pass): the rows are known, but autograd still saves
+  // the indices.
+  bool positions = idx.kind == ValueKind::constant && idx.data && !idx.shape.empty();
+  if (positions) {
+    const auto T = static_cast<std::size_t>(idx.shape.back());
+    for (std::size_t k = 0; k < idx.data->size(); ++k) positions &= (*idx.data)[k] == static_cast<double>(k % T);
+  }
   Operator op = base(i);
   op.type = "Embedding";
   const TensorId ti = tensor_of(in[0]);
+  const TensorId ii = tensor_of(in[1]);
   const TensorId y = output_tensor(i, n.output(0), out, table.dtype);
-  ops::embedding(builder_, std::move(op), ti, indices, y);
+  ops::embedding(builder_, std::move(op), ti, ii, y, positions);
+}
+
+void Converter::emit_einsum(int i, const std::vector<int>& in) {
+  const auto& n = g_.node(i);
+  const auto* eq = attr(n, "equation");
+  if (!eq) fail(i, "missing the 'equation' attribute");
+  if (in.empty() || in.size() > 2) {
+    fail(i, "einsum of " + std::to_string(in.size()) + " operands: only one or two are supported (PyTorch contracts "
+            "longer chains pairwise; export them as separate einsums)");
+  }
+  std::vector<Shape> shapes;
+  std::vector<TensorId> xs;
+  bool weight = false;
+  for (int v : in) {
+    shapes.push_back(value(v).shape);
+    weight |= is_weight(v);
+  }
+  const Shape out = ops::einsum_output_shape(eq->s(), shapes, SourceLocation{file_}, node_name(i));
+  for (int v : in) xs.push_back(tensor_of(v));
+  Operator op = base(i);
+  op.kind = weight ? OpKind::gemm : OpKind::matmul;
+  op.attributes["operands"] = {static_cast<std::int64_t>(in.size())};
+  const TensorId y = output_tensor(i, n.output(0), out, value(in[0]).dtype);
+  ops::einsum(builder_, std::move(op), eq->s(), xs, y);
+}
+
+void Converter::emit_group_norm(int i, const std::vector<int>& in) {
+  const auto& n = g_.node(i);
+  const Value& x = value(in[0]);
+  if (x.shape.size() < 2) fail(i, "needs an [N, C, ...] input, got " + to_string(x.shape));
+  const std::int64_t groups =
+      n.op_type() == "GroupNormalization" ? attr_int(n, "num_groups").value_or(0) : x.shape[1];
+  std::optional<TensorId> scale;
+  std::optional<TensorId> bias;
+  // Constant scale and shift (ones and zeros of a norm without affine part) are part of the operation.
+  if (in.size() > 1 && in[1] >= 0 && value(in[1]).kind != ValueKind::constant) scale = tensor_of(in[1]);
+  if (in.size() > 2 && in[2] >= 0 && value(in[2]).kind != ValueKind::constant) bias = tensor_of(in[2]);
+  Operator op = base(i);
+  op.type = n.op_type();
+  const TensorId xi = tensor_of(in[0]);
+  const TensorId y = output_tensor(i, n.output(0), x.shape, x.dtype);
+  ops::group_norm(builder_, std::move(op), xi, scale, bias, y, groups);
+}
+
+void Converter::emit_group_norm_pattern(int i) {
+  const GroupNormPattern& p = group_norm_.at(i);
+  const int x = find(p.x);
+  const auto& norm = g_.node(p.instance_norm);
+  const int norm_scale = find(norm.input(1));
+  if (x < 0 || norm_scale < 0 || value(norm_scale).shape.size() != 1) fail(i, "malformed GroupNorm export");
+  std::optional<TensorId> scale;
+  std::optional<TensorId> bias;
+  if (!p.scale.empty()) scale = tensor_of(find(p.scale));
+  if (!p.bias.empty()) bias = tensor_of(find(p.bias));
+  Operator op = base(p.instance_norm, p.nodes);
+  op.type = "GroupNormalization";
+  const TensorId xi = tensor_of(x);
+  const TensorId y = output_tensor(i, g_.node(i).output(0), value(x).shape, value(x).dtype);
+  ops::group_norm(builder_, std::move(op), xi, scale, bias, y, value(norm_scale).shape[0]);
 }
 
 }  // namespace monet::onnx_frontend

@@ -1,6 +1,10 @@
-// Data-movement nodes: zero-cost views that alias their input, with what each output element reads.
+// Data-movement nodes: zero-cost views that alias their input (with what each output element reads), and
+// copies into new tensors (padding, resampling, tiling, scatters, gathers, reshapes of non-contiguous views).
 #include "conversion.hpp"
 
+#include <cmath>
+
+#include "monet/ir/ops.hpp"
 
 namespace monet::onnx_frontend {
 
@@ -11,7 +15,11 @@ void Converter::emit_view(int i, const std::vector<int>& in) {
   for (int v : in) {
     if (v >= 0 && value(v).kind != ValueKind::constant) sources.push_back(v);
   }
+  if (sources.empty()) fail(i, "no tensor input");
   if (n.op_type() != "Concat") sources.resize(1);
+  if ((n.op_type() == "Reshape" || n.op_type() == "Flatten") && !is_contiguous_value(sources[0])) {
+    return emit_reshape_copy(i, sources[0], shapes.at(0));
+  }
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     const std::string& out = n.output(static_cast<int>(k));
     if (out.empty()) continue;
@@ -23,6 +31,7 @@ void Converter::emit_view(int i, const std::vector<int>& in) {
     std::vector<TensorId> xs;
     for (int v : sources) xs.push_back(tensor_of(v));
     const TensorId y = output_tensor(i, out, shapes[k], dt);
+    value(find(out)).strides = view_strides(i, in, k, shapes[k]);
     if (builder_.tensor(xs[0]).role == TensorRole::weight || builder_.tensor(xs[0]).role == TensorRole::buffer) {
       builder_.tensor(y).role = TensorRole::buffer;  // a view of a stored tensor (not counted again)
     }
@@ -63,6 +72,56 @@ void Converter::emit_view(int i, const std::vector<int>& in) {
     }
     builder_.add_operator(std::move(op));
   }
+}
+
+void Converter::emit_reshape_copy(int i, int x, const Shape& out) {
+  Operator op = base(i);
+  op.type = "ReshapeCopy";  // PyTorch: x.contiguous().view(...) or reshape of a non-viewable layout
+  op.attributes["reshape"] = std::vector<std::int64_t>(out.begin(), out.end());
+  const TensorId xi = tensor_of(x);
+  const TensorId y = output_tensor(i, g_.node(i).output(0), out, value(x).dtype);
+  ops::copy(builder_, std::move(op), {xi}, y);
+}
+
+void Converter::emit_copy(int i, const std::vector<int>& in) {
+  const auto& n = g_.node(i);
+  const std::string& type = n.op_type();
+  const Shape out = copy_shape(i, in);
+  const Value& x = value(in[0]);
+  if (type == "Pad") {
+    const auto p = pad_amounts(i, in);
+    Operator op = base(i);
+    op.attributes["pads"] = p;
+    const TensorId xi = tensor_of(in[0]);
+    const TensorId y = output_tensor(i, n.output(0), out, x.dtype);
+    ops::pad(builder_, std::move(op), xi, y, std::vector<std::int64_t>(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(out.size())));
+    return;
+  }
+  double ops = 0;
+  if (type == "Resize" || type == "Upsample") {
+    // Interpolation taps per output element: nearest 1, linear 2 per resized axis, cubic 4; a weighted sum of
+    // t taps costs 2t − 1 operations.
+    const auto* m = attr(n, "mode");
+    const std::string mode = m ? m->s() : "nearest";
+    std::int64_t taps = 1;
+    for (std::size_t a = 0; a < out.size(); ++a) {
+      if (out[a] != x.shape[a]) taps *= mode == "cubic" ? 4 : (mode == "nearest" ? 1 : 2);
+    }
+    ops = taps > 1 ? static_cast<double>(2 * taps - 1) : 0;
+  }
+  std::vector<TensorId> xs;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const int v = in[k];
+    if (v < 0 || value(v).kind == ValueKind::constant) continue;  // pads, scales, repeats, indices known at import
+    if (k > 0 && (type == "Tile" || type == "Resize" || type == "Upsample" || type == "OneHot")) continue;
+    xs.push_back(tensor_of(v));
+  }
+  if (xs.empty()) fail(i, "no tensor input");
+  ElementType dt = x.dtype;
+  if (type == "OneHot") dt = value(in.at(2)).dtype;
+  Operator op = base(i);
+  const TensorId y = output_tensor(i, n.output(0), out, dt);
+  ops::copy(builder_, std::move(op), xs, y, ops);
 }
 
 }  // namespace monet::onnx_frontend
