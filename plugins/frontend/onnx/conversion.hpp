@@ -170,6 +170,9 @@ class Converter {
   void emit_group_norm_pattern(int i);
   void emit_gemm(int i, const std::vector<int>& in);
   void emit_matmul(int i, const std::vector<int>& in);
+  /// The tensor a MatMul reads for value v: v itself, or a contiguous copy when torch.matmul's reshape of it to
+  /// [batch, n, k] (`batch` batch axes; 0: folding a ≥3-D operand against a matrix) cannot be a view.
+  TensorId matmul_operand(int i, int v, std::size_t batch, const char* which);
   void emit_batch_norm(int i, const std::vector<int>& in);
   void emit_layer_norm(int i, const std::vector<int>& in);
   void emit_softmax(int i, const std::vector<int>& in);

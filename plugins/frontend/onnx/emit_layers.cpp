@@ -169,8 +169,9 @@ void Converter::emit_matmul(int i, const std::vector<int>& in) {
   }
   Operator op = base(i, extra);
   op.kind = is_weight(b) ? OpKind::gemm : OpKind::matmul;
-  const TensorId ai = tensor_of(in[0]);
-  const TensorId bi = tensor_of(b);
+  const std::size_t batch = out.size() - 2;
+  const TensorId ai = matmul_operand(i, in[0], value(b).shape.size() <= 2 ? 0 : batch, "a");
+  const TensorId bi = s.transpose_b ? tensor_of(b) : matmul_operand(i, b, value(in[0]).shape.size() <= 2 ? 0 : batch, "b");
   const TensorId y = output_tensor(i, out_name, out, value(in[0]).dtype);
   ops::matmul(builder_, std::move(op), ai, bi, bias, y, s);
   for (int later : convert_node_later_) {
@@ -178,6 +179,50 @@ void Converter::emit_matmul(int i, const std::vector<int>& in) {
     convert_node(later);
   }
   convert_node_later_.clear();
+}
+
+TensorId Converter::matmul_operand(int i, int v, std::size_t batch, const char* which) {
+  const Value& x = value(v);
+  if (x.strides.empty() || x.kind != ValueKind::activation) return tensor_of(v);
+  // torch.matmul folds its operands for mm / bmm with reshape: a 3-D or larger operand against a matrix to
+  // [rows, k] (batch = 0: every axis but the last merges), batched operands to [batch, n, k] after broadcasting
+  // the batch axes (broadcast axes have stride 0). Axes merge into one view when each stride is the next
+  // axis's stride times its size (size-1 axes aside); otherwise reshape copies, and mm / bmm save the copy.
+  const std::size_t rank = x.shape.size();
+  Shape shape = x.shape;
+  std::vector<std::int64_t> strides = x.strides;
+  std::size_t merged;  // axes [0, merged) become one
+  if (batch == 0) {
+    if (rank < 3) return tensor_of(v);
+    merged = rank - 1;
+  } else {
+    for (std::size_t a = rank - 2; a < batch; ++a) {  // missing leading batch axes: expand adds them
+      shape.insert(shape.begin(), 1);
+      strides.insert(strides.begin(), 0);
+    }
+    merged = shape.size() - 2;
+  }
+  bool viewable = true;
+  std::int64_t expected = -1;  // the stride the previous (outer) merged axis needs
+  for (std::size_t a = merged; a-- > 0;) {
+    if (shape[a] == 1) continue;
+    if (expected >= 0 && strides[a] != expected) viewable = false;
+    expected = strides[a] * shape[a];
+  }
+  if (viewable) return tensor_of(v);
+  Operator op = base(i);
+  op.name += std::string(":") + which + ".contiguous";
+  op.type = "MatMulFoldCopy";  // reshape inside torch.matmul: the copy mm / bmm save
+  const TensorId xi = tensor_of(v);
+  Tensor t;
+  t.name = op.name;
+  t.shape = x.shape;
+  t.dtype = x.dtype;
+  t.role = TensorRole::activation;
+  t.origin = SourceLocation{file_};
+  const TensorId y = builder_.add_tensor(std::move(t));
+  ops::copy(builder_, std::move(op), {xi}, y);
+  return y;
 }
 
 void Converter::emit_batch_norm(int i, const std::vector<int>& in) {
