@@ -57,11 +57,14 @@ OperatorId pad(GraphBuilder& b, Operator op, TensorId x, TensorId output, const 
   op.ops_per_iteration = 0;
   const std::vector<int> dims = axis_dims(op, out);
   std::vector<AffineExpr> acc_x;
+  bool overruns = false;  // an axis padded only at its end: a plain index past the input (not expressible)
   for (std::size_t a = 0; a < in.size(); ++a) {
     AffineExpr e = dim(dims[a]);
     e.offset = -begins[a];
+    overruns |= begins[a] == 0 && out[a] > in[a];
     acc_x.push_back(e);
   }
+  if (overruns) acc_x.clear();  // the whole input
   op.operands.push_back(operand(b, output, OperandSlot::O, all_of(dims)));
   op.operands.push_back(operand(b, x, OperandSlot::I1, std::move(acc_x)));
   op.attributes["begins"] = begins;

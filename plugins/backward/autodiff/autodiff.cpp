@@ -206,6 +206,12 @@ class Generator {
           op.operands.push_back(operand(t, OperandSlot::O, {AffineExpr::of_dim(0), AffineExpr::of_dim(1)}));
           inst.extra[fop.id].push_back(t);
         }
+        if (fop.type == "InstanceNormalization" && fop.operands.size() > 2) {
+          // PyTorch runs instance norm as batch norm of [1, N·C, ...] with the weight repeated per sample.
+          const TensorId t = new_tensor(base + ":weight_repeated", stats, ElementType::fp32, TensorRole::activation);
+          op.operands.push_back(operand(t, OperandSlot::O, {AffineExpr::of_dim(0), AffineExpr::of_dim(1)}));
+          inst.extra[fop.id].push_back(t);
+        }
       } else if (fop.kind == OpKind::pooling && (fop.type == "MaxPool" || fop.type == "GlobalMaxPool")) {
         const TensorId t = new_tensor(base + ":indices", f_.tensor(fop.operands[0].tensor).shape, ElementType::int64,
                                       TensorRole::index);
@@ -718,6 +724,7 @@ class Generator {
       const TensorId g = grad_tensor(inst, x.tensor);
       op.operands.push_back(operand(g, OperandSlot::O, x.access));
       op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+      if (rule.reads & autodiff::kInput) op.keeps_alive.push_back(T(inst, x.tensor));  // reflection pads
       if (rule.reads & autodiff::kIndices) {
         for (std::size_t k = 1; k < f.operands.size(); ++k) {
           const Tensor& t = f_.tensor(f.operands[k].tensor);

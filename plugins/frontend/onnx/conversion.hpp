@@ -157,8 +157,9 @@ class Converter {
   void emit_activation(int i);
   void emit_reduce(int i, const std::vector<int>& in);
   void emit_copy(int i, const std::vector<int>& in);
-  /// A Reshape / Flatten of a non-contiguous view: a copy into a new storage.
-  void emit_reshape_copy(int i, int x, const Shape& out);
+  /// A view node PyTorch computes as a copy into a new storage: a Reshape / Flatten of a non-contiguous view
+  /// (contiguous().view(), reshape) or a Slice with a negative step (flip).
+  void emit_copy_of_view(int i, int x, const Shape& out, const char* type);
   void emit_conv(int i, const std::vector<int>& in);
   void emit_conv_transpose(int i, const std::vector<int>& in);
   /// Pads of a window node: explicit, or from auto_pad (SAME_UPPER / SAME_LOWER); begins then ends.

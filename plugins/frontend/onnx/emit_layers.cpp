@@ -319,8 +319,17 @@ void Converter::emit_gather(int i, const std::vector<int>& in) {
   const Value& idx = value(in[1]);
   const std::int64_t axis = normalize_axis(attr_int(n, "axis").value_or(0), table.shape.size());
   if (table.kind != ValueKind::initializer || table.shape.size() != 2 || axis != 0) {
-    // A scalar index selects (a view, as PyTorch's select); an index tensor gathers a copy (index_select).
-    return idx.shape.empty() ? emit_view(i, in) : emit_copy(i, in);
+    // A scalar index selects (a view, as PyTorch's select); an index tensor gathers a copy (index_select, which
+    // keeps the indices for its backward).
+    if (idx.shape.empty()) return emit_view(i, in);
+    Operator op = base(i);
+    op.type = "IndexSelect";
+    op.attributes["axis"] = {axis};
+    const TensorId xi = tensor_of(in[0]);
+    const TensorId ii = tensor_of(in[1]);
+    const TensorId y = output_tensor(i, n.output(0), copy_shape(i, in), table.dtype);
+    ops::copy(builder_, std::move(op), {xi, ii}, y);
+    return;
   }
   // An embedding lookup: rows of a stored table.
   Shape out = idx.shape;

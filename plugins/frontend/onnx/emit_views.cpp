@@ -2,6 +2,7 @@
 // copies into new tensors (padding, resampling, tiling, scatters, gathers, reshapes of non-contiguous views).
 #include "conversion.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "monet/ir/ops.hpp"
@@ -18,7 +19,13 @@ void Converter::emit_view(int i, const std::vector<int>& in) {
   if (sources.empty()) fail(i, "no tensor input");
   if (n.op_type() != "Concat") sources.resize(1);
   if ((n.op_type() == "Reshape" || n.op_type() == "Flatten") && !is_contiguous_value(sources[0])) {
-    return emit_reshape_copy(i, sources[0], shapes.at(0));
+    return emit_copy_of_view(i, sources[0], shapes.at(0), "ReshapeCopy");
+  }
+  if (n.op_type() == "Slice") {  // a negative step is torch.flip, which copies
+    const SliceParams sp = slice_params(i, in);
+    if (std::any_of(sp.step.begin(), sp.step.end(), [](std::int64_t s) { return s < 0; })) {
+      return emit_copy_of_view(i, sources[0], shapes.at(0), "Flip");
+    }
   }
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     const std::string& out = n.output(static_cast<int>(k));
@@ -74,10 +81,10 @@ void Converter::emit_view(int i, const std::vector<int>& in) {
   }
 }
 
-void Converter::emit_reshape_copy(int i, int x, const Shape& out) {
+void Converter::emit_copy_of_view(int i, int x, const Shape& out, const char* type) {
   Operator op = base(i);
-  op.type = "ReshapeCopy";  // PyTorch: x.contiguous().view(...) or reshape of a non-viewable layout
-  op.attributes["reshape"] = std::vector<std::int64_t>(out.begin(), out.end());
+  op.type = type;
+  op.attributes["shape"] = std::vector<std::int64_t>(out.begin(), out.end());
   const TensorId xi = tensor_of(x);
   const TensorId y = output_tensor(i, g_.node(i).output(0), out, value(x).dtype);
   ops::copy(builder_, std::move(op), {xi}, y);
@@ -92,6 +99,12 @@ void Converter::emit_copy(int i, const std::vector<int>& in) {
     const auto p = pad_amounts(i, in);
     Operator op = base(i);
     op.attributes["pads"] = p;
+    // PyTorch's reflection and replication pads keep their input for the backward pass; constant pads do not.
+    const auto* m = attr(n, "mode");
+    const std::string mode = m ? m->s() : "constant";
+    if (mode == "reflect") op.type = "ReflectionPad";
+    else if (mode == "edge") op.type = "ReplicationPad";
+    else if (mode == "wrap") op.type = "CircularPad";
     const TensorId xi = tensor_of(in[0]);
     const TensorId y = output_tensor(i, n.output(0), out, x.dtype);
     ops::pad(builder_, std::move(op), xi, y, std::vector<std::int64_t>(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(out.size())));

@@ -110,7 +110,8 @@ MONET_API OperatorId pool(GraphBuilder& b, Operator base, TensorId input, Tensor
 MONET_API OperatorId reduce(GraphBuilder& b, Operator base, TensorId x, TensorId output,
                             const std::vector<std::size_t>& axes, double ops_per_element);
 /// Padding (constant, reflect, edge) as a copy over the output's axes: output index o reads x[o − begin]
-/// (clipped to x: the padded border reads nothing). `begins` per axis may be negative (cropping).
+/// (clipped to x: the padded border reads nothing; the whole x when an axis is padded only at its end, which a
+/// plain index cannot express). `begins` per axis may be negative (cropping).
 MONET_API OperatorId pad(GraphBuilder& b, Operator base, TensorId x, TensorId output,
                          const std::vector<std::int64_t>& begins);
 /// Data movement into a new tensor whose index map is not affine (a materialised reshape, resampling, tiling,
