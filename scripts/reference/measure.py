@@ -99,11 +99,11 @@ def saved_activation_bytes(model, inputs, loss=None, details=None):
     return sum(saved.values())
 
 
-def export(model, inputs, input_names, path):
+def export(model, inputs, input_names, path, opset=17):
     """The model as workloads/onnx's exports are: training mode, opset 17, weights without data."""
     f = io.BytesIO()
     torch.onnx.export(model, tuple(inputs), f, training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False, opset_version=17, input_names=input_names,
+                      do_constant_folding=False, opset_version=opset, input_names=input_names,
                       output_names=["logits"])
     m = onnx.load_from_string(f.getvalue())
     for t in m.graph.initializer:

@@ -164,6 +164,14 @@ OPS = {
     "chunk_contiguous": op(V, lambda s, x: x.chunk(2, dim=-1)[1].contiguous().view(2, 64) * 2),
     "index_select": op(V, lambda s, x: x[:, torch.tensor([0, 2, 5])]),
     "pixel_shuffle": op((2, 8, 4, 4), lambda s, x: F.pixel_shuffle(x, 2)),
+    # older opsets: LayerNorm decomposed (before 17), HardSwish as x·HardSigmoid(x) (before 14), axes and split
+    # sizes as inputs (13)
+    "layer_norm_opset13": op(V, lambda s, x: s.n(x), n=nn.LayerNorm(16)),
+    "hardswish_opset13": op(V, lambda s, x: F.hardswish(x)),
+    "sum_dim_opset13": op(V, lambda s, x: x.sum(-1, keepdim=True) * x),
+    "qkv_split_view_opset13": op(V, attention_qkv_split, qkv=nn.Linear(16, 48)),
+    "multihead_attention_opset13": op(V, lambda s, x: s.a(x, x, x, need_weights=False)[0],
+                                      a=nn.MultiheadAttention(16, 2, batch_first=True)),
     # embeddings
     "embedding_ids": mod(nn.Embedding(50, 16), (2, 8), long=True),
     "embedding_positions": op(V, lambda s, x: x + s.e(torch.arange(8)), e=nn.Embedding(8, 16)),
@@ -178,7 +186,7 @@ def main(argv):
             data = json.load(f)
     data["description"] = (
         "One small module per saved-activation rule, made by scripts/reference/pytorch_ops.py (PyTorch {}, CPU, "
-        "fp32, training mode); measured as the models are (see pytorch_models.json), loss included: cross-entropy "
+        "fp32, training mode; opset 17 unless the name says otherwise); measured as the models are (see pytorch_models.json), loss included: cross-entropy "
         "on the output (classes on axis 1 from rank 4 on, else the last axis).").format(torch.__version__)
     for name in names:
         torch.manual_seed(0)
@@ -187,7 +195,8 @@ def main(argv):
         out = model(*inputs)
         class_axis = 1 if out.dim() >= 4 else -1
         path = os.path.join("tests", "data", "pytorch_ops", name + ".onnx")
-        measure.export(model, inputs, ["input"], os.path.join(ROOT, path))
+        opset = int(name.rsplit("_opset", 1)[1]) if "_opset" in name else 17
+        measure.export(model, inputs, ["input"], os.path.join(ROOT, path), opset)
         details = {}
         entry = {
             "file": path,

@@ -309,6 +309,7 @@ void Converter::convert_node(int i) {
   // Patterns read the pattern's inputs, not the node's (those are absorbed values that never exist).
   if (activation_.contains(i)) return emit_activation(i);
   if (group_norm_.contains(i)) return emit_group_norm_pattern(i);
+  if (layer_norm_.contains(i)) return emit_layer_norm_pattern(i);
   if (masked_.contains(i)) return emit_softmax(i, {});
   const OpRule* rule = op_rule(op);
   if (!rule || rule->treatment == Treatment::unsupported) return unknown(i, rule);

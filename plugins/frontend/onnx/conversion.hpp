@@ -75,6 +75,14 @@ class Converter {
     std::vector<int> nodes;
     int instance_norm;
   };
+  /// LayerNorm as opsets before 17 export it: ReduceMean -> Sub -> Pow 2 -> ReduceMean -> Add eps -> Sqrt ->
+  /// Div (-> Mul by the weight -> Add the bias).
+  struct LayerNormPattern {
+    std::string x;
+    std::string scale, bias;  // stored tensors, empty when absent
+    std::size_t axis;         // the first normalised axis
+    std::vector<int> nodes;
+  };
   struct Linear {
     int add;            // the Add node that is folded in
     std::string bias;   // its initializer
@@ -97,6 +105,7 @@ class Converter {
   void match_mish(int softplus);
   void match_rsqrt(int sqrt);
   void match_group_norm(int instance_norm);
+  void match_layer_norm(int mean);
   void match_linear(int mm);
   void match_masked_softmax(int sm);
   /// Whether a value is computed from rows of a stored float table (Swin's relative position bias): a learned
@@ -169,6 +178,7 @@ class Converter {
   void emit_einsum(int i, const std::vector<int>& in);
   void emit_group_norm(int i, const std::vector<int>& in);
   void emit_group_norm_pattern(int i);
+  void emit_layer_norm_pattern(int i);
   void emit_gemm(int i, const std::vector<int>& in);
   void emit_matmul(int i, const std::vector<int>& in);
   /// The tensor a MatMul reads for value v: v itself, or a contiguous copy when torch.matmul's reshape of it to
@@ -204,6 +214,7 @@ class Converter {
   std::vector<bool> absorbed_;            // nodes folded into a pattern emitted elsewhere
   std::map<int, Activation> activation_;  // by the pattern's last node
   std::map<int, GroupNormPattern> group_norm_;  // by the pattern's last node
+  std::map<int, LayerNormPattern> layer_norm_;  // by the pattern's last node
   std::map<int, Linear> linear_;          // by MatMul node
   std::map<int, MaskedSoftmax> masked_;   // by Softmax node
   std::map<std::string, int> transposed_; // transposed weight value -> Transpose node

@@ -350,6 +350,23 @@ void Converter::emit_gather(int i, const std::vector<int>& in) {
   ops::embedding(builder_, std::move(op), ti, ii, y, positions);
 }
 
+void Converter::emit_layer_norm_pattern(int i) {
+  const LayerNormPattern& p = layer_norm_.at(i);
+  const int x = find(p.x);
+  if (x < 0) fail(i, "input '" + p.x + "' is not defined before this node");
+  const std::size_t rank = value(x).shape.size();
+  if (p.axis > rank) fail(i, "normalises more axes than its input has");
+  std::optional<TensorId> scale;
+  std::optional<TensorId> bias;
+  if (!p.scale.empty()) scale = tensor_of(find(p.scale));
+  if (!p.bias.empty()) bias = tensor_of(find(p.bias));
+  Operator op = base(p.nodes.front(), p.nodes);
+  op.type = "LayerNormalization";
+  const TensorId xi = tensor_of(x);
+  const TensorId y = output_tensor(i, g_.node(i).output(0), value(x).shape, value(x).dtype);
+  ops::layer_norm(builder_, std::move(op), xi, scale, bias, y, rank - p.axis);
+}
+
 void Converter::emit_einsum(int i, const std::vector<int>& in) {
   const auto& n = g_.node(i);
   const auto* eq = attr(n, "equation");

@@ -1,17 +1,20 @@
 // Multi-node idioms of PyTorch exports recognised before conversion; each becomes one semantic operator
 // that keeps the original node names, so that costs and saved tensors are those of the PyTorch function the
-// nodes came from (GELU, SiLU, Mish, HardSwish, rsqrt, GroupNorm, linear = MatMul + bias Add, masked softmax,
-// transposed weights feeding MatMul).
+// nodes came from (GELU, SiLU, Mish, HardSwish, rsqrt, GroupNorm, LayerNorm before opset 17, linear = MatMul +
+// bias Add, masked softmax, transposed weights feeding MatMul).
 #include "conversion.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <set>
 
 namespace monet::onnx_frontend {
 
 void Converter::find_patterns() {
   for (int i = 0; i < g_.node_size(); ++i) {
+    if (absorbed_[static_cast<std::size_t>(i)]) continue;  // part of a pattern found earlier
     const std::string& op = g_.node(i).op_type();
+    if (op == "ReduceMean") match_layer_norm(i);
     if (op == "Erf") match_gelu(i);
     if (op == "Tanh") match_gelu_tanh(i);
     if (op == "Sigmoid" || op == "HardSigmoid") match_sigmoid_gate(i);
@@ -184,6 +187,57 @@ void Converter::match_group_norm(int norm) {
     if (k != last) absorbed_[static_cast<std::size_t>(k)] = true;
   }
   group_norm_[last] = std::move(p);
+}
+
+void Converter::match_layer_norm(int mean) {
+  const auto& m = g_.node(mean);
+  const std::string& x = m.input(0);
+  const int sub = single_consumer(m.output(0));
+  if (!is_op(sub, "Sub") || g_.node(sub).input(0) != x || g_.node(sub).input(1) != m.output(0)) return;
+  const std::string d = g_.node(sub).output(0);
+  int pow = -1;
+  int div = -1;
+  for (int c : consumers(d)) {
+    if (is_op(c, "Pow") && g_.node(c).input(0) == d && scalar_is(g_.node(c).input(1), 2.0)) pow = c;
+    if (is_op(c, "Div") && g_.node(c).input(0) == d) div = c;
+  }
+  if (pow < 0 || div < 0 || consumers(d).size() != 2) return;
+  const int var = single_consumer(g_.node(pow).output(0));
+  if (!is_op(var, "ReduceMean") || attr_ints(g_.node(var), "axes") != attr_ints(m, "axes")) return;
+  const int eps = single_consumer(g_.node(var).output(0));
+  if (!is_op(eps, "Add") || !constant_scalar(other_input(eps, g_.node(var).output(0)))) return;
+  const int sqrt = single_consumer(g_.node(eps).output(0));
+  if (!is_op(sqrt, "Sqrt") || single_consumer(g_.node(sqrt).output(0)) != div || g_.node(div).input(1) != g_.node(sqrt).output(0)) return;
+  const auto axes = attr_ints(m, "axes");
+  if (!axes || axes->empty()) return;
+  LayerNormPattern p;
+  p.x = x;
+  p.nodes = {mean, sub, pow, var, eps, sqrt, div};
+  // Trailing axes only (negative as exported); the rank is checked at emission.
+  std::int64_t first = 0;
+  for (auto a : *axes) first = std::min(first, a);
+  if (first >= 0 || static_cast<std::int64_t>(axes->size()) != -first) return;
+  p.axis = static_cast<std::size_t>(-first);  // counted from the end until the rank is known
+  auto stored = [&](const std::string& v) {
+    return static_value_.contains(v) && !constant_value_.contains(v) ? v : std::string();
+  };
+  std::string out = g_.node(div).output(0);
+  const int mul = single_consumer(out);
+  if (is_op(mul, "Mul") && !stored(other_input(mul, out)).empty()) {
+    p.scale = other_input(mul, out);
+    p.nodes.push_back(mul);
+    out = g_.node(mul).output(0);
+    const int add = single_consumer(out);
+    if (is_op(add, "Add") && !stored(other_input(add, out)).empty()) {
+      p.bias = other_input(add, out);
+      p.nodes.push_back(add);
+    }
+  }
+  const int last = p.nodes.back();
+  for (int k : p.nodes) {
+    if (k != last) absorbed_[static_cast<std::size_t>(k)] = true;
+  }
+  layer_norm_[last] = std::move(p);
 }
 
 // MatMul(x, W) -> Add(b, ·) with b a 1-D initializer: one linear layer with bias.
