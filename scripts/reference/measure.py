@@ -99,12 +99,12 @@ def saved_activation_bytes(model, inputs, loss=None, details=None):
     return sum(saved.values())
 
 
-def export(model, inputs, input_names, path, opset=17):
+def export(model, inputs, input_names, path, opset=17, dynamic_axes=None):
     """The model as workloads/onnx's exports are: training mode, opset 17, weights without data."""
     f = io.BytesIO()
     torch.onnx.export(model, tuple(inputs), f, training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=False, opset_version=opset, input_names=input_names,
-                      output_names=["logits"])
+                      output_names=["logits"], dynamic_axes=dynamic_axes)
     m = onnx.load_from_string(f.getvalue())
     for t in m.graph.initializer:
         t.ClearField("raw_data")

@@ -3,6 +3,7 @@
 tests/data/pytorch_models.json (parameters, forward MACs, saved activation bytes; see measure.py).
 
     /usr/bin/python3 scripts/reference/pytorch_models.py [NAME ...] [--no-export]
+    /usr/bin/python3 scripts/reference/pytorch_models.py --dynamic   # tests/data/bert_style_dynamic.onnx
 
 Needs Debian's python3-torch, python3-torchvision and python3-onnx (torch 1.13, CPU).
 """
@@ -54,8 +55,21 @@ def measure_model(name, export=True):
     return entry, details
 
 
+def export_dynamic():
+    """bert_style with a symbolic batch and sequence length (tests/data/bert_style_dynamic.onnx): bound to 1 and
+    128 it is the fixed export."""
+    _, build, spec, _ = MODELS["bert_style"]
+    torch.manual_seed(0)
+    model = build()
+    model.train()
+    measure.export(model, make_inputs(spec), ["tokens"], os.path.join(ROOT, "tests", "data", "bert_style_dynamic.onnx"),
+                   dynamic_axes={"tokens": {0: "batch", 1: "sequence"}, "logits": {0: "batch", 1: "sequence"}})
+
+
 def main(argv):
     export = "--no-export" not in argv
+    if export and "--dynamic" in argv:
+        return export_dynamic()
     names = [a for a in argv if not a.startswith("--")] or list(MODELS)
     data = {"models": {}}
     if os.path.exists(JSON):

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "json_parts.hpp"
+#include "monet/report/inspect.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/util/strings.hpp"
 #include "monet/util/version.hpp"
@@ -73,6 +74,9 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                        {"vector_ops", g.total_vector_ops()},
                        {"parameters", g.parameter_count()},
                        {"parameter_bytes", param_bytes}};
+  if (const auto passthrough = workload_totals(g).passthrough; !passthrough.empty()) {
+    j["workload"]["passthrough_operators"] = passthrough;  // not modelled: zero-cost views on request
+  }
 
   json cores = json::array();
   for (const CoreInstance& c : acc.cores) {

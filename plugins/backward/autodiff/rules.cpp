@@ -69,6 +69,7 @@ const std::vector<GradientRule> kRules{
     {"Log", kInput, 1, F::pointwise, "log: grad / self"},
     {"LogSoftmax", kOutput, 3, F::layer, "_log_softmax_backward_data(grad, result, dim)"},
     {"MatMul", kOther, 1, F::layer, "mm / bmm: each operand's gradient reads the other"},
+    {"MatMulFoldCopy", kNothing, 0, F::view, "reshape inside torch.matmul: a view of grad"},
     {"Max", kOther | kInput, 2, F::pointwise, "maximum: both operands"},
     {"MaxPool", kInput | kIndices, 1, F::layer, "max_pool2d_with_indices_backward(grad, self, ..., indices)"},
     {"Mean", kNothing, 1, F::pointwise, "grad / n for each input"},

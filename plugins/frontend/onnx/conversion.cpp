@@ -41,6 +41,7 @@ void Converter::fail(int node, const std::string& message) const {
 }
 
 GraphPtr Converter::run() {
+  check_dims_bound();
   register_sources();
   index_consumers();
   find_patterns();
@@ -109,15 +110,24 @@ void Converter::register_sources() {
     v.dtype = *dt;
     if (!type.has_shape()) fail_model("graph input '" + in.name() + "' has no shape");
     for (const auto& d : type.shape().dim()) {
-      if (!d.has_dim_value() || d.dim_value() <= 0) {
-        if (options_.batch > 0 && v.shape.empty()) {
-          v.shape.push_back(options_.batch);  // a symbolic batch dimension, given by the experiment
-          continue;
-        }
-        fail_model("graph input '" + in.name() + "' has a symbolic dimension '" + d.dim_param() +
-                   "'; set [workload] batch = N (or export with fixed shapes)");
+      if (d.has_dim_value() && d.dim_value() > 0) {
+        v.shape.push_back(d.dim_value());
+        continue;
       }
-      v.shape.push_back(d.dim_value());
+      // A symbolic (dynamic) dimension: bound by [workload] dims.NAME, or by batch on the leading axis.
+      const std::string& name = d.dim_param();
+      if (auto it = options_.dims.find(name); !name.empty() && it != options_.dims.end()) {
+        v.shape.push_back(it->second);
+        continue;
+      }
+      if (options_.batch > 0 && v.shape.empty()) {
+        v.shape.push_back(options_.batch);  // a symbolic batch dimension, given by the experiment
+        continue;
+      }
+      const std::string axis = "axis " + std::to_string(v.shape.size()) + " of graph input '" + in.name() + "'";
+      if (name.empty()) fail_model(axis + " has no size and no name; export with fixed shapes or named dynamic axes");
+      fail_model(axis + " is the symbolic dimension '" + name + "'; bind it with [workload] dims." + name +
+                 " = N (--set workload.dims." + name + "=N)");
     }
     if (options_.batch > 0 && !v.shape.empty() && v.shape[0] != options_.batch) {
       original_batch_ = v.shape[0];
@@ -142,6 +152,23 @@ void Converter::register_sources() {
     v.shape.assign(t.dims().begin(), t.dims().end());
     v.data = tensor_data(t);
     add_value(std::move(v));
+  }
+}
+
+void Converter::check_dims_bound() const {
+  std::set<std::string> symbolic;
+  for (const auto& in : g_.input()) {
+    for (const auto& d : in.type().tensor_type().shape().dim()) {
+      if (!d.dim_param().empty()) symbolic.insert(d.dim_param());
+    }
+  }
+  for (const auto& [name, size] : options_.dims) {
+    if (symbolic.contains(name)) continue;
+    const std::vector<std::string> known(symbolic.begin(), symbolic.end());
+    throw UserError(options_.dims_where, "dims: '" + name + "' is not a symbolic dimension of " + file_ +
+                                             (known.empty() ? " (its inputs have fixed shapes)"
+                                                            : " (it has " + join(known, ", ", true) + ")") +
+                                             did_you_mean(name, known));
   }
 }
 

@@ -47,6 +47,8 @@ class Converter {
   /// Static shapes the file declares (value_info, outputs), used as a cross-check.
   std::optional<Shape> declared_shape(const std::string& name) const;
   void register_sources();
+  /// Every [workload] dims name must be a symbolic dimension of the model's inputs.
+  void check_dims_bound() const;
   void declare(const onnx::ValueInfoProto& vi);
   void index_consumers();
   const std::vector<int>& consumers(const std::string& name) const;

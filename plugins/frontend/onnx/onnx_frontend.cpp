@@ -30,6 +30,10 @@ class OnnxFrontend final : public WorkloadFrontend {
             .with_bounds(Bounds::non_negative())
             .with_unit("samples")
             .with_doc("overrides the leading (batch) dimension of every graph input; 0 keeps the file's"),
+        ParamSpec::integer_table("dims", IntegerTable{})
+            .with_bounds(Bounds::positive())
+            .with_doc("sizes of the symbolic (dynamic) dimensions of the graph inputs, by name: dims.batch = 8, "
+                      "dims.sequence = 512 (--set workload.dims.sequence=512)"),
         ParamSpec::choice("unknown_ops", {"error", "passthrough"}, "error")
             .with_doc("an operator the frontend does not know: stop with an error, or warn once per op type and "
                       "treat it as a zero-cost view of its first input"),
@@ -43,6 +47,8 @@ class OnnxFrontend final : public WorkloadFrontend {
 
   explicit OnnxFrontend(const ParamValues& p) {
     options_.batch = p.get_int("batch");
+    options_.dims = p.get_integer_table("dims");
+    options_.dims_where = p.where("dims");
     options_.passthrough_unknown = p.get_string("unknown_ops") == "passthrough";
     options_.frozen = p.get_strings("frozen");
     options_.trainable = p.get_strings("trainable");
