@@ -11,6 +11,8 @@
   initializers without data, shapes inferred by onnx.
 """
 import io
+import json
+import os
 import warnings
 
 import onnx
@@ -111,3 +113,22 @@ def export(model, inputs, input_names, path, opset=17, dynamic_axes=None):
     m = onnx.shape_inference.infer_shapes(m)
     onnx.save(m, path)
     return m
+
+
+def print_details(details):
+    """The saved storages of one measurement: the autograd node that made each, its shape and type."""
+    for shape, dtype, fn in details.values():
+        print("   ", fn, shape, dtype)
+
+
+def update_json(path, key, description, entries):
+    """Merges measured entries into the reference file (other entries stay), sorted by name."""
+    data = {key: {}}
+    if os.path.exists(path):
+        with open(path) as f:
+            data = json.load(f)
+    data["description"] = description
+    data[key] = dict(sorted({**data.get(key, {}), **entries}.items()))
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")

@@ -7,7 +7,6 @@ tests/data/pytorch_models.json (parameters, forward MACs, saved activation bytes
 
 Needs Debian's python3-torch, python3-torchvision and python3-onnx (torch 1.13, CPU).
 """
-import json
 import os
 import sys
 
@@ -71,22 +70,14 @@ def main(argv):
     if export and "--dynamic" in argv:
         return export_dynamic()
     names = [a for a in argv if not a.startswith("--")] or list(MODELS)
-    data = {"models": {}}
-    if os.path.exists(JSON):
-        with open(JSON) as f:
-            data = json.load(f)
-    data["description"] = DESCRIPTION.format(torch=torch.__version__, tv=torchvision.__version__)
+    entries = {}
     for name in names:
         entry, details = measure_model(name, export)
-        data["models"][name] = entry
+        entries[name] = entry
         print(name, {k: v for k, v in entry.items() if k not in ("inputs",)}, flush=True)
         if "--details" in argv:
-            for ptr, (shape, dtype, fn) in details.items():
-                print("   ", fn, shape, dtype)
-    data["models"] = dict(sorted(data["models"].items()))
-    with open(JSON, "w") as f:
-        json.dump(data, f, indent=1)
-        f.write("\n")
+            measure.print_details(details)
+    measure.update_json(JSON, "models", DESCRIPTION.format(torch=torch.__version__, tv=torchvision.__version__), entries)
 
 
 if __name__ == "__main__":

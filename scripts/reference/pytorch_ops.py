@@ -5,7 +5,6 @@ like the models (measure.py) into tests/data/pytorch_ops.json. Each module makes
 
     /usr/bin/python3 scripts/reference/pytorch_ops.py [NAME ...]
 """
-import json
 import math
 import os
 import sys
@@ -180,14 +179,12 @@ OPS = {
 
 def main(argv):
     names = [a for a in argv if not a.startswith("--")] or list(OPS)
-    data = {"ops": {}}
-    if os.path.exists(JSON):
-        with open(JSON) as f:
-            data = json.load(f)
-    data["description"] = (
+    description = (
         "One small module per saved-activation rule, made by scripts/reference/pytorch_ops.py (PyTorch {}, CPU, "
-        "fp32, training mode; opset 17 unless the name says otherwise); measured as the models are (see pytorch_models.json), loss included: cross-entropy "
-        "on the output (classes on axis 1 from rank 4 on, else the last axis).").format(torch.__version__)
+        "fp32, training mode; opset 17 unless the name says otherwise); measured as the models are (see "
+        "pytorch_models.json), loss included: cross-entropy on the output (classes on axis 1 from rank 4 on, else "
+        "the last axis).").format(torch.__version__)
+    entries = {}
     for name in names:
         torch.manual_seed(0)
         model, inputs = OPS[name]()
@@ -198,22 +195,17 @@ def main(argv):
         opset = int(name.rsplit("_opset", 1)[1]) if "_opset" in name else 17
         measure.export(model, inputs, ["input"], os.path.join(ROOT, path), opset)
         details = {}
-        entry = {
+        entries[name] = {
             "file": path,
             "params_trainable": measure.trainable_parameters(model),
             "forward_macs": measure.forward_macs(model, inputs),
             "saved_activation_bytes": measure.saved_activation_bytes(
                 model, inputs, lambda o: measure.cross_entropy(o, class_axis), details),
         }
-        data["ops"][name] = entry
-        print(name, entry["saved_activation_bytes"], flush=True)
+        print(name, entries[name]["saved_activation_bytes"], flush=True)
         if "--details" in argv:
-            for ptr, (shape, dtype, fn) in details.items():
-                print("   ", fn, shape, dtype)
-    data["ops"] = dict(sorted(data["ops"].items()))
-    with open(JSON, "w") as f:
-        json.dump(data, f, indent=1)
-        f.write("\n")
+            measure.print_details(details)
+    measure.update_json(JSON, "ops", description, entries)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 #include "monet/plugin/registry.hpp"
 #include "monet/report/inspect.hpp"
 #include "support/onnx_builder.hpp"
+#include "support/onnx_test.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -23,37 +24,7 @@ using test::OnnxBuilder;
 constexpr int kInt64 = onnx::TensorProto::INT64;
 constexpr std::int64_t kOpenEnd = std::numeric_limits<std::int64_t>::max();
 
-class OnnxBreadth : public ::testing::Test {
- protected:
-  GraphPtr load_file(const std::filesystem::path& file, const std::function<void(ParamValues&)>& params = {}) {
-    const Registry& r = Registry::global();
-    const PluginHandle* h = r.find(PluginKind::frontend, "onnx");
-    ParamValues p = default_params(h->info.params, "test");
-    if (params) params(p);
-    return r.create<WorkloadFrontend>(*h, p)->load(file);
-  }
-  GraphPtr load(const OnnxBuilder& b, const std::function<void(ParamValues&)>& params = {}) {
-    return load_file(b.save(dir_.path() / "m.onnx"), params);
-  }
-  std::string fail(const OnnxBuilder& b, const std::function<void(ParamValues&)>& params = {}) {
-    try {
-      load(b, params);
-    } catch (const UserError& e) {
-      return e.what();
-    }
-    return "<no error>";
-  }
-  std::string fail_file(const std::filesystem::path& file, const std::function<void(ParamValues&)>& params) {
-    try {
-      load_file(file, params);
-    } catch (const UserError& e) {
-      return e.what();
-    }
-    return "<no error>";
-  }
-  std::string path() const { return (dir_.path() / "m.onnx").string(); }
-  test::ScratchDir dir_;
-};
+class OnnxBreadth : public test::OnnxTest {};
 
 TEST_F(OnnxBreadth, TransposedAndOneAndThreeDimensionalConvolutionsCountEveryTap) {
   OnnxBuilder b;
@@ -241,7 +212,7 @@ TEST_F(OnnxBreadth, DecomposedActivationsAndNormsAreOneOperator) {
 
 TEST_F(OnnxBreadth, SymbolicDimensionsAreBoundByName) {
   const auto file = test::source_dir() / "tests/data/bert_style_dynamic.onnx";  // tokens [batch, sequence]
-  EXPECT_EQ(fail_file(file, {}), file.string() + ": error: axis 0 of graph input 'tokens' is the symbolic dimension "
+  EXPECT_EQ(fail_file(file), file.string() + ": error: axis 0 of graph input 'tokens' is the symbolic dimension "
                                                  "'batch'; bind it with [workload] dims.batch = N (--set "
                                                  "workload.dims.batch=N)");
   auto bind = [](std::int64_t batch, std::int64_t seq) {

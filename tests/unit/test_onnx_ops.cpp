@@ -7,6 +7,7 @@
 #include "monet/plugin/registry.hpp"
 #include "monet/report/inspect.hpp"
 #include "support/onnx_builder.hpp"
+#include "support/onnx_test.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -16,26 +17,7 @@ using ::testing::HasSubstr;
 using test::OnnxBuilder;
 constexpr int kInt64 = onnx::TensorProto::INT64;
 
-class OnnxOps : public ::testing::Test {
- protected:
-  GraphPtr load(const OnnxBuilder& b, const std::function<void(ParamValues&)>& params = {}) {
-    const Registry& r = Registry::global();
-    const PluginHandle* h = r.find(PluginKind::frontend, "onnx");
-    ParamValues p = default_params(h->info.params, "test");
-    if (params) params(p);
-    return r.create<WorkloadFrontend>(*h, p)->load(b.save(dir_.path() / "m.onnx"));
-  }
-  std::string fail(const OnnxBuilder& b, const std::function<void(ParamValues&)>& params = {}) {
-    try {
-      load(b, params);
-    } catch (const UserError& e) {
-      return e.what();
-    }
-    return "<no error>";
-  }
-  std::string path() const { return (dir_.path() / "m.onnx").string(); }
-  test::ScratchDir dir_;
-};
+class OnnxOps : public test::OnnxTest {};
 
 TEST_F(OnnxOps, ConvolutionsWithGroupsStridesDilationAndAutoPad) {
   OnnxBuilder b;

@@ -97,39 +97,42 @@ Shape conv_output_shape(const Shape& in, std::int64_t out_channels, const ConvSp
   return out;
 }
 
-OperatorId conv(GraphBuilder& b, Operator op, TensorId input, TensorId weight, std::optional<TensorId> bias,
-                TensorId output, const ConvSpec& s) {
+namespace {
+/// The loop nest of a convolution, plain (gather: the input read at s·o + d·f − p) or transposed (scatter: the
+/// output written at s·i + d·f − p). Loop dims B, (G), K, C, the iterated positions (output or input), the taps.
+OperatorId conv_nest(GraphBuilder& b, Operator op, TensorId input, TensorId weight, std::optional<TensorId> bias,
+                     TensorId output, const Window& w, std::int64_t G, bool transposed) {
   const Shape& in = b.tensor(input).shape;
   const Shape& out = b.tensor(output).shape;
-  const Shape& ws = b.tensor(weight).shape;
-  const std::size_t axes = spatial_axes(in, op.origin, op.name, "a convolution");
-  const Window w = window_of(axes, s.kernel, s.stride, s.dilation, s.pads, op.origin, op.name);
-  const std::int64_t G = s.groups;
+  const std::size_t axes = in.size() - 2;
   const std::int64_t K = out.at(1) / G;
   const std::int64_t C = in.at(1) / G;
-  Shape expected_w{out[1], C};
+  Shape expected_w = transposed ? Shape{in[1], K} : Shape{out[1], C};
   expected_w.insert(expected_w.end(), w.kernel.begin(), w.kernel.end());
-  if (ws != expected_w) {
-    fail(op.origin, op.name, "weight shape " + to_string(ws) + " does not match " + to_string(expected_w));
+  if (b.tensor(weight).shape != expected_w) {
+    fail(op.origin, op.name, "weight shape " + to_string(b.tensor(weight).shape) + " does not match " +
+                                 to_string(expected_w));
   }
   op.kind = OpKind::conv;
-  if (op.type.empty()) op.type = "Conv";
-  const auto o_names = spatial_dim_names(axes, 'O');
+  if (op.type.empty()) op.type = transposed ? "ConvTranspose" : "Conv";
+  const Shape& iterated = transposed ? in : out;  // the positions the loop runs over
+  const auto p_names = spatial_dim_names(axes, transposed ? 'I' : 'O');
   const auto f_names = spatial_dim_names(axes, 'F');
   const int dB = add_dim(op, "B", out[0]);
   const int dG = G > 1 ? add_dim(op, "G", G) : -1;
   const int dK = add_dim(op, "K", K);
   const int dC = add_dim(op, "C", C);
-  std::vector<int> dO, dF;
-  for (std::size_t a = 0; a < axes; ++a) dO.push_back(add_dim(op, o_names[a], out[2 + a]));
+  std::vector<int> dP, dF;
+  for (std::size_t a = 0; a < axes; ++a) dP.push_back(add_dim(op, p_names[a], iterated[2 + a]));
   for (std::size_t a = 0; a < axes; ++a) dF.push_back(add_dim(op, f_names[a], w.kernel[a]));
   auto channel = [&](int d, std::int64_t per_group) { return dG >= 0 ? linear2(dG, per_group, d, 1, 0) : dim(d); };
   std::vector<AffineExpr> acc_o{dim(dB), channel(dK, K)};
   std::vector<AffineExpr> acc_i{dim(dB), channel(dC, C)};
-  std::vector<AffineExpr> acc_w{channel(dK, K), dim(dC)};
+  std::vector<AffineExpr> acc_w = transposed ? std::vector{channel(dC, C), dim(dK)} : std::vector{channel(dK, K), dim(dC)};
   for (std::size_t a = 0; a < axes; ++a) {
-    acc_o.push_back(dim(dO[a]));
-    acc_i.push_back(linear2(dO[a], w.stride[a], dF[a], w.dilation[a], -w.begin[a]));
+    const AffineExpr window = linear2(dP[a], w.stride[a], dF[a], w.dilation[a], -w.begin[a]);
+    acc_o.push_back(transposed ? window : dim(dP[a]));
+    acc_i.push_back(transposed ? dim(dP[a]) : window);
     acc_w.push_back(dim(dF[a]));
   }
   op.operands.push_back(operand(b, output, OperandSlot::O, std::move(acc_o)));
@@ -144,6 +147,14 @@ OperatorId conv(GraphBuilder& b, Operator op, TensorId input, TensorId weight, s
   }
   window_attributes(op, w, G);
   return b.add_operator(std::move(op));
+}
+}  // namespace
+
+OperatorId conv(GraphBuilder& b, Operator op, TensorId input, TensorId weight, std::optional<TensorId> bias,
+                TensorId output, const ConvSpec& s) {
+  const std::size_t axes = spatial_axes(b.tensor(input).shape, op.origin, op.name, "a convolution");
+  const Window w = window_of(axes, s.kernel, s.stride, s.dilation, s.pads, op.origin, op.name);
+  return conv_nest(b, std::move(op), input, weight, bias, output, w, s.groups, false);
 }
 
 Shape conv_transpose_output_shape(const Shape& in, std::int64_t out_channels, const ConvSpec& s,
@@ -169,53 +180,11 @@ Shape conv_transpose_output_shape(const Shape& in, std::int64_t out_channels, co
 
 OperatorId conv_transpose(GraphBuilder& b, Operator op, TensorId input, TensorId weight, std::optional<TensorId> bias,
                           TensorId output, const ConvSpec& s) {
-  const Shape& in = b.tensor(input).shape;
-  const Shape& out = b.tensor(output).shape;
-  const Shape& ws = b.tensor(weight).shape;
-  const std::size_t axes = spatial_axes(in, op.origin, op.name, "a transposed convolution");
+  const std::size_t axes = spatial_axes(b.tensor(input).shape, op.origin, op.name, "a transposed convolution");
   const Window w = window_of(axes, s.kernel, s.stride, s.dilation, s.pads, op.origin, op.name);
-  const std::int64_t G = s.groups;
-  const std::int64_t C = in.at(1) / G;
-  const std::int64_t K = out.at(1) / G;
-  Shape expected_w{in[1], K};
-  expected_w.insert(expected_w.end(), w.kernel.begin(), w.kernel.end());
-  if (ws != expected_w) {
-    fail(op.origin, op.name, "weight shape " + to_string(ws) + " does not match " + to_string(expected_w));
-  }
-  op.kind = OpKind::conv;
-  if (op.type.empty()) op.type = "ConvTranspose";
-  const auto i_names = spatial_dim_names(axes, 'I');
-  const auto f_names = spatial_dim_names(axes, 'F');
-  const int dB = add_dim(op, "B", out[0]);
-  const int dG = G > 1 ? add_dim(op, "G", G) : -1;
-  const int dK = add_dim(op, "K", K);
-  const int dC = add_dim(op, "C", C);
-  std::vector<int> dI, dF;
-  for (std::size_t a = 0; a < axes; ++a) dI.push_back(add_dim(op, i_names[a], in[2 + a]));
-  for (std::size_t a = 0; a < axes; ++a) dF.push_back(add_dim(op, f_names[a], w.kernel[a]));
-  auto channel = [&](int d, std::int64_t per_group) { return dG >= 0 ? linear2(dG, per_group, d, 1, 0) : dim(d); };
-  std::vector<AffineExpr> acc_o{dim(dB), channel(dK, K)};
-  std::vector<AffineExpr> acc_i{dim(dB), channel(dC, C)};
-  std::vector<AffineExpr> acc_w{channel(dC, C), dim(dK)};
-  for (std::size_t a = 0; a < axes; ++a) {
-    acc_o.push_back(linear2(dI[a], w.stride[a], dF[a], w.dilation[a], -w.begin[a]));
-    acc_i.push_back(dim(dI[a]));
-    acc_w.push_back(dim(dF[a]));
-  }
-  op.operands.push_back(operand(b, output, OperandSlot::O, std::move(acc_o)));
-  op.operands.push_back(operand(b, input, OperandSlot::I1, std::move(acc_i)));
-  op.operands.push_back(operand(b, weight, OperandSlot::I2, std::move(acc_w)));
-  if (bias) {
-    if (b.tensor(*bias).shape != Shape{out[1]}) {
-      fail(op.origin, op.name, "bias shape " + to_string(b.tensor(*bias).shape) + " should be [" +
-                                   std::to_string(out[1]) + "]");
-    }
-    op.operands.push_back(operand(b, *bias, OperandSlot::I2, {channel(dK, K)}));
-  }
-  window_attributes(op, w, G);
   op.attributes["transposed"] = {1};
   if (!s.output_padding.empty()) op.attributes["output_padding"] = s.output_padding;
-  return b.add_operator(std::move(op));
+  return conv_nest(b, std::move(op), input, weight, bias, output, w, s.groups, true);
 }
 
 namespace {

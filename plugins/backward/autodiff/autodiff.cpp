@@ -780,70 +780,13 @@ class Generator {
 
   // ------------------------------------------------------------------------------------------ norms
   void norm(Instance& inst, const Operator& f, TensorId dy) {
-    if (f.type == "LayerNormalization") return layer_norm(inst, f, dy);
-    if (f.attributes.contains("groups")) return group_norm(inst, f, dy);
+    if (f.type == "LayerNormalization") {  // statistics per token: the leading axes
+      return statistics_norm(inst, f, dy, b_.op(inst.op[static_cast<std::size_t>(f.id)]).operands.back().access);
+    }
+    if (f.attributes.contains("groups")) {  // group / instance norm: statistics per (sample, group)
+      return statistics_norm(inst, f, dy, {AffineExpr::of_dim(0), AffineExpr::of_dim(1)});
+    }
     return batch_norm(inst, f, dy);
-  }
-
-  /// Group / instance norm: per (sample, group) sums of dy·γ and dy·γ·x̂, then dx; per channel Σdy·x̂ (dγ) and
-  /// Σdy (dβ). Reads the input and the per-group statistics, like PyTorch's native_group_norm_backward.
-  void group_norm(Instance& inst, const Operator& f, TensorId dy) {
-    const Operand& out = f.operands[0];
-    const Operand& x = f.operands[1];
-    std::vector<const Operand*> affine;
-    for (std::size_t j = 2; j < f.operands.size(); ++j) {
-      if (!f.operands[j].is_output()) affine.push_back(&f.operands[j]);
-    }
-    const auto& extra = inst.extra.at(f.id);
-    const std::vector<AffineExpr> group_access{AffineExpr::of_dim(0), AffineExpr::of_dim(1)};
-    auto stats_reads = [&](Operator& op) {
-      for (TensorId t : extra) op.operands.push_back(operand(t, OperandSlot::I2, group_access));
-    };
-    bool params = false;
-    for (const Operand* a : affine) params |= rg(a->tensor);
-    if (params) {
-      Operator red = like(f, inst, "dParams", f.type + ".grad.params", Phase::backward_dw);
-      red.kind = OpKind::reduction;
-      red.ops_per_iteration = 4;
-      for (const Operand* a : affine) {
-        if (!rg(a->tensor)) continue;
-        const TensorId g = grad_tensor(inst, a->tensor);
-        red.operands.insert(red.operands.begin(), operand(g, OperandSlot::O, a->access));
-        add_piece(a->tensor, g);
-      }
-      red.operands.push_back(operand(dy, OperandSlot::I1, out.access));
-      red.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
-      stats_reads(red);
-      b_.add_operator(std::move(red));
-    }
-    if (!rg(x.tensor)) return;
-    const Shape groups = b_.tensor(extra.at(0)).shape;
-    const std::string xname = b_.tensor(T(inst, x.tensor)).name;
-    const TensorId s1 = new_tensor("d(" + xname + "):sum_dxhat", groups, ElementType::fp32, TensorRole::gradient);
-    const TensorId s2 = new_tensor("d(" + xname + "):sum_dxhat_xhat", groups, ElementType::fp32, TensorRole::gradient);
-    Operator red = like(f, inst, "dReduce", f.type + ".grad.reduce", Phase::backward_dx);
-    red.kind = OpKind::reduction;
-    red.ops_per_iteration = 5;
-    red.operands.push_back(operand(s1, OperandSlot::O, group_access));
-    red.operands.push_back(operand(s2, OperandSlot::O, group_access));
-    red.operands.push_back(operand(dy, OperandSlot::I1, out.access));
-    red.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
-    stats_reads(red);
-    if (!affine.empty()) red.operands.push_back(operand(T(inst, affine[0]->tensor), OperandSlot::I2, affine[0]->access));
-    b_.add_operator(std::move(red));
-    Operator ew = like(f, inst, "dX", f.type + ".grad", Phase::backward_dx);
-    ew.kind = OpKind::elementwise;
-    ew.ops_per_iteration = 6;
-    const TensorId g = grad_tensor(inst, x.tensor);
-    ew.operands.push_back(operand(g, OperandSlot::O, x.access));
-    ew.operands.push_back(operand(dy, OperandSlot::I1, out.access));
-    ew.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
-    stats_reads(ew);
-    if (!affine.empty()) ew.operands.push_back(operand(T(inst, affine[0]->tensor), OperandSlot::I2, affine[0]->access));
-    ew.operands.push_back(operand(s1, OperandSlot::I2, group_access));
-    ew.operands.push_back(operand(s2, OperandSlot::I2, group_access));
-    b_.add_operator(std::move(ew));
-    add_piece(x.tensor, g);
   }
 
   /// Batch norm: Σdy and Σdy·x̂ per channel (= d(bias), d(scale)), then dx elementwise.
@@ -901,8 +844,10 @@ class Generator {
     add_piece(x.tensor, g);
   }
 
-  /// Layer norm: per token Σdy·γ and Σdy·γ·x̂ then dx; per feature Σdy·x̂ (dγ) and Σdy (dβ).
-  void layer_norm(Instance& inst, const Operator& f, TensorId dy) {
+  /// Layer, group and instance norm: per statistics group (a token; a sample and group) Σdy·γ and Σdy·γ·x̂, then
+  /// dx; per parameter element Σdy·x̂ (dγ) and Σdy (dβ). Reads the input and every tensor augment() added to the
+  /// forward operator (mean and rstd; instance norm's repeated weight), at `stats_access`.
+  void statistics_norm(Instance& inst, const Operator& f, TensorId dy, const std::vector<AffineExpr>& stats_access) {
     const Operand& out = f.operands[0];
     const Operand& x = f.operands[1];
     const Operand* scale = nullptr;
@@ -911,13 +856,9 @@ class Generator {
       if (f.operands[j].is_output()) continue;
       (scale ? bias : scale) = &f.operands[j];
     }
-    const auto& extra = inst.extra.at(f.id);
-    const TensorId mean = extra.at(0);
-    const TensorId rstd = extra.at(1);
-    const std::vector<AffineExpr> token_access = b_.op(inst.op[static_cast<std::size_t>(f.id)]).operands.back().access;
+    const auto& stats = inst.extra.at(f.id);
     auto stats_reads = [&](Operator& op) {
-      op.operands.push_back(operand(mean, OperandSlot::I2, token_access));
-      op.operands.push_back(operand(rstd, OperandSlot::I2, token_access));
+      for (TensorId t : stats) op.operands.push_back(operand(t, OperandSlot::I2, stats_access));
     };
     if ((scale && rg(scale->tensor)) || (bias && rg(bias->tensor))) {
       Operator red = like(f, inst, "dParams", f.type + ".grad.params", Phase::backward_dw);
@@ -935,16 +876,15 @@ class Generator {
       if (db != kNone) add_piece(bias->tensor, db);
     }
     if (!rg(x.tensor)) return;
-    const Shape tokens = b_.tensor(mean).shape;
-    const TensorId s1 = new_tensor("d(" + b_.tensor(T(inst, x.tensor)).name + "):sum_dxhat", tokens, ElementType::fp32,
-                                   TensorRole::gradient);
-    const TensorId s2 = new_tensor("d(" + b_.tensor(T(inst, x.tensor)).name + "):sum_dxhat_xhat", tokens,
-                                   ElementType::fp32, TensorRole::gradient);
+    const Shape groups = b_.tensor(stats.at(0)).shape;
+    const std::string xname = b_.tensor(T(inst, x.tensor)).name;
+    const TensorId s1 = new_tensor("d(" + xname + "):sum_dxhat", groups, ElementType::fp32, TensorRole::gradient);
+    const TensorId s2 = new_tensor("d(" + xname + "):sum_dxhat_xhat", groups, ElementType::fp32, TensorRole::gradient);
     Operator red = like(f, inst, "dReduce", f.type + ".grad.reduce", Phase::backward_dx);
     red.kind = OpKind::reduction;
     red.ops_per_iteration = 5;
-    red.operands.push_back(operand(s1, OperandSlot::O, token_access));
-    red.operands.push_back(operand(s2, OperandSlot::O, token_access));
+    red.operands.push_back(operand(s1, OperandSlot::O, stats_access));
+    red.operands.push_back(operand(s2, OperandSlot::O, stats_access));
     red.operands.push_back(operand(dy, OperandSlot::I1, out.access));
     red.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
     stats_reads(red);
@@ -959,8 +899,8 @@ class Generator {
     ew.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
     stats_reads(ew);
     if (scale) ew.operands.push_back(operand(T(inst, scale->tensor), OperandSlot::I2, scale->access));
-    ew.operands.push_back(operand(s1, OperandSlot::I2, token_access));
-    ew.operands.push_back(operand(s2, OperandSlot::I2, token_access));
+    ew.operands.push_back(operand(s1, OperandSlot::I2, stats_access));
+    ew.operands.push_back(operand(s2, OperandSlot::I2, stats_access));
     b_.add_operator(std::move(ew));
     add_piece(x.tensor, g);
   }

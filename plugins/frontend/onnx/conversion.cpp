@@ -133,13 +133,7 @@ void Converter::register_sources() {
       original_batch_ = v.shape[0];
       v.shape[0] = options_.batch;
     }
-    Tensor t;
-    t.name = v.name;
-    t.shape = v.shape;
-    t.dtype = v.dtype;
-    t.role = TensorRole::input;
-    t.origin = SourceLocation{file_};
-    v.ir = builder_.add_tensor(std::move(t));
+    v.ir = ir_tensor(v.name, v.shape, v.dtype, TensorRole::input);
     add_value(std::move(v));
   }
   for (const auto& t : g_.initializer()) {
@@ -262,20 +256,15 @@ Operator Converter::base(int node, std::vector<int> extra_nodes) {
 TensorId Converter::tensor_of(int v) {
   Value& val = value(v);
   if (val.ir != kNone) return val.ir;
-  Tensor t;
-  t.name = val.name;
-  t.shape = val.shape;
-  t.dtype = val.dtype;
-  t.origin = SourceLocation{file_};
-  if (val.kind == ValueKind::initializer) {
-    t.role = TensorRole::weight;  // classified at the end
-  } else if (val.kind == ValueKind::constant) {
+  TensorRole role = TensorRole::weight;  // stored tensors: classified at the end
+  if (val.kind == ValueKind::constant) {
     // Computed from constants in the forward pass (torch.tril(ones), arange): not a stored buffer.
-    t.role = t.dtype == ElementType::int64 || t.dtype == ElementType::int32 ? TensorRole::index : TensorRole::activation;
-  } else {
+    const bool integer = val.dtype == ElementType::int64 || val.dtype == ElementType::int32;
+    role = integer ? TensorRole::index : TensorRole::activation;
+  } else if (val.kind != ValueKind::initializer) {
     throw InternalError("activation '" + val.name + "' has no IR tensor");
   }
-  val.ir = builder_.add_tensor(std::move(t));
+  val.ir = ir_tensor(val.name, val.shape, val.dtype, role);
   return val.ir;
 }
 
@@ -299,14 +288,18 @@ int Converter::define(int node, const std::string& name, Shape shape, ElementTyp
 
 TensorId Converter::output_tensor(int node, const std::string& name, const Shape& shape, ElementType dtype) {
   const int v = define(node, name, shape, dtype, ValueKind::activation);
+  value(v).ir = ir_tensor(name, shape, dtype, TensorRole::activation);
+  return value(v).ir;
+}
+
+TensorId Converter::ir_tensor(const std::string& name, const Shape& shape, ElementType dtype, TensorRole role) {
   Tensor t;
   t.name = name;
   t.shape = shape;
   t.dtype = dtype;
-  t.role = TensorRole::activation;
+  t.role = role;
   t.origin = SourceLocation{file_};
-  value(v).ir = builder_.add_tensor(std::move(t));
-  return value(v).ir;
+  return builder_.add_tensor(std::move(t));
 }
 
 const std::vector<double>& Converter::const_data(int node, int v, const char* what) const {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "converter.hpp"
+#include "monet/ir/ops.hpp"
 #include "op_table.hpp"
 #include "values.hpp"
 
@@ -124,6 +125,8 @@ class Converter {
              std::optional<std::vector<double>> data = std::nullopt);
   /// An activation output tensor for an IR operator.
   TensorId output_tensor(int node, const std::string& name, const Shape& shape, ElementType dtype);
+  /// A new IR tensor of the file (no ONNX value of its own when made for a copy PyTorch inserts).
+  TensorId ir_tensor(const std::string& name, const Shape& shape, ElementType dtype, TensorRole role);
   const std::vector<double>& const_data(int node, int v, const char* what) const;
   std::vector<std::int64_t> const_ints(int node, int v, const char* what) const;
   bool is_weight(int v) const;
@@ -171,6 +174,8 @@ class Converter {
   /// A view node PyTorch computes as a copy into a new storage: a Reshape / Flatten of a non-contiguous view
   /// (contiguous().view(), reshape) or a Slice with a negative step (flip).
   void emit_copy_of_view(int i, int x, const Shape& out, const char* type);
+  /// Kernel, strides, dilations and groups of a Conv / ConvTranspose node (1-, 2- or 3-D), checked.
+  ops::ConvSpec conv_spec(int i, const Value& x, const Value& w);
   void emit_conv(int i, const std::vector<int>& in);
   void emit_conv_transpose(int i, const std::vector<int>& in);
   /// Pads of a window node: explicit, or from auto_pad (SAME_UPPER / SAME_LOWER); begins then ends.

@@ -13,13 +13,11 @@ std::vector<std::int64_t> ints_or(const std::optional<std::vector<std::int64_t>>
 }
 }  // namespace
 
-void Converter::emit_conv(int i, const std::vector<int>& in) {
+ops::ConvSpec Converter::conv_spec(int i, const Value& x, const Value& w) {
   const auto& n = g_.node(i);
-  const Value& x = value(in[0]);
-  const Value& w = value(in.at(1));
   if (x.shape.size() < 3 || x.shape.size() > 5 || w.shape.size() != x.shape.size()) {
-    fail(i, "a convolution needs [N, C, L], [N, C, H, W] or [N, C, D, H, W] inputs and a weight of the same rank, "
-            "got " + to_string(x.shape) + " and " + to_string(w.shape));
+    fail(i, "needs an [N, C, L], [N, C, H, W] or [N, C, D, H, W] input and a weight of the same rank, got " +
+                to_string(x.shape) + " and " + to_string(w.shape));
   }
   const std::size_t axes = x.shape.size() - 2;
   ops::ConvSpec s;
@@ -27,6 +25,14 @@ void Converter::emit_conv(int i, const std::vector<int>& in) {
   s.stride = ints_or(attr_ints(n, "strides"), axes, 1);
   s.dilation = ints_or(attr_ints(n, "dilations"), axes, 1);
   s.groups = attr_int(n, "group").value_or(1);
+  return s;
+}
+
+void Converter::emit_conv(int i, const std::vector<int>& in) {
+  const auto& n = g_.node(i);
+  const Value& x = value(in[0]);
+  const Value& w = value(in.at(1));
+  ops::ConvSpec s = conv_spec(i, x, w);
   s.pads = window_pads(i, x.shape, s.kernel, s.stride, s.dilation);
   const Shape out = ops::conv_output_shape(x.shape, w.shape[0], s, SourceLocation{file_}, node_name(i));
   std::optional<TensorId> bias;
@@ -41,16 +47,8 @@ void Converter::emit_conv_transpose(int i, const std::vector<int>& in) {
   const auto& n = g_.node(i);
   const Value& x = value(in[0]);
   const Value& w = value(in.at(1));
-  if (x.shape.size() < 3 || x.shape.size() > 5 || w.shape.size() != x.shape.size()) {
-    fail(i, "a transposed convolution needs [N, C, L], [N, C, H, W] or [N, C, D, H, W] inputs and a weight of the "
-            "same rank, got " + to_string(x.shape) + " and " + to_string(w.shape));
-  }
+  ops::ConvSpec s = conv_spec(i, x, w);
   const std::size_t axes = x.shape.size() - 2;
-  ops::ConvSpec s;
-  s.kernel = attr_ints(n, "kernel_shape").value_or(std::vector<std::int64_t>(w.shape.begin() + 2, w.shape.end()));
-  s.stride = ints_or(attr_ints(n, "strides"), axes, 1);
-  s.dilation = ints_or(attr_ints(n, "dilations"), axes, 1);
-  s.groups = attr_int(n, "group").value_or(1);
   s.output_padding = ints_or(attr_ints(n, "output_padding"), axes, 0);
   const std::string auto_pad = attr(n, "auto_pad") ? attr(n, "auto_pad")->s() : "NOTSET";
   if (auto os = attr_ints(n, "output_shape")) {
@@ -214,13 +212,7 @@ TensorId Converter::matmul_operand(int i, int v, std::size_t batch, const char* 
   op.name += std::string(":") + which + ".contiguous";
   op.type = "MatMulFoldCopy";  // reshape inside torch.matmul: the copy mm / bmm save
   const TensorId xi = tensor_of(v);
-  Tensor t;
-  t.name = op.name;
-  t.shape = x.shape;
-  t.dtype = x.dtype;
-  t.role = TensorRole::activation;
-  t.origin = SourceLocation{file_};
-  const TensorId y = builder_.add_tensor(std::move(t));
+  const TensorId y = ir_tensor(op.name, x.shape, x.dtype, TensorRole::activation);
   ops::copy(builder_, std::move(op), {xi}, y);
   return y;
 }
