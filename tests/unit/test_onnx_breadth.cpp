@@ -256,6 +256,27 @@ TEST_F(OnnxBreadth, UnsupportedOperatorsNameTheNodeAndTheReason) {
                                           "where_nonzero (NonZero)"));
 }
 
+TEST_F(OnnxBreadth, MalformedNodesAreErrorsNamingTheNode) {
+  OnnxBuilder a;
+  a.input("x", {1, 2, 4, 4});
+  a.node("ConvTranspose", {"x"}, {"y"}, "no_weight");
+  a.output("y");
+  EXPECT_EQ(fail(a), path() + ": error: node 'no_weight' (ConvTranspose): malformed node: an input, attribute or "
+                              "index it needs is missing or out of range");
+  OnnxBuilder b;
+  b.input("x", {2, 3});
+  b.constant_ints("s", {0}).constant_ints("e", {1}).constant_ints("axis", {7});
+  b.node("Slice", {"x", "s", "e", "axis"}, {"y"}, "slice");
+  b.output("y");
+  EXPECT_EQ(fail(b), path() + ": error: node 'slice' (Slice): axis 7 is out of range for rank 2");
+  OnnxBuilder c;
+  c.input("x", {2, 3});
+  c.constant_ints("pads", {1, 2, 3});
+  c.node("Pad", {"x", "pads"}, {"y"}, "pad");
+  c.output("y");
+  EXPECT_EQ(fail(c), path() + ": error: node 'pad' (Pad): expected 4 pads, got 3");
+}
+
 TEST_F(OnnxBreadth, SwinTransformerInspectsInUnderASecond) {
   // 7,204 nodes (2,952 constants, 495 Shape, 865 Unsqueeze ...): folding and conversion stay linear.
   const auto start = std::chrono::steady_clock::now();

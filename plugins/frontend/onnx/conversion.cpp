@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <stdexcept>
 
 #include "monet/util/strings.hpp"
 #include "op_table.hpp"
@@ -33,6 +34,14 @@ Converter::Converter(const onnx::ModelProto& model, std::string file, const Conv
   }
 }
 
+std::size_t Converter::axis_of(int node, std::int64_t axis, std::size_t rank) const {
+  const std::int64_t a = normalize_axis(axis, rank);
+  if (a < 0 || a >= static_cast<std::int64_t>(rank)) {
+    fail(node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return static_cast<std::size_t>(a);
+}
+
 void Converter::fail_model(const std::string& message) const { throw UserError(SourceLocation{file_}, message); }
 
 void Converter::fail(int node, const std::string& message) const {
@@ -47,7 +56,12 @@ GraphPtr Converter::run() {
   find_patterns();
   for (int i = 0; i < g_.node_size(); ++i) {
     if (absorbed_[static_cast<std::size_t>(i)]) continue;
-    convert_node(i);
+    try {
+      convert_node(i);
+    } catch (const std::out_of_range&) {
+      // A check this converter lacks: still an error naming the node, not a crash.
+      fail(i, "malformed node: an input, attribute or index it needs is missing or out of range");
+    }
   }
   for (const auto& out : g_.output()) {
     if (!index_.contains(out.name())) fail_model("graph output '" + out.name() + "' is produced by no node");

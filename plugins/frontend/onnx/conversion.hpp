@@ -37,6 +37,8 @@ class Converter {
   [[noreturn]] void fail_model(const std::string& message) const;
   [[noreturn]] void fail(int node, const std::string& message) const;
   std::string node_name(int node) const;
+  /// An axis of a rank-`rank` value (negative: from the end); out of range is an error naming the node.
+  std::size_t axis_of(int node, std::int64_t axis, std::size_t rank) const;
 
   // values
   int find(const std::string& name) const;

@@ -240,7 +240,7 @@ void Converter::emit_batch_norm(int i, const std::vector<int>& in) {
 void Converter::emit_layer_norm(int i, const std::vector<int>& in) {
   const auto& n = g_.node(i);
   const Value& x = value(in[0]);
-  const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis").value_or(-1), x.shape.size()));
+  const auto axis = axis_of(i, attr_int(n, "axis").value_or(-1), x.shape.size());
   std::optional<TensorId> scale;
   std::optional<TensorId> bias;
   if (in.size() > 1 && in[1] >= 0) scale = tensor_of(in[1]);
@@ -267,7 +267,7 @@ void Converter::emit_softmax(int i, const std::vector<int>& in) {
   // Opset 13 changed the default axis from 1 to -1.
   const std::int64_t default_axis = opset_ >= 13 ? -1 : 1;
   const auto axis =
-      static_cast<std::size_t>(normalize_axis(attr_int(n, "axis").value_or(default_axis), xv.shape.size()));
+      axis_of(i, attr_int(n, "axis").value_or(default_axis), xv.shape.size());
   Operator op = base(i, nodes);
   if (mask) op.attributes["mask"] = {masked_.at(i).boolean ? 1 : 2};  // 1: boolean (Where), 2: additive
   const TensorId xi = tensor_of(x);

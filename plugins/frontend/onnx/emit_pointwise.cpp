@@ -29,6 +29,9 @@ void Converter::emit_pointwise(int i, const std::vector<int>& in) {
   if (type == "Mean") ops = static_cast<double>(xs.size());
   Operator op = base(i);
   op.kind = OpKind::elementwise;
+  if (type == "CumSum") {
+    op.attributes["axis"] = {static_cast<std::int64_t>(axis_of(i, const_ints(i, in.at(1), "axis").at(0), shape.size()))};
+  }
   const TensorId y = output_tensor(i, n.output(0), shape, dt);
   ops::elementwise(builder_, std::move(op), xs, y, ops);
 }

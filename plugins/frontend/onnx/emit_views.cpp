@@ -54,7 +54,7 @@ void Converter::emit_view(int i, const std::vector<int>& in) {
     }
     const std::size_t rank = value(sources[0]).shape.size();
     if (n.op_type() == "Concat") {  // the offset of each non-constant input along the axis
-      const std::int64_t axis = normalize_axis(attr_int(n, "axis").value_or(0), rank);
+      const auto axis = static_cast<std::int64_t>(axis_of(i, attr_int(n, "axis").value_or(0), rank));
       std::vector<std::int64_t> offsets;
       std::int64_t offset = 0;
       for (int v : in) {
@@ -66,7 +66,7 @@ void Converter::emit_view(int i, const std::vector<int>& in) {
       op.attributes["offsets"] = offsets;
     }
     if (n.op_type() == "Split") {
-      const std::int64_t axis = normalize_axis(attr_int(n, "axis").value_or(0), rank);
+      const auto axis = static_cast<std::int64_t>(axis_of(i, attr_int(n, "axis").value_or(0), rank));
       std::int64_t offset = 0;
       for (std::size_t j = 0; j < k; ++j) offset += shapes[j][static_cast<std::size_t>(axis)];
       op.attributes["axis"] = {axis};

@@ -94,7 +94,7 @@ bool Converter::fold(int i, const std::vector<int>& in) {
             return element(src);
           });
         } else if (op == "Split") {
-          const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis").value_or(0), x.shape.size()));
+          const auto axis = axis_of(i, attr_int(n, "axis").value_or(0), x.shape.size());
           std::int64_t offset = 0;
           for (std::size_t j = 0; j < k; ++j) offset += shapes[j][axis];
           d = remap(out, [&](std::vector<std::int64_t> c) {
@@ -108,7 +108,7 @@ bool Converter::fold(int i, const std::vector<int>& in) {
             return element(src);
           });
         } else if (op == "Concat") {
-          const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis").value_or(0), x.shape.size()));
+          const auto axis = axis_of(i, attr_int(n, "axis").value_or(0), x.shape.size());
           d = remap(out, [&](std::vector<std::int64_t> c) -> std::optional<double> {
             for (int v : in) {
               if (v < 0) continue;
@@ -122,14 +122,16 @@ bool Converter::fold(int i, const std::vector<int>& in) {
             return std::nullopt;
           });
         } else if (op == "Gather") {
-          const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis").value_or(0), x.shape.size()));
+          const auto axis = axis_of(i, attr_int(n, "axis").value_or(0), x.shape.size());
           const Value& idx = value(in[1]);
           d = remap(out, [&](const std::vector<std::int64_t>& c) -> std::optional<double> {
             if (!idx.data) return std::nullopt;
             std::vector<std::int64_t> ic(c.begin() + static_cast<std::ptrdiff_t>(axis),
                                          c.begin() + static_cast<std::ptrdiff_t>(axis + idx.shape.size()));
             std::vector<std::int64_t> src(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(axis));
-            src.push_back(wrap(static_cast<std::int64_t>((*idx.data)[ravel(ic, idx.shape)]), x.shape[axis]));
+            const std::int64_t k = wrap(static_cast<std::int64_t>((*idx.data)[ravel(ic, idx.shape)]), x.shape[axis]);
+            if (k < 0 || k >= x.shape[axis]) fail(i, "index " + std::to_string(k) + " is out of range for axis " + std::to_string(axis));
+            src.push_back(k);
             src.insert(src.end(), c.begin() + static_cast<std::ptrdiff_t>(axis + idx.shape.size()), c.end());
             return element(src);
           });
@@ -178,12 +180,15 @@ bool Converter::fold(int i, const std::vector<int>& in) {
         const Shape& is = value(in[1]).shape;
         const auto depth = static_cast<std::size_t>(is.back());
         const std::size_t tuples = static_cast<std::size_t>(element_count(is)) / depth;
+        if (depth > x.shape.size()) fail(i, "index tuples of " + std::to_string(depth) + " for rank " + std::to_string(x.shape.size()));
         const std::size_t slice = r.size() / static_cast<std::size_t>(element_count(Shape(x.shape.begin(), x.shape.begin() + static_cast<std::ptrdiff_t>(depth))));
+        if (data(2)->size() < tuples * slice) fail(i, "fewer updates than the indices address");
         for (std::size_t t = 0; t < tuples; ++t) {
           std::size_t base_index = 0;
           for (std::size_t a = 0; a < depth; ++a) {
-            base_index = base_index * static_cast<std::size_t>(x.shape[a]) +
-                         static_cast<std::size_t>(wrap(static_cast<std::int64_t>((*data(1))[t * depth + a]), x.shape[a]));
+            const std::int64_t k = wrap(static_cast<std::int64_t>((*data(1))[t * depth + a]), x.shape[a]);
+            if (k < 0 || k >= x.shape[a]) fail(i, "index " + std::to_string(k) + " is out of range for axis " + std::to_string(a));
+            base_index = base_index * static_cast<std::size_t>(x.shape[a]) + static_cast<std::size_t>(k);
           }
           for (std::size_t e = 0; e < slice; ++e) r[base_index * slice + e] = (*data(2))[t * slice + e];
         }
@@ -281,7 +286,7 @@ bool Converter::fold(int i, const std::vector<int>& in) {
     if (op == "Trilu" && in.size() > 1 && in[1] >= 0) trilu_k = const_ints(i, in[1], "k").at(0);
     const bool upper = attr_int(n, "upper").value_or(1) != 0;
     std::int64_t cum_axis = 0;
-    if (op == "CumSum") cum_axis = normalize_axis(const_ints(i, in.at(1), "axis").at(0), shape.size());
+    if (op == "CumSum") cum_axis = static_cast<std::int64_t>(axis_of(i, const_ints(i, in.at(1), "axis").at(0), shape.size()));
     for (std::size_t k = 0; k < count && known; ++k) {
       const auto c = unravel(k, shape);
       const double a = at(0, c);

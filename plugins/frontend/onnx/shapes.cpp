@@ -25,7 +25,7 @@ Converter::SliceParams Converter::slice_params(int i, const std::vector<int>& in
   std::vector<std::int64_t> steps(starts.size(), 1);
   if (in.size() > 4 && in[4] >= 0) steps = const_ints(i, in[4], "steps");
   for (std::size_t k = 0; k < starts.size(); ++k) {
-    const auto a = static_cast<std::size_t>(normalize_axis(axes[k], rank));
+    const auto a = axis_of(i, axes[k], rank);
     const std::int64_t dim = x.at(a);
     const std::int64_t step = steps[k];
     if (step == 0) fail(i, "slice step 0");
@@ -57,7 +57,9 @@ std::vector<Shape> Converter::view_shapes(int i, const std::vector<int>& in) {
   const std::size_t rank = x.size();
   if (op == "Identity" || op == "Dropout" || op.rfind("Reduce", 0) == 0) return {x};  // identities
   if (op == "Flatten") {
-    const auto axis = normalize_axis(attr_int(n, "axis").value_or(1), rank);
+    const auto axis = attr_int(n, "axis").value_or(1) == static_cast<std::int64_t>(rank)
+                          ? static_cast<std::int64_t>(rank)  // Flatten allows axis = rank
+                          : static_cast<std::int64_t>(axis_of(i, attr_int(n, "axis").value_or(1), rank));
     std::int64_t outer = 1;
     std::int64_t inner = 1;
     for (std::size_t a = 0; a < rank; ++a) (static_cast<std::int64_t>(a) < axis ? outer : inner) *= x[a];
@@ -96,7 +98,7 @@ std::vector<Shape> Converter::view_shapes(int i, const std::vector<int>& in) {
     }
     if (perm.size() != rank) fail(i, "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
     Shape s;
-    for (auto p : perm) s.push_back(x.at(static_cast<std::size_t>(p)));
+    for (auto p : perm) s.push_back(x[axis_of(i, p, rank)]);
     return {s};
   }
   if (op == "Squeeze" || op == "Unsqueeze") {
@@ -106,7 +108,7 @@ std::vector<Shape> Converter::view_shapes(int i, const std::vector<int>& in) {
     if (op == "Squeeze") {
       Shape s;
       std::set<std::int64_t> drop;
-      for (auto a : axes) drop.insert(normalize_axis(a, rank));
+      for (auto a : axes) drop.insert(static_cast<std::int64_t>(axis_of(i, a, rank)));
       for (std::size_t a = 0; a < rank; ++a) {
         const bool squeeze = axes.empty() ? x[a] == 1 : drop.contains(static_cast<std::int64_t>(a));
         if (!squeeze) s.push_back(x[a]);
@@ -115,7 +117,7 @@ std::vector<Shape> Converter::view_shapes(int i, const std::vector<int>& in) {
     }
     const std::size_t out_rank = rank + axes.size();
     std::set<std::int64_t> add;
-    for (auto a : axes) add.insert(normalize_axis(a, out_rank));
+    for (auto a : axes) add.insert(static_cast<std::int64_t>(axis_of(i, a, out_rank)));
     Shape s;
     std::size_t k = 0;
     for (std::size_t a = 0; a < out_rank; ++a) s.push_back(add.contains(static_cast<std::int64_t>(a)) ? 1 : x.at(k++));
@@ -132,14 +134,14 @@ std::vector<Shape> Converter::view_shapes(int i, const std::vector<int>& in) {
     return {s};
   }
   if (op == "Concat") {
-    const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis").value_or(0), rank));
+    const auto axis = axis_of(i, attr_int(n, "axis").value_or(0), rank);
     Shape s = x;
     s[axis] = 0;
     for (int v : in) s[axis] += value(v).shape.at(axis);
     return {s};
   }
   if (op == "Split") {
-    const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis").value_or(0), rank));
+    const auto axis = axis_of(i, attr_int(n, "axis").value_or(0), rank);
     std::vector<std::int64_t> sizes;
     if (in.size() > 1 && in[1] >= 0) sizes = const_ints(i, in[1], "split");
     else if (auto a = attr_ints(n, "split")) sizes = *a;
@@ -157,7 +159,7 @@ std::vector<Shape> Converter::view_shapes(int i, const std::vector<int>& in) {
     return out;
   }
   if (op == "Gather") {
-    const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis").value_or(0), rank));
+    const auto axis = axis_of(i, attr_int(n, "axis").value_or(0), rank);
     const Shape& idx = value(in[1]).shape;
     Shape s(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(axis));
     s.insert(s.end(), idx.begin(), idx.end());
@@ -217,7 +219,7 @@ std::vector<std::int64_t> Converter::view_strides(int i, const std::vector<int>&
       if (x.shape[a] != 1) kept.push_back(st[a]);
     }
     if (op == "Gather") {  // a selected index drops its axis
-      const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis").value_or(0), x.shape.size()));
+      const auto axis = axis_of(i, attr_int(n, "axis").value_or(0), x.shape.size());
       kept.clear();
       for (std::size_t a = 0; a < x.shape.size(); ++a) {
         if (a != axis && x.shape[a] != 1) kept.push_back(st[a]);
@@ -308,9 +310,7 @@ std::vector<std::size_t> Converter::reduce_axes(int i, const std::vector<int>& i
     return out;
   }
   for (auto a : axes) {
-    const std::int64_t ax = normalize_axis(a, rank);
-    if (ax < 0 || ax >= static_cast<std::int64_t>(rank)) fail(i, "axis " + std::to_string(a) + " out of range");
-    out.push_back(static_cast<std::size_t>(ax));
+    out.push_back(axis_of(i, a, rank));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -325,7 +325,7 @@ std::vector<std::int64_t> Converter::pad_amounts(int i, const std::vector<int>& 
   else if (auto p = attr_ints(n, "pads")) pads = *p;
   std::vector<std::int64_t> axes;
   if (in.size() > 3 && in[3] >= 0) {  // opset 18: the axes the pads apply to
-    for (auto a : const_ints(i, in[3], "axes")) axes.push_back(normalize_axis(a, rank));
+    for (auto a : const_ints(i, in[3], "axes")) axes.push_back(static_cast<std::int64_t>(axis_of(i, a, rank)));
   } else {
     for (std::size_t a = 0; a < rank; ++a) axes.push_back(static_cast<std::int64_t>(a));
   }
@@ -359,7 +359,7 @@ Shape Converter::copy_shape(int i, const std::vector<int>& in) {
     const int scales_at = op == "Upsample" || opset_ < 11 ? 1 : 2;
     std::vector<std::int64_t> axes;
     if (auto a = attr_ints(n, "axes")) {  // opset 18
-      for (auto v : *a) axes.push_back(normalize_axis(v, rank));
+      for (auto v : *a) axes.push_back(static_cast<std::int64_t>(axis_of(i, v, rank)));
     } else {
       for (std::size_t a = 0; a < rank; ++a) axes.push_back(static_cast<std::int64_t>(a));
     }
@@ -413,7 +413,7 @@ Shape Converter::copy_shape(int i, const std::vector<int>& in) {
   if (op == "OneHot") {
     const std::int64_t depth = const_ints(i, in.at(1), "depth").at(0);
     Shape s = x;
-    const auto axis = normalize_axis(attr_int(n, "axis").value_or(-1), rank + 1);
+    const auto axis = static_cast<std::int64_t>(axis_of(i, attr_int(n, "axis").value_or(-1), rank + 1));
     s.insert(s.begin() + axis, depth);
     return s;
   }
