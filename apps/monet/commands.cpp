@@ -160,7 +160,10 @@ int inspect_command(const InspectOptions& o) {
   }
   // Frontend parameters from the command line, validated like an experiment's [workload] section.
   toml::table params;
-  for (const std::string& s : o.sets) apply_override(params, s);
+  for (const std::string& s : o.sets) {
+    // Frontend parameters as in an experiment: "workload.dims.seq=128" and "dims.seq=128" are the same.
+    apply_override(params, s.rfind("workload.", 0) == 0 ? s.substr(9) : s);
+  }
   if (o.batch > 0) params.insert_or_assign("batch", o.batch);
   TableReader reader(params, "<command line>", "workload", fs::current_path());
   const ParamValues values = read_params(reader, frontend->info.params);

@@ -43,7 +43,7 @@ int real_main(int argc, char** argv) {
   inspect_cmd->add_option("workload", inspect.workload, "workload file (.onnx, .toml)")->required();
   inspect_cmd->add_flag("--json", inspect.json, "print JSON instead of a table");
   inspect_cmd->add_option("--batch", inspect.batch, "override the batch size")->check(CLI::NonNegativeNumber);
-  inspect_cmd->add_option("--set", inspect.sets, "a frontend parameter: key=value (repeatable)");
+  inspect_cmd->add_option("--set", inspect.sets, "a frontend parameter: key=value or workload.key=value (repeatable)");
   inspect_cmd->add_option("--plugin", inspect.plugin, "frontend plugin (default: from the file extension)");
   inspect_cmd->add_option("--emit-toml", inspect.emit_toml, "also write the workload in monet's TOML format");
   inspect_cmd->add_flag("--training", inspect.training, "show one training step: forward, loss, backward, optimizer");

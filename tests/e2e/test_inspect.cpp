@@ -25,6 +25,25 @@ TEST(Inspect, TableWithTotals) {
   EXPECT_THAT(r.out, HasSubstr("parameters        11,689,512 trainable, 0 frozen"));
 }
 
+TEST(Inspect, SymbolicDimensionsBoundFromTheCommandLineOrAnExperiment) {
+  const std::string file = "'" + (test::source_dir() / "tests/data/bert_style_dynamic.onnx").string() + "'";
+  const auto bound = test::monet("inspect " + file + " --json --set workload.dims.batch=1 --set dims.sequence=128");
+  ASSERT_EQ(bound.exit_code, 0) << bound.out;
+  EXPECT_EQ(json::parse(bound.out)["forward_macs"].get<long>(), 704'643'072L);  // as the fixed 1 x 128 export
+  const auto missing = test::monet("inspect " + file + " --set workload.dims.batch=1");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.out, (test::source_dir() / "tests/data/bert_style_dynamic.onnx").string() +
+                             ": error: axis 1 of graph input 'tokens' is the symbolic dimension 'sequence'; bind it "
+                             "with [workload] dims.sequence = N (--set workload.dims.sequence=N)\n");
+  test::ScratchDir dir;
+  const auto experiment = dir.write("e.toml", "[experiment]\nname = \"dyn\"\n[workload]\nfile = " + file +
+                                                  "\ndims = { batch = 1, seq = 64 }\n[architecture]\nfile = '" +
+                                                  (test::source_dir() / "architectures/dual_core.toml").string() + "'\n");
+  const auto wrong = test::monet("run " + test::q(experiment) + " --out " + test::q(dir.path() / "out"));
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_THAT(wrong.out, HasSubstr(experiment.string() + ":5:8: error: dims: 'seq' is not a symbolic dimension"));
+}
+
 TEST(Inspect, JsonWithBatchAndFrontendParameters) {
   const auto r = test::monet("inspect " + model("gpt2_monet_small.onnx") + " --json --batch 2 --set 'frozen=[\"head.*\"]'");
   ASSERT_EQ(r.exit_code, 0) << r.out;

@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "support/csv.hpp"
 #include "support/test_support.hpp"
@@ -62,6 +63,38 @@ TEST(TrainingRuns, EveryTrainingOperatorGetsALoopnestMapping) {
     }
   }
   EXPECT_EQ(costed, 20u);  // every convolution's weight gradient
+}
+
+TEST(TrainingRuns, NewModelsOnTheDualCoreAndTheLoopnestCore) {
+  test::ScratchDir dir;
+  const auto run = [&](const std::string& experiment, const std::string& extra, const std::string& out) {
+    const auto r = test::monet("run '" + (test::source_dir() / "experiments" / experiment).string() + "' --out '" +
+                               (dir.path() / out).string() + "' --log-level warn" + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return json::parse(test::read_file(dir.path() / out / "results.json"));
+  };
+  // U-Net on the dual core: every layer but the stem gets a dX; transposed convolutions run on the systolic core.
+  const json unet = run("unet_training_dual_core.toml", "", "unet");
+  EXPECT_EQ(unet["training"]["macs_forward"].get<long>(), 3'019'374'592L);
+  EXPECT_EQ(unet["training"]["macs_backward_dw"].get<long>(), 3'019'374'592L);
+  EXPECT_EQ(unet["training"]["macs_backward_dx"].get<long>(), 3'019'374'592L - 3L * 32 * 128 * 128 * 9);
+  // The loopnest model maps einsum contractions (LLaMA-style attention) and transposed convolutions (U-Net),
+  // forward and backward; any mapping does at most 1024 MACs a cycle on tpu_like.
+  const json llama = run("llama_style_training_tpu_like.toml", "", "llama");
+  const json unet_tpu = run("llama_style_training_tpu_like.toml", " --set 'workload.file=\"../workloads/onnx/unet.onnx\"'",
+                            "unet_tpu");
+  for (const auto& [j, out, type, expected] : {std::tuple{&llama, "llama", "Einsum", 24u},
+                                               std::tuple{&unet_tpu, "unet_tpu", "ConvTranspose", 12u}}) {
+    std::size_t mapped = 0;
+    for (const test::CsvRow& cn : test::read_csv(dir.path() / out / "schedule.csv")) {
+      if (cn["operator"].find(type) == std::string::npos || cn["kind"] == "reduction") continue;
+      EXPECT_FALSE(cn["mapping"].empty()) << cn["name"];
+      ++mapped;
+    }
+    // 8 einsums and the dX of both their operands; 4 transposed convolutions with dX and dW (bias sums aside)
+    EXPECT_EQ(mapped, expected) << type;
+    EXPECT_GE((*j)["latency_cycles"].get<double>(), (*j)["training"]["macs_total"].get<double>() / 1024);
+  }
 }
 
 TEST(TrainingRuns, InspectTrainingJson) {

@@ -3,6 +3,7 @@
 // nodes with attributes, outputs; saves them to a file for the onnx frontend.
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -25,6 +26,20 @@ class OnnxBuilder {
     value_info(model_.mutable_graph()->add_input(), name, shape, type);
     return *this;
   }
+  /// An input whose axes are sizes ("8") or symbolic names ("batch").
+  OnnxBuilder& symbolic_input(const std::string& name, const std::vector<std::string>& dims,
+                              int type = onnx::TensorProto::FLOAT) {
+    auto* v = model_.mutable_graph()->add_input();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    auto* shape = t->mutable_shape();
+    for (const auto& d : dims) {
+      if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) shape->add_dim()->set_dim_value(std::stoll(d));
+      else shape->add_dim()->set_dim_param(d);
+    }
+    return *this;
+  }
   OnnxBuilder& output(const std::string& name, const std::vector<std::int64_t>& shape = {},
                       int type = onnx::TensorProto::FLOAT) {
     auto* v = model_.mutable_graph()->add_output();
@@ -39,6 +54,19 @@ class OnnxBuilder {
     t->set_name(name);
     t->set_data_type(type);
     for (auto d : shape) t->add_dims(d);
+    return *this;
+  }
+  /// A stored tensor whose data lives in an external file (large models), which need not exist.
+  OnnxBuilder& external_initializer(const std::string& name, const std::vector<std::int64_t>& shape,
+                                    const std::string& location) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (auto d : shape) t->add_dims(d);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = t->add_external_data();
+    e->set_key("location");
+    e->set_value(location);
     return *this;
   }
   /// A stored int64 tensor with data.
@@ -68,6 +96,18 @@ class OnnxBuilder {
     a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
     if (!scalar) a->mutable_t()->add_dims(static_cast<std::int64_t>(values.size()));
     for (auto v : values) a->mutable_t()->add_int64_data(v);
+    return *this;
+  }
+  /// A Constant node producing a float tensor of the given shape.
+  OnnxBuilder& constant_floats(const std::string& out, const std::vector<float>& values,
+                               const std::vector<std::int64_t>& shape) {
+    auto* n = node("Constant", {}, {out});
+    auto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    for (auto d : shape) a->mutable_t()->add_dims(d);
+    for (auto v : values) a->mutable_t()->add_float_data(v);
     return *this;
   }
   /// A Constant of the given shape whose data was stripped (only the shape is known).

@@ -1,4 +1,4 @@
-// The six PyTorch exports in workloads/onnx load unmodified and inspect to the reference numbers
+// The first six PyTorch exports in workloads/onnx load unmodified and inspect to the reference numbers
 // (../shared/reference/pytorch.json and the frontend issue's table), exactly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -171,8 +171,11 @@ TEST(OnnxModels, EveryModelRoundTripsThroughTheTomlFormat) {
   const Registry& r = Registry::global();
   const PluginHandle* toml = r.find(PluginKind::frontend, "toml");
   const auto frontend = r.create<WorkloadFrontend>(*toml, default_params(toml->info.params, "test"));
+  // The first models, and new operator families: transposed convolutions (U-Net), 1-/3-D convolutions (M5,
+  // R3D-18), einsum and rotary tables (LLaMA-style), group norm (wav2vec-style), copies PyTorch makes (Swin-T).
   for (const char* model : {"resnet18.onnx", "resnet18_cifar_b4.onnx", "mobilenet_v2.onnx", "gpt2_small.onnx",
-                            "gpt2_tiny_L2_T256.onnx", "gpt2_monet_small.onnx"}) {
+                            "gpt2_tiny_L2_T256.onnx", "gpt2_monet_small.onnx", "unet.onnx", "m5_audio.onnx",
+                            "r3d_18.onnx", "llama_style.onnx", "wav2vec_style.onnx", "swin_t.onnx"}) {
     const GraphPtr g = load(model);
     const auto file = dir.write(std::string(model) + ".toml", workload_toml(*g));
     const GraphPtr back = frontend->load(file);

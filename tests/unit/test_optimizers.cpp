@@ -118,13 +118,17 @@ TEST(Precision, PresetsAndOverrides) {
   ASSERT_TRUE(stream);
   EXPECT_EQ(stream->activation, ElementType::int8);
   EXPECT_EQ(stream->partial_sum, ElementType::int16);
-  auto doc = TomlDocument::parse_string("preset = \"mixed_bf16\"\ngradient = 32\nmaster_weight = \"fp64\"\n", "p.toml");
+  EXPECT_EQ(stream->dropout_mask, ElementType::boolean);  // every preset: 1-byte masks, as on GPUs
+  auto doc = TomlDocument::parse_string(
+      "preset = \"mixed_bf16\"\ngradient = 32\nmaster_weight = \"fp64\"\ndropout_mask = \"fp32\"\n", "p.toml");
   TableReader t(doc.root(), doc.file(), "precision");
   const Precision p = read_precision(t);
   t.finish();
   EXPECT_EQ(p.activation, ElementType::bf16);
   EXPECT_EQ(p.gradient, ElementType::fp32);
   EXPECT_EQ(p.master_weight, ElementType::fp64);
+  EXPECT_EQ(p.dropout_mask, ElementType::fp32);  // PyTorch on CPUs
+  EXPECT_THAT(precision_toml(p), ::testing::HasSubstr("dropout_mask = \"fp32\""));
   EXPECT_TRUE(p.has_master_weights());
   EXPECT_FALSE(Precision::preset_named("fp32")->has_master_weights());
 }

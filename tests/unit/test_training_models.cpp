@@ -8,6 +8,7 @@
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/training/memory.hpp"
+#include "monet/training/precision.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -43,6 +44,38 @@ TEST(TrainingModels, SavedActivationsMatchPyTorch) {
                 "gpt2_small");
   expect_within(training_memory(*step("gpt2_tiny_L2_T256.onnx", "sgd")).saved_activation_bytes, 84'638'740, 0.03,
                 "gpt2_tiny");
+}
+
+GraphPtr backward(const std::string& model, const std::string& class_axis, TrainingSettings settings = {}) {
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "onnx");
+  const GraphPtr fwd = r.create<WorkloadFrontend>(*f, default_params(f->info.params, "t"))
+                           ->load(test::source_dir() / "workloads/onnx" / model);
+  const PluginHandle* b = r.find(PluginKind::backward, "autodiff");
+  ParamValues p = default_params(b->info.params, "t");
+  p.set("class_axis", class_axis);
+  return r.create<BackwardGenerator>(*b, p)->generate(*fwd, settings);
+}
+
+TEST(TrainingModels, SegmentationLogitsTakeTheirClassesOnAxisOne) {
+  // U-Net logits [1, 4, 128, 128]: PyTorch's CrossEntropyLoss wants labels [1, 128, 128] (auto: rank 4 -> axis 1).
+  EXPECT_EQ(backward("unet.onnx", "auto")->find_tensor("labels")->shape, (Shape{1, 128, 128}));
+  EXPECT_EQ(backward("unet.onnx", "channels")->find_tensor("labels")->shape, (Shape{1, 128, 128}));
+  EXPECT_EQ(backward("unet.onnx", "last")->find_tensor("labels")->shape, (Shape{1, 4, 128}));
+  // Token logits [1, 128, 8192] keep the last axis.
+  EXPECT_EQ(backward("bert_style.onnx", "auto")->find_tensor("labels")->shape, (Shape{1, 128}));
+}
+
+TEST(TrainingModels, DropoutMasksFollowThePrecisionSetting) {
+  // MobileNetV2's classifier dropout (p = 0.2) on [1, 1280]: 1 B per element by default (GPU), 4 B on CPUs.
+  const std::int64_t gpu = training_memory(*backward("mobilenet_v2.onnx", "auto")).saved_activation_bytes;
+  TrainingSettings cpu;
+  cpu.precision = Precision::preset_named("fp32");
+  cpu.precision->dropout_mask = ElementType::fp32;
+  EXPECT_EQ(training_memory(*backward("mobilenet_v2.onnx", "auto", cpu)).saved_activation_bytes, gpu + 1280 * 3);
+  // ViT-B/16's dropouts have ratio 0: views, no masks.
+  const GraphPtr vit = backward("vit_b_16.onnx", "auto");
+  for (const Tensor& t : vit->tensors()) EXPECT_EQ(t.name.find(":mask"), std::string::npos) << t.name;
 }
 
 TEST(TrainingModels, ResNet18BackwardMacsAndAdamStateExactly) {

@@ -19,6 +19,7 @@ std::string to_string(ParamType t) {
     case ParamType::string_list: return "list of strings";
     case ParamType::integer_list: return "list of integers";
     case ParamType::number_list: return "list of numbers";
+    case ParamType::integer_table: return "table of integers";
   }
   return "?";
 }
@@ -60,6 +61,10 @@ std::string to_string(const ParamValue& v) {
           return format_float(x);
         } else if constexpr (std::is_same_v<T, std::string>) {
           return quote(x);
+        } else if constexpr (std::is_same_v<T, IntegerTable>) {
+          std::string s = "{";
+          for (const auto& [k, n] : x) s += (s.size() > 1 ? ", " : " ") + quote(k) + " = " + std::to_string(n);
+          return s + (x.empty() ? "}" : " }");
         } else {
           std::string s = "[";
           for (std::size_t i = 0; i < x.size(); ++i) {
@@ -122,6 +127,9 @@ ParamSpec ParamSpec::integer_list(std::string name, std::optional<std::vector<st
 ParamSpec ParamSpec::number_list(std::string name, std::optional<std::vector<double>> def) {
   return make(std::move(name), ParamType::number_list, lift(def));
 }
+ParamSpec ParamSpec::integer_table(std::string name, std::optional<IntegerTable> def) {
+  return make(std::move(name), ParamType::integer_table, lift(def));
+}
 ParamSpec&& ParamSpec::with_unit(std::string u) && {
   unit = std::move(u);
   return std::move(*this);
@@ -173,6 +181,9 @@ const std::vector<std::int64_t>& ParamValues::get_ints(const std::string& name) 
 const std::vector<double>& ParamValues::get_numbers(const std::string& name) const {
   return typed<std::vector<double>>(*this, name);
 }
+const IntegerTable& ParamValues::get_integer_table(const std::string& name) const {
+  return typed<IntegerTable>(*this, name);
+}
 SourceLocation ParamValues::where(const std::string& name) const {
   auto it = values_.find(name);
   return it == values_.end() ? SourceLocation{} : it->second.where;
@@ -205,6 +216,14 @@ ParamValues read_params(TableReader& table, const std::vector<ParamSpec>& specs)
       case ParamType::string_list: v = *table.string_list(s.name); break;
       case ParamType::integer_list: v = *table.integer_list(s.name, s.bounds); break;
       case ParamType::number_list: v = *table.number_list(s.name, s.bounds); break;
+      case ParamType::integer_table: {
+        TableReader t = *table.table(s.name);
+        IntegerTable m;
+        for (const std::string& k : t.keys()) m[k] = *t.integer(k, s.bounds);
+        t.finish();
+        v = std::move(m);
+        break;
+      }
     }
     out.set(s.name, std::move(v), where, false);
   }

@@ -2,35 +2,14 @@
 
 #include <algorithm>
 
+#include "ops_detail.hpp"
+
 namespace monet::ops {
 
-namespace {
-[[noreturn]] void fail(const SourceLocation& where, const std::string& name, const std::string& message) {
-  throw UserError(where, "operator '" + name + "': " + message);
-}
-
-int add_dim(Operator& op, std::string name, std::int64_t size) {
-  op.dims.push_back(LoopDim{std::move(name), size});
-  return static_cast<int>(op.dims.size()) - 1;
-}
-
-
-AffineExpr dim(int d) { return AffineExpr::of_dim(d); }
-AffineExpr linear2(int a, std::int64_t ca, int bdim, std::int64_t cb, std::int64_t offset) {
-  AffineExpr e;
-  e.terms = {{a, ca}, {bdim, cb}};
-  e.offset = offset;
-  return e;
-}
-
-std::int64_t window_out(std::int64_t in, std::int64_t pad_sum, std::int64_t dilation, std::int64_t kernel,
-                        std::int64_t stride, bool ceil_mode) {
-  const std::int64_t span = dilation * (kernel - 1) + 1;
-  const std::int64_t avail = in + pad_sum - span;
-  if (avail < 0) return 0;
-  return (ceil_mode ? (avail + stride - 1) / stride : avail / stride) + 1;
-}
-}  // namespace
+using detail::add_dim;
+using detail::dim;
+using detail::fail;
+using detail::linear2;
 
 Operand operand(const GraphBuilder& b, TensorId t, OperandSlot slot, std::vector<AffineExpr> access) {
   Operand o;
@@ -55,74 +34,6 @@ std::vector<std::string> axis_dim_names(std::size_t rank) {
       return n;
     }
   }
-}
-
-// ------------------------------------------------------------------------------------------------ conv
-
-Shape conv2d_output_shape(const Shape& in, std::int64_t out_channels, const Conv2dSpec& s,
-                          const SourceLocation& where, const std::string& name) {
-  if (in.size() != 4) fail(where, name, "a 2-D convolution needs an NCHW input, got shape " + to_string(in));
-  if (s.groups <= 0 || in[1] % s.groups != 0 || out_channels % s.groups != 0) {
-    fail(where, name, "groups = " + std::to_string(s.groups) + " must divide input channels (" +
-                          std::to_string(in[1]) + ") and output channels (" + std::to_string(out_channels) + ")");
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (s.kernel[i] <= 0 || s.stride[i] <= 0 || s.dilation[i] <= 0) {
-      fail(where, name, "kernel, stride and dilation must be positive");
-    }
-  }
-  const std::int64_t oy = window_out(in[2], s.pads[0] + s.pads[2], s.dilation[0], s.kernel[0], s.stride[0], false);
-  const std::int64_t ox = window_out(in[3], s.pads[1] + s.pads[3], s.dilation[1], s.kernel[1], s.stride[1], false);
-  if (oy <= 0 || ox <= 0) {
-    fail(where, name, "the " + std::to_string(s.kernel[0]) + "x" + std::to_string(s.kernel[1]) +
-                          " window does not fit the input " + to_string(in) + " with the given padding");
-  }
-  return Shape{in[0], out_channels, oy, ox};
-}
-
-OperatorId conv2d(GraphBuilder& b, Operator op, TensorId input, TensorId weight, std::optional<TensorId> bias,
-                  TensorId output, const Conv2dSpec& s) {
-  const Shape& in = b.tensor(input).shape;
-  const Shape& out = b.tensor(output).shape;
-  const Shape& w = b.tensor(weight).shape;
-  const std::int64_t G = s.groups;
-  const std::int64_t K = out.at(1) / G;
-  const std::int64_t C = in.at(1) / G;
-  const Shape expected_w{out[1], C, s.kernel[0], s.kernel[1]};
-  if (w != expected_w) {
-    fail(op.origin, op.name, "weight shape " + to_string(w) + " does not match " + to_string(expected_w));
-  }
-  op.kind = OpKind::conv;
-  if (op.type.empty()) op.type = "Conv";
-  const int dB = add_dim(op, "B", out[0]);
-  const int dG = G > 1 ? add_dim(op, "G", G) : -1;
-  const int dK = add_dim(op, "K", K);
-  const int dC = add_dim(op, "C", C);
-  const int dOY = add_dim(op, "OY", out[2]);
-  const int dOX = add_dim(op, "OX", out[3]);
-  const int dFY = add_dim(op, "FY", s.kernel[0]);
-  const int dFX = add_dim(op, "FX", s.kernel[1]);
-  auto channel = [&](int d, std::int64_t per_group) {
-    return dG >= 0 ? linear2(dG, per_group, d, 1, 0) : dim(d);
-  };
-  op.operands.push_back(operand(b, output, OperandSlot::O, {dim(dB), channel(dK, K), dim(dOY), dim(dOX)}));
-  op.operands.push_back(operand(b, input, OperandSlot::I1,
-                                {dim(dB), channel(dC, C), linear2(dOY, s.stride[0], dFY, s.dilation[0], -s.pads[0]),
-                                 linear2(dOX, s.stride[1], dFX, s.dilation[1], -s.pads[1])}));
-  op.operands.push_back(operand(b, weight, OperandSlot::I2, {channel(dK, K), dim(dC), dim(dFY), dim(dFX)}));
-  if (bias) {
-    if (b.tensor(*bias).shape != Shape{out[1]}) {
-      fail(op.origin, op.name, "bias shape " + to_string(b.tensor(*bias).shape) + " should be [" +
-                                   std::to_string(out[1]) + "]");
-    }
-    op.operands.push_back(operand(b, *bias, OperandSlot::I2, {channel(dK, K)}));
-  }
-  op.attributes["kernel_shape"] = {s.kernel[0], s.kernel[1]};
-  op.attributes["strides"] = {s.stride[0], s.stride[1]};
-  op.attributes["dilations"] = {s.dilation[0], s.dilation[1]};
-  op.attributes["pads"] = {s.pads[0], s.pads[1], s.pads[2], s.pads[3]};
-  op.attributes["group"] = {G};
-  return b.add_operator(std::move(op));
 }
 
 // ---------------------------------------------------------------------------------------------- matmul
@@ -266,64 +177,11 @@ OperatorId elementwise(GraphBuilder& b, Operator op, const std::vector<TensorId>
   return b.add_operator(std::move(op));
 }
 
-// ------------------------------------------------------------------------------------------------- pool
-
-Shape pool2d_output_shape(const Shape& in, const Pool2dSpec& s, const SourceLocation& where, const std::string& name) {
-  if (in.size() != 4) fail(where, name, "2-D pooling needs an NCHW input, got shape " + to_string(in));
-  for (int i = 0; i < 2; ++i) {
-    if (s.kernel[i] <= 0 || s.stride[i] <= 0 || s.dilation[i] <= 0) {
-      fail(where, name, "kernel, stride and dilation must be positive");
-    }
-  }
-  const std::int64_t oy = window_out(in[2], s.pads[0] + s.pads[2], s.dilation[0], s.kernel[0], s.stride[0], s.ceil_mode);
-  const std::int64_t ox = window_out(in[3], s.pads[1] + s.pads[3], s.dilation[1], s.kernel[1], s.stride[1], s.ceil_mode);
-  if (oy <= 0 || ox <= 0) fail(where, name, "the pooling window does not fit the input " + to_string(in));
-  return Shape{in[0], in[1], oy, ox};
-}
-
-OperatorId pool2d(GraphBuilder& b, Operator op, TensorId input, TensorId output, const Pool2dSpec& s) {
-  const Shape out = b.tensor(output).shape;
-  op.kind = OpKind::pooling;
-  const int dB = add_dim(op, "B", out.at(0));
-  const int dK = add_dim(op, "K", out.at(1));
-  const int dOY = add_dim(op, "OY", out.at(2));
-  const int dOX = add_dim(op, "OX", out.at(3));
-  const int dFY = add_dim(op, "FY", s.kernel[0]);
-  const int dFX = add_dim(op, "FX", s.kernel[1]);
-  op.operands.push_back(operand(b, output, OperandSlot::O, {dim(dB), dim(dK), dim(dOY), dim(dOX)}));
-  op.operands.push_back(operand(b, input, OperandSlot::I1,
-                                {dim(dB), dim(dK), linear2(dOY, s.stride[0], dFY, s.dilation[0], -s.pads[0]),
-                                 linear2(dOX, s.stride[1], dFX, s.dilation[1], -s.pads[1])}));
-  op.attributes["kernel_shape"] = {s.kernel[0], s.kernel[1]};
-  op.attributes["strides"] = {s.stride[0], s.stride[1]};
-  op.attributes["pads"] = {s.pads[0], s.pads[1], s.pads[2], s.pads[3]};
-  return b.add_operator(std::move(op));
-}
-
 // ------------------------------------------------------------------------------- norms, softmax, lookup
 
-namespace {
-/// An operand reading a tensor whose shape is the trailing part of the output's (or broadcast to it).
-std::vector<AffineExpr> trailing_access(const Shape& operand, const Shape& out, const std::vector<int>& dims) {
-  std::vector<AffineExpr> acc;
-  for (std::size_t i = 0; i < operand.size(); ++i) {
-    const std::size_t axis = out.size() - operand.size() + i;
-    acc.push_back(operand[i] == 1 && out[axis] != 1 ? AffineExpr::constant(0) : dim(dims[axis]));
-  }
-  return acc;
-}
-std::vector<int> axis_dims(Operator& op, const Shape& out) {
-  const auto names = axis_dim_names(out.size());
-  std::vector<int> dims;
-  for (std::size_t i = 0; i < out.size(); ++i) dims.push_back(add_dim(op, names[i], out[i]));
-  return dims;
-}
-std::vector<AffineExpr> all_of(const std::vector<int>& dims) {
-  std::vector<AffineExpr> acc;
-  for (int d : dims) acc.push_back(dim(d));
-  return acc;
-}
-}  // namespace
+using detail::all_of;
+using detail::axis_dims;
+using detail::trailing_access;
 
 OperatorId batch_norm(GraphBuilder& b, Operator op, TensorId x, TensorId scale, TensorId bias,
                       std::optional<TensorId> mean, std::optional<TensorId> var, TensorId output, bool training) {
@@ -394,7 +252,8 @@ OperatorId softmax(GraphBuilder& b, Operator op, TensorId x, std::optional<Tenso
   return b.add_operator(std::move(op));
 }
 
-OperatorId embedding(GraphBuilder& b, Operator op, TensorId table, std::optional<TensorId> indices, TensorId output) {
+OperatorId embedding(GraphBuilder& b, Operator op, TensorId table, std::optional<TensorId> indices, TensorId output,
+                     bool positions) {
   const Shape out = b.tensor(output).shape;
   const Shape& ts = b.tensor(table).shape;
   if (ts.size() != 2 || out.empty() || out.back() != ts[1]) {
@@ -416,7 +275,10 @@ OperatorId embedding(GraphBuilder& b, Operator op, TensorId table, std::optional
     std::vector<AffineExpr> acc(dims.size() - 1);
     for (std::size_t i = 0; i + 1 < dims.size(); ++i) acc[i] = dim(dims[i]);
     op.operands.push_back(operand(b, *indices, OperandSlot::I1, std::move(acc)));
-    tab.indirect = true;
+    tab.indirect = !positions;
+    if (positions && (lookup < 0 || out[out.size() - 2] > ts[0])) {
+      fail(op.origin, op.name, "embedding: more positions than table rows");
+    }
   } else if (lookup < 0 || out[out.size() - 2] > ts[0]) {
     fail(op.origin, op.name, "embedding: more positions than table rows");
   }

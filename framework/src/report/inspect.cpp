@@ -76,6 +76,7 @@ WorkloadTotals workload_totals(const Graph& g) {
   }
   for (const Operator& op : g.operators()) {
     if (!op.is_view()) t.activation_bytes += output_bytes(g, op);
+    if (op.attributes.contains("passthrough")) t.passthrough.push_back(op.name + " (" + op.type + ")");
   }
   return t;
 }
@@ -109,6 +110,10 @@ std::string inspect_text(const Graph& g) {
       << " frozen (" << with_thousands(t.parameter_bytes) << " bytes)\n"
       << "buffers           " << with_thousands(t.params_buffers) << " elements\n"
       << "activations       " << with_thousands(t.activation_bytes) << " bytes written by operators\n";
+  if (!t.passthrough.empty()) {
+    out << "passthrough       " << t.passthrough.size() << " operators not modelled (zero-cost views): "
+        << join(t.passthrough, ", ") << "\n";
+  }
   return out.str();
 }
 
@@ -124,6 +129,7 @@ std::string inspect_json(const Graph& g, const std::string& file, bool training)
   j["forward_macs"] = t.macs;
   j["vector_ops"] = t.vector_ops;
   j["activation_bytes"] = t.activation_bytes;
+  if (!t.passthrough.empty()) j["passthrough_operators"] = t.passthrough;
   auto tensors = [&](const std::vector<TensorId>& ids) {
     json a = json::array();
     for (TensorId id : ids) {

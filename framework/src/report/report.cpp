@@ -8,6 +8,7 @@
 
 #include "json_parts.hpp"
 #include "monet/arch/estimation.hpp"
+#include "monet/report/inspect.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/util/strings.hpp"
 #include "monet/util/version.hpp"
@@ -82,6 +83,9 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                        {"vector_ops", g.total_vector_ops()},
                        {"parameters", g.parameter_count()},
                        {"parameter_bytes", param_bytes}};
+  if (const auto passthrough = workload_totals(g).passthrough; !passthrough.empty()) {
+    j["workload"]["passthrough_operators"] = passthrough;  // not modelled: zero-cost views on request
+  }
 
   const std::optional<AcceleratorArea> area = accelerator_area(acc);  // null: a core's area is unknown
   j["area_mm2"] = area ? json(area->total_mm2) : json(nullptr);

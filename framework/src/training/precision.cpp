@@ -26,8 +26,8 @@ std::optional<Precision> Precision::preset_named(const std::string& name) {
 std::vector<std::string> Precision::preset_names() { return {"fp32", "mixed_bf16", "int8_stream"}; }
 
 namespace {
-const char* const kClasses[] = {"activation", "weight", "gradient", "weight_gradient", "optimizer_state",
-                                "master_weight", "partial_sum"};
+const char* const kClasses[] = {"activation", "weight",        "gradient",    "weight_gradient", "optimizer_state",
+                                "master_weight", "partial_sum", "dropout_mask"};
 
 ElementType& field(Precision& p, const std::string& c) {
   if (c == "activation") return p.activation;
@@ -36,6 +36,7 @@ ElementType& field(Precision& p, const std::string& c) {
   if (c == "weight_gradient") return p.weight_gradient;
   if (c == "optimizer_state") return p.optimizer_state;
   if (c == "master_weight") return p.master_weight;
+  if (c == "dropout_mask") return p.dropout_mask;
   return p.partial_sum;
 }
 

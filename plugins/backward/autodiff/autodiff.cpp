@@ -18,32 +18,17 @@
 #include "monet/ir/ops.hpp"
 #include "monet/plugin/entry.hpp"
 #include "monet/plugin/interfaces.hpp"
+#include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
+#include "rules.hpp"
 
 namespace monet::plugins {
 namespace {
 
-/// What a pointwise operator's gradient reads and costs (operations per element).
-struct PointwiseRule {
-  enum class Saves { nothing, input, output, mask };
-  Saves saves;
-  double ops;
-};
-const std::map<std::string, PointwiseRule> kPointwise{
-    {"Relu", {PointwiseRule::Saves::output, 1}},     {"Clip", {PointwiseRule::Saves::input, 2}},
-    {"Sigmoid", {PointwiseRule::Saves::output, 3}},  {"Tanh", {PointwiseRule::Saves::output, 3}},
-    {"Gelu", {PointwiseRule::Saves::input, 8}},      {"Silu", {PointwiseRule::Saves::input, 6}},
-    {"Erf", {PointwiseRule::Saves::input, 4}},       {"Sqrt", {PointwiseRule::Saves::output, 2}},
-    {"Exp", {PointwiseRule::Saves::output, 1}},      {"Log", {PointwiseRule::Saves::input, 1}},
-    {"Neg", {PointwiseRule::Saves::nothing, 1}},     {"Reciprocal", {PointwiseRule::Saves::output, 2}},
-    {"Abs", {PointwiseRule::Saves::input, 1}},       {"LeakyRelu", {PointwiseRule::Saves::input, 2}},
-    {"Softplus", {PointwiseRule::Saves::input, 4}},  {"HardSigmoid", {PointwiseRule::Saves::input, 2}},
-    {"HardSwish", {PointwiseRule::Saves::input, 3}}, {"Cast", {PointwiseRule::Saves::nothing, 1}},
-    {"Identity", {PointwiseRule::Saves::nothing, 0}}, {"Dropout", {PointwiseRule::Saves::mask, 2}},
-    {"Pow", {PointwiseRule::Saves::input, 2}},
-};
+using autodiff::GradientForm;
+using autodiff::gradient_rule;
+
 const std::set<std::string> kPartialViews{"Split", "Slice"};  // gradients of these are disjoint pieces
-const std::set<std::string> kNoGradient{"Equal", "Less", "Greater", "Not", "And", "Or"};
 
 /// One micro-batch's copy of the forward graph inside the training graph.
 struct Instance {
@@ -58,9 +43,15 @@ struct Piece {
   bool disjoint = false;  // a part of the gradient (Split/Slice), combined by a view rather than added
 };
 
+/// Where the classes are in the logits: PyTorch's CrossEntropyLoss takes them on axis 1 of [N, C, ...]
+/// (segmentation); language models flatten [..., V] token logits. auto: axis 1 from rank 4 on, else the last.
+enum class ClassAxis { automatic, channels, last };
+
 class Generator {
  public:
-  Generator(const Graph& forward, const TrainingSettings& settings) : f_(forward), s_(settings), b_(forward) {}
+  Generator(const Graph& forward, const TrainingSettings& settings, ClassAxis class_axis)
+      : f_(forward), s_(settings), b_(forward), class_axis_(class_axis),
+        mask_type_(settings.precision ? settings.precision->dropout_mask : Precision{}.dropout_mask) {}
 
   GraphPtr run() {
     for (const Operator& op : f_.operators()) {
@@ -207,13 +198,27 @@ class Generator {
           op.operands.push_back(operand(t, OperandSlot::O, acc));
           inst.extra[fop.id].push_back(t);
         }
-      } else if (fop.kind == OpKind::pooling && fop.type == "MaxPool") {
+      } else if (fop.kind == OpKind::norm && fop.attributes.contains("groups")) {
+        // Group / instance norm: mean and rstd per (sample, group).
+        const Shape stats{f_.tensor(fop.operands[1].tensor).shape.at(0), fop.attributes.at("groups").at(0)};
+        for (const char* what : {"mean", "rstd"}) {
+          const TensorId t = new_tensor(base + ":" + what, stats, ElementType::fp32, TensorRole::activation);
+          op.operands.push_back(operand(t, OperandSlot::O, {AffineExpr::of_dim(0), AffineExpr::of_dim(1)}));
+          inst.extra[fop.id].push_back(t);
+        }
+        if (fop.type == "InstanceNormalization" && fop.operands.size() > 2) {
+          // PyTorch runs instance norm as batch norm of [1, N·C, ...] with the weight repeated per sample.
+          const TensorId t = new_tensor(base + ":weight_repeated", stats, ElementType::fp32, TensorRole::activation);
+          op.operands.push_back(operand(t, OperandSlot::O, {AffineExpr::of_dim(0), AffineExpr::of_dim(1)}));
+          inst.extra[fop.id].push_back(t);
+        }
+      } else if (fop.kind == OpKind::pooling && (fop.type == "MaxPool" || fop.type == "GlobalMaxPool")) {
         const TensorId t = new_tensor(base + ":indices", f_.tensor(fop.operands[0].tensor).shape, ElementType::int64,
                                       TensorRole::index);
         op.operands.push_back(operand(t, OperandSlot::O, fop.operands[0].access));
         inst.extra[fop.id].push_back(t);
       } else if (fop.kind == OpKind::elementwise && fop.type == "Dropout") {
-        const TensorId t = new_tensor(base + ":mask", f_.tensor(fop.operands[0].tensor).shape, ElementType::boolean,
+        const TensorId t = new_tensor(base + ":mask", f_.tensor(fop.operands[0].tensor).shape, mask_type_,
                                       TensorRole::activation);
         op.operands.push_back(operand(t, OperandSlot::O, fop.operands[0].access));
         inst.extra[fop.id].push_back(t);
@@ -234,7 +239,7 @@ class Generator {
       for (const Operand& o : op.operands) {
         if (!o.is_output() && rg_[static_cast<std::size_t>(o.tensor)]) any = true;
       }
-      if (kNoGradient.contains(op.type)) any = false;
+      if (const auto* rule = gradient_rule(op.type); rule && rule->form == GradientForm::none) any = false;
       for (const Operand& o : op.operands) {
         if (!o.is_output()) continue;
         const ElementType dt = f_.tensor(o.tensor).dtype;
@@ -275,40 +280,43 @@ class Generator {
   TensorId append_loss(const Instance& inst, TensorId flogits) {
     const TensorId logits = inst.tensor[static_cast<std::size_t>(flogits)];
     const Tensor lt = b_.tensor(logits);
-    const Shape rows(lt.shape.begin(), lt.shape.end() - 1);
+    const std::size_t rank = lt.shape.size();
+    const bool channels = class_axis_ == ClassAxis::channels || (class_axis_ == ClassAxis::automatic && rank >= 4);
+    const std::size_t axis = channels ? 1 : rank - 1;
+    Shape rows = lt.shape;  // the labels: the logits' shape without the class axis
+    rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(axis));
     const TensorId labels = new_tensor("labels" + inst.suffix, rows, ElementType::int64, TensorRole::label);
     const TensorId logp = new_tensor(lt.name + ":log_probs", lt.shape, lt.dtype, TensorRole::activation);
     const TensorId loss = new_tensor("loss" + inst.suffix, {1}, ElementType::fp32, TensorRole::loss);
     Operator ls = make_op("loss/LogSoftmax" + inst.suffix, OpKind::softmax, "LogSoftmax", Phase::loss, kNone);
     ls.phase = Phase::loss;
-    const OperatorId ls_id = ops::softmax(b_, std::move(ls), logits, std::nullopt, logp, lt.shape.size() - 1);
+    const OperatorId ls_id = ops::softmax(b_, std::move(ls), logits, std::nullopt, logp, axis);
     b_.op(ls_id).ops_per_iteration = 5;  // max, subtract, exp, sum, log-subtract
     b_.op(ls_id).phase = Phase::loss;
+    const std::vector<AffineExpr> all = b_.op(ls_id).operands[0].access;
+    std::vector<AffineExpr> label_access = all;  // the log-softmax's dims without the class axis
+    label_access.erase(label_access.begin() + static_cast<std::ptrdiff_t>(axis));
 
     Operator nll = make_op("loss/NLLLoss" + inst.suffix, OpKind::loss, "NLLLoss", Phase::loss, kNone);
-    std::vector<AffineExpr> row_access;
-    for (std::size_t a = 0; a < rows.size(); ++a) {
-      nll.dims.push_back(LoopDim{ops::axis_dim_names(lt.shape.size())[a], rows[a]});
-      row_access.push_back(AffineExpr::of_dim(static_cast<int>(a)));
-    }
-    std::vector<AffineExpr> picked = row_access;
-    picked.push_back(AffineExpr::constant(0));  // one log-probability per row, selected by its label
-    std::vector<AffineExpr> scalar{AffineExpr::constant(0)};
-    nll.operands.push_back(operand(loss, OperandSlot::O, scalar));
+    nll.dims = b_.op(ls_id).dims;
+    nll.dims[axis].size = 1;  // one log-probability per position, selected by its label
+    std::vector<AffineExpr> picked = all;
+    picked[axis] = AffineExpr::constant(0);
+    nll.operands.push_back(operand(loss, OperandSlot::O, {AffineExpr::constant(0)}));
     nll.operands.push_back(operand(logp, OperandSlot::I1, picked));
-    nll.operands.push_back(operand(labels, OperandSlot::I2, row_access));
+    nll.operands.push_back(operand(labels, OperandSlot::I2, label_access));
     nll.ops_per_iteration = 2;  // negate and accumulate the mean
+    nll.attributes["class_axis"] = {static_cast<std::int64_t>(axis)};
     b_.add_operator(std::move(nll));
 
     const TensorId dlogits = new_tensor("d(" + lt.name + ")", lt.shape, lt.dtype, TensorRole::gradient);
     Operator g = make_op("loss/CrossEntropyGrad" + inst.suffix, OpKind::elementwise, "CrossEntropyGrad",
                          Phase::backward_dx, ls_id);
-    const std::vector<AffineExpr> all = b_.op(ls_id).operands[0].access;
     g.dims = b_.op(ls_id).dims;
     g.ops_per_iteration = 3;  // exp, subtract the one-hot, scale by 1/rows
     g.operands.push_back(operand(dlogits, OperandSlot::O, all));
     g.operands.push_back(operand(logp, OperandSlot::I1, all));
-    g.operands.push_back(operand(labels, OperandSlot::I2, std::vector<AffineExpr>(all.begin(), all.end() - 1)));
+    g.operands.push_back(operand(labels, OperandSlot::I2, label_access));
     b_.add_operator(std::move(g));
     return dlogits;
   }
@@ -376,9 +384,14 @@ class Generator {
   }
 
   void apply_rule(Instance& inst, const Operator& f, TensorId dy) {
+    const auto* rule = gradient_rule(f.type);
+    if (rule && rule->form == GradientForm::none) return;
+    if (rule && (rule->form == GradientForm::scatter || rule->form == GradientForm::sum)) {
+      return data_movement(inst, f, dy, *rule);
+    }
     switch (f.kind) {
       case OpKind::conv: case OpKind::gemm: case OpKind::matmul: return bilinear(inst, f, dy);
-      case OpKind::elementwise: return pointwise(inst, f, dy);
+      case OpKind::elementwise: case OpKind::reduction: return pointwise(inst, f, dy);
       case OpKind::softmax: return softmax(inst, f, dy);
       case OpKind::norm: return norm(inst, f, dy);
       case OpKind::pooling: return pooling(inst, f, dy);
@@ -401,8 +414,10 @@ class Generator {
         bias_grad(inst, f, x, dy);
         continue;
       }
+      // A transposed convolution's input gradient is an ordinary strided convolution of dY: the generic rule.
       const bool has_geometry = f.attributes.contains("strides") && f.attributes.contains("dilations") &&
-                                f.attributes.contains("pads") && f.attributes.contains("kernel_shape");
+                                f.attributes.contains("pads") && f.attributes.contains("kernel_shape") &&
+                                !f.attributes.contains("transposed");
       if (f.kind == OpKind::conv && j == 1 && has_geometry) {
         conv_dx(inst, f, dy);
         continue;
@@ -457,17 +472,19 @@ class Generator {
     const Operand& xin = f.operands[1];
     const Operand& w = f.operands[2];
     const Shape x_shape = f_.tensor(xin.tensor).shape;
-    const Shape y_shape = f_.tensor(f.operands[0].tensor).shape;
     const auto stride = f.attributes.at("strides");
     const auto dil = f.attributes.at("dilations");
     const auto pads = f.attributes.at("pads");
     const auto kernel = f.attributes.at("kernel_shape");
+    const std::size_t axes = kernel.size();  // 1-, 2- or 3-D
     const int dG = f.dim_index("G");
     const int dB = f.dim_index("B");
     const int dK = f.dim_index("K");
     const int dC = f.dim_index("C");
     const std::int64_t K = f.dims[static_cast<std::size_t>(dK)].size;
     const std::int64_t C = f.dims[static_cast<std::size_t>(dC)].size;
+    const auto o_names = ops::spatial_dim_names(axes, 'O');
+    const auto f_names = ops::spatial_dim_names(axes, 'F');
 
     struct AxisPhase {
       std::int64_t rows = 0;   // output rows of the phase (j)
@@ -477,12 +494,12 @@ class Generator {
       std::int64_t e = 1;      // dO index change per tap
       std::int64_t c = 0;      // dO index offset
     };
-    auto phases_of = [&](int a) {
-      const std::int64_t s = stride[static_cast<std::size_t>(a)];
-      const std::int64_t d = dil[static_cast<std::size_t>(a)];
-      const std::int64_t p = pads[static_cast<std::size_t>(a)];
-      const std::int64_t F = kernel[static_cast<std::size_t>(a)];
-      const std::int64_t H = x_shape[static_cast<std::size_t>(2 + a)];
+    auto phases_of = [&](std::size_t a) {
+      const std::int64_t s = stride[a];
+      const std::int64_t d = dil[a];
+      const std::int64_t p = pads[a];
+      const std::int64_t F = kernel[a];
+      const std::int64_t H = x_shape[2 + a];
       std::vector<AxisPhase> out;
       for (std::int64_t r = 0; r < s; ++r) {
         AxisPhase ph;
@@ -502,66 +519,90 @@ class Generator {
       }
       return out;
     };
-    const auto py = phases_of(0);
-    const auto px = phases_of(1);
-    const bool single = py.size() == 1 && px.size() == 1;
+    std::vector<std::vector<AxisPhase>> phases;
+    std::size_t combinations = 1;
+    for (std::size_t a = 0; a < axes; ++a) {
+      phases.push_back(phases_of(a));
+      combinations *= phases.back().size();
+    }
+    const bool single = combinations == 1;
     const std::string base = b_.op(inst.op[static_cast<std::size_t>(f.id)]).name;
     std::vector<TensorId> parts;
-    for (std::size_t ry = 0; ry < py.size(); ++ry) {
-      for (std::size_t rx = 0; rx < px.size(); ++rx) {
-        const AxisPhase& a = py[ry];
-        const AxisPhase& bph = px[rx];
-        if (a.rows <= 0 || bph.rows <= 0 || a.taps == 0 || bph.taps == 0) continue;  // no gradient reaches these
-        const std::string tag = single ? "" : "[" + std::to_string(ry) + "," + std::to_string(rx) + "]";
-        Operator op = make_op(base + "/dX" + tag, OpKind::conv, f.type + ".dX", Phase::backward_dx,
-                              inst.op[static_cast<std::size_t>(f.id)]);
-        op.attributes = f.attributes;
-        op.attributes["phase"] = {static_cast<std::int64_t>(ry), static_cast<std::int64_t>(rx)};
-        const int nB = static_cast<int>(op.dims.size());
-        op.dims.push_back(f.dims[static_cast<std::size_t>(dB)]);
-        int nG = -1;
-        if (dG >= 0) {
-          nG = static_cast<int>(op.dims.size());
-          op.dims.push_back(f.dims[static_cast<std::size_t>(dG)]);
-        }
-        const int nC = static_cast<int>(op.dims.size());
-        op.dims.push_back(LoopDim{"K", C});  // dX channels: the forward input channels
-        const int nK = static_cast<int>(op.dims.size());
-        op.dims.push_back(LoopDim{"C", K});  // reduced: the forward output channels
-        const int nY = static_cast<int>(op.dims.size());
-        op.dims.push_back(LoopDim{"OY", a.rows});
-        const int nX = static_cast<int>(op.dims.size());
-        op.dims.push_back(LoopDim{"OX", bph.rows});
-        const int nFY = static_cast<int>(op.dims.size());
-        op.dims.push_back(LoopDim{"FY", a.taps});
-        const int nFX = static_cast<int>(op.dims.size());
-        op.dims.push_back(LoopDim{"FX", bph.taps});
-        auto channel = [&](int d, std::int64_t per_group) {
-          if (nG < 0) return AffineExpr::of_dim(d);
-          return AffineExpr{{{nG, per_group}, {d, 1}}, 0};
-        };
-        // Taps flipped so every coefficient on the dO side is positive: m' = taps − 1 − m.
-        auto dO_index = [](int j, int m, const AxisPhase& ph) {
-          return AffineExpr{{{j, 1}, {m, ph.e}}, ph.c - ph.e * (ph.taps - 1)};
-        };
-        auto w_index = [](int m, const AxisPhase& ph) {
-          return AffineExpr{{{m, -ph.step}}, ph.f0 + ph.step * (ph.taps - 1)};
-        };
-        const Shape part_shape{x_shape[0], x_shape[1], a.rows, bph.rows};
-        const TensorId part = single ? grad_tensor(inst, xin.tensor)
-                                     : new_tensor("d(" + b_.tensor(T(inst, xin.tensor)).name + ")" + tag, part_shape,
-                                                  b_.tensor(T(inst, xin.tensor)).dtype, TensorRole::gradient);
-        op.operands.push_back(operand(part, OperandSlot::O,
-                                      {AffineExpr::of_dim(nB), channel(nC, C), AffineExpr::of_dim(nY), AffineExpr::of_dim(nX)}));
-        op.operands.push_back(operand(dy, OperandSlot::I1,
-                                      {AffineExpr::of_dim(nB), channel(nK, K), dO_index(nY, nFY, a), dO_index(nX, nFX, bph)}));
-        op.operands.push_back(operand(T(inst, w.tensor), OperandSlot::I2,
-                                      {channel(nK, K), AffineExpr::of_dim(nC), w_index(nFY, a), w_index(nFX, bph)}));
-        b_.add_operator(std::move(op));
-        parts.push_back(part);
+    for (std::size_t combo = 0; combo < combinations; ++combo) {
+      // The phase of every axis (mixed radix over the axes' stride counts).
+      std::vector<std::size_t> r(axes);
+      std::size_t rest = combo;
+      for (std::size_t a = axes; a-- > 0;) {
+        r[a] = rest % phases[a].size();
+        rest /= phases[a].size();
       }
+      bool empty = false;
+      for (std::size_t a = 0; a < axes; ++a) {
+        const AxisPhase& ph = phases[a][r[a]];
+        empty |= ph.rows <= 0 || ph.taps == 0;  // no gradient reaches these rows
+      }
+      if (empty) continue;
+      std::string tag;
+      if (!single) {
+        tag = "[";
+        for (std::size_t a = 0; a < axes; ++a) tag += (a ? "," : "") + std::to_string(r[a]);
+        tag += "]";
+      }
+      Operator op = make_op(base + "/dX" + tag, OpKind::conv, f.type + ".dX", Phase::backward_dx,
+                            inst.op[static_cast<std::size_t>(f.id)]);
+      op.attributes = f.attributes;
+      op.attributes["phase"] = std::vector<std::int64_t>(r.begin(), r.end());
+      const int nB = static_cast<int>(op.dims.size());
+      op.dims.push_back(f.dims[static_cast<std::size_t>(dB)]);
+      int nG = -1;
+      if (dG >= 0) {
+        nG = static_cast<int>(op.dims.size());
+        op.dims.push_back(f.dims[static_cast<std::size_t>(dG)]);
+      }
+      const int nC = static_cast<int>(op.dims.size());
+      op.dims.push_back(LoopDim{"K", C});  // dX channels: the forward input channels
+      const int nK = static_cast<int>(op.dims.size());
+      op.dims.push_back(LoopDim{"C", K});  // reduced: the forward output channels
+      std::vector<int> nY(axes), nF(axes);
+      for (std::size_t a = 0; a < axes; ++a) {
+        nY[a] = static_cast<int>(op.dims.size());
+        op.dims.push_back(LoopDim{o_names[a], phases[a][r[a]].rows});
+      }
+      for (std::size_t a = 0; a < axes; ++a) {
+        nF[a] = static_cast<int>(op.dims.size());
+        op.dims.push_back(LoopDim{f_names[a], phases[a][r[a]].taps});
+      }
+      auto channel = [&](int d, std::int64_t per_group) {
+        if (nG < 0) return AffineExpr::of_dim(d);
+        return AffineExpr{{{nG, per_group}, {d, 1}}, 0};
+      };
+      // Taps flipped so every coefficient on the dO side is positive: m' = taps − 1 − m.
+      auto dO_index = [](int j, int m, const AxisPhase& ph) {
+        return AffineExpr{{{j, 1}, {m, ph.e}}, ph.c - ph.e * (ph.taps - 1)};
+      };
+      auto w_index = [](int m, const AxisPhase& ph) {
+        return AffineExpr{{{m, -ph.step}}, ph.f0 + ph.step * (ph.taps - 1)};
+      };
+      Shape part_shape{x_shape[0], x_shape[1]};
+      std::vector<AffineExpr> acc_part{AffineExpr::of_dim(nB), channel(nC, C)};
+      std::vector<AffineExpr> acc_dy{AffineExpr::of_dim(nB), channel(nK, K)};
+      std::vector<AffineExpr> acc_w{channel(nK, K), AffineExpr::of_dim(nC)};
+      for (std::size_t a = 0; a < axes; ++a) {
+        const AxisPhase& ph = phases[a][r[a]];
+        part_shape.push_back(ph.rows);
+        acc_part.push_back(AffineExpr::of_dim(nY[a]));
+        acc_dy.push_back(dO_index(nY[a], nF[a], ph));
+        acc_w.push_back(w_index(nF[a], ph));
+      }
+      const TensorId part = single ? grad_tensor(inst, xin.tensor)
+                                   : new_tensor("d(" + b_.tensor(T(inst, xin.tensor)).name + ")" + tag, part_shape,
+                                                b_.tensor(T(inst, xin.tensor)).dtype, TensorRole::gradient);
+      op.operands.push_back(operand(part, OperandSlot::O, std::move(acc_part)));
+      op.operands.push_back(operand(dy, OperandSlot::I1, std::move(acc_dy)));
+      op.operands.push_back(operand(T(inst, w.tensor), OperandSlot::I2, std::move(acc_w)));
+      b_.add_operator(std::move(op));
+      parts.push_back(part);
     }
-    (void)y_shape;
     if (parts.empty()) return;
     if (single) {
       add_piece(xin.tensor, parts[0]);
@@ -589,6 +630,9 @@ class Generator {
                     double ops_per_element, const std::vector<TensorId>& keep = {}) {
       const Operand& x = f.operands[j];
       const bool broadcast = x.access != out.access;
+      // A broadcast input's gradient sums dY over the axes it does not have; a reduction's input gradient
+      // expands dY back over the reduced axes (elementwise over the input).
+      const bool sums = !reads_every_dim(x.access, f.dims);
       // d(x) is dY itself: no operator (never for weights, whose gradient gets its own tensor).
       if (ops_per_element == 0 && !broadcast && reads.empty() && !is_weight(x.tensor) &&
           b_.tensor(dy).dtype == b_.tensor(T(inst, x.tensor)).dtype) {
@@ -596,7 +640,7 @@ class Generator {
         return;
       }
       Operator op = like(f, inst, "d" + std::to_string(j), type + ".grad", phase_for(x.tensor));
-      op.kind = broadcast ? OpKind::reduction : OpKind::elementwise;
+      op.kind = sums ? OpKind::reduction : OpKind::elementwise;
       op.ops_per_iteration = std::max(ops_per_element, 1.0);
       const TensorId g = grad_tensor(inst, x.tensor);
       op.operands.push_back(operand(g, OperandSlot::O, x.access));
@@ -610,17 +654,26 @@ class Generator {
       return std::make_pair(T(inst, f.operands[j].tensor), f.operands[j].access);
     };
     if (type == "GradSum" || type == "GradAccumulate") return;
+    // Several tensor inputs: what each input's gradient reads depends on its position.
     if (inputs.size() >= 2 && (type == "Add" || type == "Sub" || type == "Mul" || type == "Div" || type == "Max" ||
-                               type == "Min" || type == "Where")) {
+                               type == "Min" || type == "Where" || type == "Sum" || type == "Mean" ||
+                               type == "Pow" || type == "PRelu")) {
+      std::vector<std::pair<TensorId, std::vector<AffineExpr>>> all;
+      for (std::size_t j : inputs) all.push_back(fwd(j));
       for (std::size_t k = 0; k < inputs.size(); ++k) {
         const std::size_t j = inputs[k];
         if (!rg(f.operands[j].tensor)) continue;
-        if (type == "Add") emit(j, {}, 0);
+        std::vector<std::pair<TensorId, std::vector<AffineExpr>>> others = all;
+        others.erase(others.begin() + static_cast<std::ptrdiff_t>(k));
+        if (type == "Add" || type == "Sum") emit(j, {}, 0);
+        else if (type == "Mean") emit(j, {}, 1);
         else if (type == "Sub") emit(j, {}, k == 0 ? 0 : 1);
-        else if (type == "Mul") emit(j, {fwd(inputs[k == 0 ? 1 : 0])}, 1);
-        else if (type == "Div") emit(j, k == 0 ? std::vector{fwd(inputs[1])} : std::vector{fwd(inputs[0]), fwd(inputs[1])}, k == 0 ? 1 : 3);
-        else if (type == "Max" || type == "Min") emit(j, {fwd(inputs[0]), fwd(inputs[1])}, 2);
+        else if (type == "Mul") emit(j, others, 1);
+        else if (type == "Div") emit(j, k == 0 ? std::vector{fwd(inputs[1])} : all, k == 0 ? 1 : 3);
+        else if (type == "Max" || type == "Min") emit(j, all, 2);
         else if (type == "Where" && k > 0) emit(j, {fwd(inputs[0])}, 1);
+        else if (type == "Pow") emit(j, k == 0 ? all : std::vector{fwd(inputs[0]), std::make_pair(T(inst, out.tensor), out.access)}, 3);
+        else if (type == "PRelu") emit(j, k == 0 ? all : std::vector{fwd(inputs[0])}, 2);
       }
       return;
     }
@@ -628,24 +681,60 @@ class Generator {
     const std::size_t j = inputs.at(0);
     if (!rg(f.operands[j].tensor)) return;
     if (type == "Add" || type == "Sub") return emit(j, {}, 0);
-    if (type == "Mul" || type == "Div") return emit(j, {}, 1);
-    auto it = kPointwise.find(type);
-    if (it == kPointwise.end()) {
+    if (type == "Mul" || type == "Div") return emit(j, {}, 1);  // by a scalar: nothing saved
+    const auto* rule = gradient_rule(type);
+    if (!rule) {
       if (warned_.insert(type).second) {
-        spdlog::warn("autodiff: no gradient rule for pointwise '{}' (first at '{}'): assuming it saves its input and "
-                     "costs as many operations as the forward", type, f.name);
+        spdlog::warn("autodiff: no gradient rule for '{}' (first at '{}'): assuming it saves its input and costs as "
+                     "many operations as the forward", type, f.name);
       }
       return emit(j, {fwd(j)}, f.ops_per_iteration);
     }
-    const PointwiseRule& rule = it->second;
-    switch (rule.saves) {
-      case PointwiseRule::Saves::nothing: return emit(j, {}, rule.ops);
-      case PointwiseRule::Saves::input: return emit(j, {fwd(j)}, rule.ops);
-      case PointwiseRule::Saves::output: return emit(j, {{T(inst, out.tensor), out.access}}, rule.ops);
-      case PointwiseRule::Saves::mask: {
-        const auto& extra = inst.extra.at(f.id);
-        return emit(j, {{extra.at(0), out.access}}, rule.ops);
+    std::vector<std::pair<TensorId, std::vector<AffineExpr>>> reads;
+    if (rule->reads & autodiff::kInput) reads.push_back(fwd(j));
+    if (rule->reads & autodiff::kOutput) reads.emplace_back(T(inst, out.tensor), out.access);
+    if (rule->reads & autodiff::kMask) reads.emplace_back(inst.extra.at(f.id).at(0), out.access);
+    emit(j, reads, rule->ops);
+  }
+
+  /// Whether an access relation uses every loop dim of size > 1 (the operand is not broadcast over any).
+  static bool reads_every_dim(const std::vector<AffineExpr>& access, const std::vector<LoopDim>& dims) {
+    std::vector<bool> used(dims.size(), false);
+    for (const AffineExpr& e : access) {
+      for (const auto& t : e.terms) used[static_cast<std::size_t>(t.dim)] = true;
+    }
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      if (!used[d] && dims[d].size > 1) return false;
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------------------------- data movement
+  /// Gradients of copies whose index map is data dependent or not affine (resampling, gathers, scatters,
+  /// tiling): one pass over the forward's loop nest (the output's elements) reading dY and the saved indices,
+  /// writing the input's gradient.
+  void data_movement(Instance& inst, const Operator& f, TensorId dy, const autodiff::GradientRule& rule) {
+    const Operand& out = f.operands[0];
+    for (std::size_t j = 1; j < f.operands.size(); ++j) {
+      const Operand& x = f.operands[j];
+      if (x.is_output() || !rg(x.tensor)) continue;
+      Operator op = like(f, inst, "d" + std::to_string(j), f.type + ".grad", phase_for(x.tensor));
+      op.kind = rule.form == GradientForm::sum ? OpKind::reduction : rule.ops > 0 ? OpKind::elementwise : OpKind::copy;
+      op.ops_per_iteration = rule.ops;
+      const TensorId g = grad_tensor(inst, x.tensor);
+      op.operands.push_back(operand(g, OperandSlot::O, x.access));
+      op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+      if (rule.reads & autodiff::kInput) op.keeps_alive.push_back(T(inst, x.tensor));  // reflection pads
+      if (rule.reads & autodiff::kIndices) {
+        for (std::size_t k = 1; k < f.operands.size(); ++k) {
+          const Tensor& t = f_.tensor(f.operands[k].tensor);
+          if (k != j && (t.dtype == ElementType::int64 || t.dtype == ElementType::int32)) {
+            op.operands.push_back(operand(T(inst, f.operands[k].tensor), OperandSlot::I2, f.operands[k].access));
+          }
+        }
       }
+      b_.add_operator(std::move(op));
+      add_piece(x.tensor, g);
     }
   }
 
@@ -663,16 +752,18 @@ class Generator {
     row_access[axis] = AffineExpr::constant(0);
     const TensorId dot = new_tensor("d(" + b_.tensor(T(inst, x.tensor)).name + "):rowdot", row_shape,
                                     b_.tensor(dy).dtype, TensorRole::gradient);
+    // Softmax: Σ dy·y, then y(dy − Σ); log-softmax: Σ dy, then dy − exp(y)·Σ.
+    const bool log = f.type == "LogSoftmax";
     Operator red = like(f, inst, "dRowSum", f.type + ".grad.reduce", Phase::backward_dx);
     red.kind = OpKind::reduction;
-    red.ops_per_iteration = 2;
+    red.ops_per_iteration = log ? 1 : 2;
     red.operands.push_back(operand(dot, OperandSlot::O, row_access));
     red.operands.push_back(operand(dy, OperandSlot::I1, out.access));
-    red.operands.push_back(operand(y, OperandSlot::I2, out.access));
+    if (!log) red.operands.push_back(operand(y, OperandSlot::I2, out.access));
     b_.add_operator(std::move(red));
     Operator ew = like(f, inst, "dX", f.type + ".grad", Phase::backward_dx);
     ew.kind = OpKind::elementwise;
-    ew.ops_per_iteration = 2;
+    ew.ops_per_iteration = log ? 3 : 2;
     const TensorId g = grad_tensor(inst, x.tensor);
     ew.operands.push_back(operand(g, OperandSlot::O, x.access));
     ew.operands.push_back(operand(dy, OperandSlot::I1, out.access));
@@ -689,7 +780,12 @@ class Generator {
 
   // ------------------------------------------------------------------------------------------ norms
   void norm(Instance& inst, const Operator& f, TensorId dy) {
-    if (f.type == "LayerNormalization") return layer_norm(inst, f, dy);
+    if (f.type == "LayerNormalization") {  // statistics per token: the leading axes
+      return statistics_norm(inst, f, dy, b_.op(inst.op[static_cast<std::size_t>(f.id)]).operands.back().access);
+    }
+    if (f.attributes.contains("groups")) {  // group / instance norm: statistics per (sample, group)
+      return statistics_norm(inst, f, dy, {AffineExpr::of_dim(0), AffineExpr::of_dim(1)});
+    }
     return batch_norm(inst, f, dy);
   }
 
@@ -748,8 +844,10 @@ class Generator {
     add_piece(x.tensor, g);
   }
 
-  /// Layer norm: per token Σdy·γ and Σdy·γ·x̂ then dx; per feature Σdy·x̂ (dγ) and Σdy (dβ).
-  void layer_norm(Instance& inst, const Operator& f, TensorId dy) {
+  /// Layer, group and instance norm: per statistics group (a token; a sample and group) Σdy·γ and Σdy·γ·x̂, then
+  /// dx; per parameter element Σdy·x̂ (dγ) and Σdy (dβ). Reads the input and every tensor augment() added to the
+  /// forward operator (mean and rstd; instance norm's repeated weight), at `stats_access`.
+  void statistics_norm(Instance& inst, const Operator& f, TensorId dy, const std::vector<AffineExpr>& stats_access) {
     const Operand& out = f.operands[0];
     const Operand& x = f.operands[1];
     const Operand* scale = nullptr;
@@ -758,13 +856,9 @@ class Generator {
       if (f.operands[j].is_output()) continue;
       (scale ? bias : scale) = &f.operands[j];
     }
-    const auto& extra = inst.extra.at(f.id);
-    const TensorId mean = extra.at(0);
-    const TensorId rstd = extra.at(1);
-    const std::vector<AffineExpr> token_access = b_.op(inst.op[static_cast<std::size_t>(f.id)]).operands.back().access;
+    const auto& stats = inst.extra.at(f.id);
     auto stats_reads = [&](Operator& op) {
-      op.operands.push_back(operand(mean, OperandSlot::I2, token_access));
-      op.operands.push_back(operand(rstd, OperandSlot::I2, token_access));
+      for (TensorId t : stats) op.operands.push_back(operand(t, OperandSlot::I2, stats_access));
     };
     if ((scale && rg(scale->tensor)) || (bias && rg(bias->tensor))) {
       Operator red = like(f, inst, "dParams", f.type + ".grad.params", Phase::backward_dw);
@@ -782,16 +876,15 @@ class Generator {
       if (db != kNone) add_piece(bias->tensor, db);
     }
     if (!rg(x.tensor)) return;
-    const Shape tokens = b_.tensor(mean).shape;
-    const TensorId s1 = new_tensor("d(" + b_.tensor(T(inst, x.tensor)).name + "):sum_dxhat", tokens, ElementType::fp32,
-                                   TensorRole::gradient);
-    const TensorId s2 = new_tensor("d(" + b_.tensor(T(inst, x.tensor)).name + "):sum_dxhat_xhat", tokens,
-                                   ElementType::fp32, TensorRole::gradient);
+    const Shape groups = b_.tensor(stats.at(0)).shape;
+    const std::string xname = b_.tensor(T(inst, x.tensor)).name;
+    const TensorId s1 = new_tensor("d(" + xname + "):sum_dxhat", groups, ElementType::fp32, TensorRole::gradient);
+    const TensorId s2 = new_tensor("d(" + xname + "):sum_dxhat_xhat", groups, ElementType::fp32, TensorRole::gradient);
     Operator red = like(f, inst, "dReduce", f.type + ".grad.reduce", Phase::backward_dx);
     red.kind = OpKind::reduction;
     red.ops_per_iteration = 5;
-    red.operands.push_back(operand(s1, OperandSlot::O, token_access));
-    red.operands.push_back(operand(s2, OperandSlot::O, token_access));
+    red.operands.push_back(operand(s1, OperandSlot::O, stats_access));
+    red.operands.push_back(operand(s2, OperandSlot::O, stats_access));
     red.operands.push_back(operand(dy, OperandSlot::I1, out.access));
     red.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
     stats_reads(red);
@@ -806,8 +899,8 @@ class Generator {
     ew.operands.push_back(operand(T(inst, x.tensor), OperandSlot::I1, x.access));
     stats_reads(ew);
     if (scale) ew.operands.push_back(operand(T(inst, scale->tensor), OperandSlot::I2, scale->access));
-    ew.operands.push_back(operand(s1, OperandSlot::I2, token_access));
-    ew.operands.push_back(operand(s2, OperandSlot::I2, token_access));
+    ew.operands.push_back(operand(s1, OperandSlot::I2, stats_access));
+    ew.operands.push_back(operand(s2, OperandSlot::I2, stats_access));
     b_.add_operator(std::move(ew));
     add_piece(x.tensor, g);
   }
@@ -818,15 +911,13 @@ class Generator {
     const Operand& x = f.operands[1];
     if (!rg(x.tensor)) return;
     const TensorId g = grad_tensor(inst, x.tensor);
-    if (f.type == "MaxPool") {
+    if (f.type == "MaxPool" || f.type == "GlobalMaxPool") {
       // Scatter each output gradient to the argmax of its window: one add per output element.
       Operator op = like(f, inst, "dX", "MaxPool.grad", Phase::backward_dx);
-      const int fy = f.dim_index("FY");
-      const int fx = f.dim_index("FX");
       op.dims.clear();
       std::vector<int> map(f.dims.size(), -1);
       for (std::size_t d = 0; d < f.dims.size(); ++d) {
-        if (static_cast<int>(d) == fy || static_cast<int>(d) == fx) continue;
+        if (f.dims[d].name.size() == 2 && f.dims[d].name[0] == 'F') continue;  // a window tap: FX, FY, FZ
         map[d] = static_cast<int>(op.dims.size());
         op.dims.push_back(f.dims[d]);
       }
@@ -905,6 +996,8 @@ class Generator {
   const Graph& f_;
   TrainingSettings s_;
   GraphBuilder b_;
+  ClassAxis class_axis_;
+  ElementType mask_type_;
   std::vector<bool> rg_;
   std::map<TensorId, std::vector<Piece>> grads_;  // forward tensor -> gradient pieces (this micro-batch)
   std::set<std::string> warned_;
@@ -926,12 +1019,24 @@ class Autodiff final : public BackwardGenerator {
         "pooling as a scatter, embedding dW as a scatter-add, views, gradient sums at fan-outs. No gradient flows "
         "to graph inputs or into paths that only reach frozen parameters. [training] micro_batches = k repeats "
         "forward and backward k times and accumulates the weight gradients.";
+    i.params = {
+        ParamSpec::choice("class_axis", {"auto", "channels", "last"}, "auto")
+            .with_doc("the class axis of the logits for the cross-entropy loss: channels = axis 1 of [N, C, ...] "
+                      "(PyTorch's CrossEntropyLoss, segmentation), last = [..., classes] (token logits); auto: "
+                      "channels from rank 4 on, else last"),
+    };
     return i;
   }
-  explicit Autodiff(const ParamValues& /*params*/) {}
-  [[nodiscard]] GraphPtr generate(const Graph& forward, const TrainingSettings& settings) const override {
-    return Generator(forward, settings).run();
+  explicit Autodiff(const ParamValues& params) {
+    const std::string& axis = params.get_string("class_axis");
+    class_axis_ = axis == "channels" ? ClassAxis::channels : axis == "last" ? ClassAxis::last : ClassAxis::automatic;
   }
+  [[nodiscard]] GraphPtr generate(const Graph& forward, const TrainingSettings& settings) const override {
+    return Generator(forward, settings, class_axis_).run();
+  }
+
+ private:
+  ClassAxis class_axis_ = ClassAxis::automatic;
 };
 
 }  // namespace

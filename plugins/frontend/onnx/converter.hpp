@@ -2,6 +2,7 @@
 // ONNX graph -> monet forward graph.
 #include <onnx/onnx_pb.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@ namespace monet::onnx_frontend {
 
 struct ConvertOptions {
   std::int64_t batch = 0;           // > 0: rewrite the leading (batch) dimension of every graph input
+  std::map<std::string, std::int64_t> dims;  // sizes of symbolic input dimensions, by name
+  SourceLocation dims_where;
   bool passthrough_unknown = false; // unknown ops become zero-cost views (with a warning) instead of an error
   std::vector<std::string> frozen;     // globs: matching parameters get no gradient
   std::vector<std::string> trainable;  // globs: matching buffers or frozen parameters become trainable

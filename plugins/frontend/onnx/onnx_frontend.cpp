@@ -18,10 +18,12 @@ class OnnxFrontend final : public WorkloadFrontend {
     i.version = "1.0.0";
     i.summary = "ONNX models as exported by PyTorch, unmodified (shapes only; weight data not needed)";
     i.description =
-        "Every node becomes a loop-nest operator or a zero-cost view; shape subgraphs and constant masks are "
-        "folded; GELU from its erf formula, MatMul + bias Add (linear), masked softmax (Where/Add of a constant "
-        "mask), transposed weights and embedding lookups become one semantic operator each, keeping the original "
-        "node names. Initializers read by operators are trainable parameters, except batch-norm running "
+        "Every node becomes a loop-nest operator (exact MACs for convolutions, matrix products and einsum), an "
+        "elementwise, reduction or copy pass, or a zero-cost view, as docs/workloads.md tabulates; shape "
+        "subgraphs and constant masks are folded; multi-node idioms (GELU, SiLU, Mish, HardSwish, rsqrt, "
+        "GroupNorm, LayerNorm before opset 17, MatMul + bias Add, masked softmax, transposed weights, embedding "
+        "lookups) become one semantic operator each, keeping the original node names; reshapes PyTorch copies "
+        "are copies. Initializers read by operators are trainable parameters, except batch-norm running "
         "statistics, integer tensors and attention masks (buffers). Supported ops: " +
         join(onnx_frontend::supported_op_types()) + ".";
     i.file_extensions = {".onnx"};
@@ -30,9 +32,14 @@ class OnnxFrontend final : public WorkloadFrontend {
             .with_bounds(Bounds::non_negative())
             .with_unit("samples")
             .with_doc("overrides the leading (batch) dimension of every graph input; 0 keeps the file's"),
+        ParamSpec::integer_table("dims", IntegerTable{})
+            .with_bounds(Bounds::positive())
+            .with_doc("sizes of the symbolic (dynamic) dimensions of the graph inputs, by name: dims.batch = 8, "
+                      "dims.sequence = 512 (--set workload.dims.sequence=512)"),
         ParamSpec::choice("unknown_ops", {"error", "passthrough"}, "error")
-            .with_doc("an operator the frontend does not know: stop with an error, or warn once per op type and "
-                      "treat it as a zero-cost view of its first input"),
+            .with_doc("an operator the frontend does not model: stop with an error naming the node, or warn once "
+                      "per op type and treat it as a zero-cost view of its first input (listed by inspect and in "
+                      "results.json)"),
         ParamSpec::string_list("frozen", std::vector<std::string>{})
             .with_doc("globs of parameter names that receive no gradient (e.g. [\"layer1.*\"])"),
         ParamSpec::string_list("trainable", std::vector<std::string>{})
@@ -43,6 +50,8 @@ class OnnxFrontend final : public WorkloadFrontend {
 
   explicit OnnxFrontend(const ParamValues& p) {
     options_.batch = p.get_int("batch");
+    options_.dims = p.get_integer_table("dims");
+    options_.dims_where = p.where("dims");
     options_.passthrough_unknown = p.get_string("unknown_ops") == "passthrough";
     options_.frozen = p.get_strings("frozen");
     options_.trainable = p.get_strings("trainable");

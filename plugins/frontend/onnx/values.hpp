@@ -24,6 +24,9 @@ struct Value {
   ElementType dtype = ElementType::fp32;
   std::optional<std::vector<double>> data;  // known contents (small constants), row-major
   TensorId ir = kNone;                      // the IR tensor, once it exists
+  /// Views: element strides into the storage they alias, as PyTorch lays them out (empty: contiguous). A
+  /// reshape of a non-contiguous view copies, as PyTorch's contiguous() / reshape does.
+  std::vector<std::int64_t> strides;
   int producer = -1;                        // ONNX node index
   std::vector<int> consumers;               // ONNX node indices, in order
   [[nodiscard]] bool is_scalar_constant() const {

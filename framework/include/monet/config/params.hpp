@@ -14,13 +14,15 @@
 
 namespace monet {
 
-enum class ParamType { boolean, integer, number, string, path, string_list, integer_list, number_list };
+enum class ParamType { boolean, integer, number, string, path, string_list, integer_list, number_list, integer_table };
 MONET_API std::string to_string(ParamType t);
 
 /// A parameter value. Paths are stored as absolute path strings.
+/// Named integers (a TOML table of integers, e.g. the sizes of a model's symbolic dimensions).
+using IntegerTable = std::map<std::string, std::int64_t>;
 using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::string>,
-                                std::vector<std::int64_t>, std::vector<double>>;
-/// TOML-like text of a value: true, 3, 0.5, "x", ["a", "b"].
+                                std::vector<std::int64_t>, std::vector<double>, IntegerTable>;
+/// TOML-like text of a value: true, 3, 0.5, "x", ["a", "b"], { batch = 2 }.
 MONET_API std::string to_string(const ParamValue& v);
 
 /// Declaration of one parameter. Build with the named constructors and the with_* modifiers:
@@ -43,6 +45,7 @@ struct MONET_API ParamSpec {
   static ParamSpec string_list(std::string name, std::optional<std::vector<std::string>> def);
   static ParamSpec integer_list(std::string name, std::optional<std::vector<std::int64_t>> def);
   static ParamSpec number_list(std::string name, std::optional<std::vector<double>> def);
+  static ParamSpec integer_table(std::string name, std::optional<IntegerTable> def);
 
   ParamSpec&& with_unit(std::string u) &&;
   ParamSpec&& with_doc(std::string d) &&;
@@ -70,6 +73,7 @@ class MONET_API ParamValues {
   [[nodiscard]] const std::vector<std::string>& get_strings(const std::string& name) const;
   [[nodiscard]] const std::vector<std::int64_t>& get_ints(const std::string& name) const;
   [[nodiscard]] const std::vector<double>& get_numbers(const std::string& name) const;
+  [[nodiscard]] const IntegerTable& get_integer_table(const std::string& name) const;
   [[nodiscard]] SourceLocation where(const std::string& name) const;
   /// Throws a UserError located at the parameter's value.
   [[noreturn]] void fail(const std::string& name, const std::string& message) const;

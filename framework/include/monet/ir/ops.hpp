@@ -33,6 +33,33 @@ MONET_API Shape conv2d_output_shape(const Shape& input, std::int64_t out_channel
 MONET_API OperatorId conv2d(GraphBuilder& b, Operator base, TensorId input, TensorId weight,
                             std::optional<TensorId> bias, TensorId output, const Conv2dSpec& spec);
 
+/// An N-d convolution (1, 2 or 3 spatial axes: NCL, NCHW, NCDHW), plain or transposed.
+struct ConvSpec {
+  std::vector<std::int64_t> kernel;    // one entry per spatial axis
+  std::vector<std::int64_t> stride;    // empty: 1
+  std::vector<std::int64_t> dilation;  // empty: 1
+  std::vector<std::int64_t> pads;      // the begin of every axis, then the end of every axis; empty: 0
+  std::int64_t groups = 1;
+  std::vector<std::int64_t> output_padding;  // transposed: extra rows at the end of each output axis
+};
+/// Names of the spatial loop dims of a window operator with `axes` spatial axes: prefix "O" -> OX / OY OX /
+/// OZ OY OX (prefix "F": the kernel taps, "I": the input positions of a transposed convolution).
+MONET_API std::vector<std::string> spatial_dim_names(std::size_t axes, char prefix);
+MONET_API Shape conv_output_shape(const Shape& input, std::int64_t out_channels, const ConvSpec& spec,
+                                  const SourceLocation& where, const std::string& name);
+/// O[b][g·K+k][o..] += W[g·K+k][c][f..] · I[b][g·C+c][s·o + d·f − p ..] (+ bias). Loop dims B, (G), K, C, then
+/// the output positions and the kernel taps per spatial axis (spatial_dim_names). conv2d is the 2-D case.
+MONET_API OperatorId conv(GraphBuilder& b, Operator base, TensorId input, TensorId weight,
+                          std::optional<TensorId> bias, TensorId output, const ConvSpec& spec);
+/// Output shape of a transposed convolution: (in − 1)·s − p_begin − p_end + d·(F − 1) + output_padding + 1.
+MONET_API Shape conv_transpose_output_shape(const Shape& input, std::int64_t out_channels, const ConvSpec& spec,
+                                            const SourceLocation& where, const std::string& name);
+/// Transposed convolution in scatter form, every input element meeting every tap (the MACs PyTorch counts):
+/// O[b][g·K+k][s·i + d·f − p ..] += W[g·C+c][k][f..] · I[b][g·C+c][i..]. Weight [C_in, C_out/G, F..]. Loop dims
+/// B, (G), K, C, the input positions (IZ IY IX) and the taps; attribute "transposed" = 1.
+MONET_API OperatorId conv_transpose(GraphBuilder& b, Operator base, TensorId input, TensorId weight,
+                                    std::optional<TensorId> bias, TensorId output, const ConvSpec& spec);
+
 struct MatmulSpec {
   bool transpose_a = false;  // A is [..., C, D] instead of [..., D, C]
   bool transpose_b = false;  // B is [..., K, C] instead of [..., C, K] (PyTorch Linear weights are [K, C])
@@ -65,6 +92,49 @@ MONET_API Shape pool2d_output_shape(const Shape& input, const Pool2dSpec& spec, 
 /// O[b][k][oy][ox] = max/avg over fy,fx of I[b][k][s·oy+d·fy−p][s·ox+d·fx−p]. Loop dims B K OY OX FY FX.
 MONET_API OperatorId pool2d(GraphBuilder& b, Operator base, TensorId input, TensorId output, const Pool2dSpec& spec);
 
+/// N-d pooling window (1, 2 or 3 spatial axes); Pool2dSpec is the 2-D case.
+struct PoolSpec {
+  std::vector<std::int64_t> kernel;
+  std::vector<std::int64_t> stride;    // empty: 1
+  std::vector<std::int64_t> dilation;  // empty: 1
+  std::vector<std::int64_t> pads;      // begins, then ends; empty: 0
+  bool ceil_mode = false;
+};
+MONET_API Shape pool_output_shape(const Shape& input, const PoolSpec& spec, const SourceLocation& where,
+                                  const std::string& name);
+/// O[b][k][o..] = max/avg over f.. of I[b][k][s·o + d·f − p ..]. Loop dims B K, output positions, taps.
+MONET_API OperatorId pool(GraphBuilder& b, Operator base, TensorId input, TensorId output, const PoolSpec& spec);
+
+/// A reduction of x over `axes` (sum, mean, max, norms): loop dims over x's axes, the output reads index 0 on
+/// reduced axes (kept as size 1, or dropped when the output's rank is lower). `ops_per_element` per input element.
+MONET_API OperatorId reduce(GraphBuilder& b, Operator base, TensorId x, TensorId output,
+                            const std::vector<std::size_t>& axes, double ops_per_element);
+/// Padding (constant, reflect, edge) as a copy over the output's axes: output index o reads x[o − begin]
+/// (clipped to x: the padded border reads nothing; the whole x when an axis is padded only at its end, which a
+/// plain index cannot express). `begins` per axis may be negative (cropping).
+MONET_API OperatorId pad(GraphBuilder& b, Operator base, TensorId x, TensorId output,
+                         const std::vector<std::int64_t>& begins);
+/// Data movement into a new tensor whose index map is not affine (a materialised reshape, resampling, tiling,
+/// scatters, gathers): a loop over the output's elements reading each input whole; kind copy, or elementwise
+/// with `ops_per_element` > 0 (interpolation).
+MONET_API OperatorId copy(GraphBuilder& b, Operator base, const std::vector<TensorId>& inputs, TensorId output,
+                          double ops_per_element = 0);
+
+/// Einsum of one or two operands ("bhqd,bhkd->bhqk", "...ij,...jk->...ik"): one loop dim per letter, named as
+/// a matrix product's (letters in both operands and the output: batch B, H, B2..; in the first operand and
+/// the output: D, D2..; in the second and the output: K, K2..; summed: C, C2..). Two operands: a MAC loop
+/// nest (base.kind gemm or matmul); one operand: a reduction. Throws UserError for a malformed equation or
+/// operands whose letters disagree in size.
+MONET_API Shape einsum_output_shape(const std::string& equation, const std::vector<Shape>& operands,
+                                    const SourceLocation& where, const std::string& name);
+MONET_API OperatorId einsum(GraphBuilder& b, Operator base, const std::string& equation,
+                            const std::vector<TensorId>& inputs, TensorId output);
+
+/// Group normalization of x ([N, C, ...]) with `groups` groups (instance norm: groups = C): statistics per
+/// (sample, group), scale and bias per channel. Loop dims B, G, K (channels per group), then x's other axes.
+MONET_API OperatorId group_norm(GraphBuilder& b, Operator base, TensorId x, std::optional<TensorId> scale,
+                                std::optional<TensorId> bias, TensorId output, std::int64_t groups);
+
 /// A view (reshape, flatten, squeeze, ...): the output aliases the input; no loop nest, no cost.
 MONET_API OperatorId view(GraphBuilder& b, Operator base, TensorId input, TensorId output);
 
@@ -76,6 +146,7 @@ inline constexpr double kBatchNormTrainingOps = 6;
 inline constexpr double kBatchNormInferenceOps = 2;
 inline constexpr double kLayerNormOps = 6;
 inline constexpr double kSoftmaxOps = 5;
+inline constexpr double kGroupNormOps = 6;  // like layer norm: two statistics passes, normalise, affine
 
 /// Batch normalization of x ([N, C, ...]) per channel C; scale, bias, mean, var are [C].
 MONET_API OperatorId batch_norm(GraphBuilder& b, Operator base, TensorId x, TensorId scale, TensorId bias,
@@ -88,9 +159,10 @@ MONET_API OperatorId layer_norm(GraphBuilder& b, Operator base, TensorId x, std:
 MONET_API OperatorId softmax(GraphBuilder& b, Operator base, TensorId x, std::optional<TensorId> mask,
                              TensorId output, std::size_t axis);
 /// Embedding lookup out[..., t, k] = table[index(..., t)][k] from a [V, K] table. With `indices` the rows are
-/// data dependent (the table operand is indirect); without, the rows are 0..T-1 (positions).
+/// data dependent (the table operand is indirect) unless `positions` says they are 0..T-1 (computed position
+/// ids: the indices are still read, as autograd saves them); without indices, the rows are 0..T-1.
 MONET_API OperatorId embedding(GraphBuilder& b, Operator base, TensorId table, std::optional<TensorId> indices,
-                               TensorId output);
+                               TensorId output, bool positions = false);
 
 /// Names of the axes of a rank-r activation used for elementwise dims: 4 → B K OY OX, 3 → B D K, 2 → D K, 1 → K.
 MONET_API std::vector<std::string> axis_dim_names(std::size_t rank);

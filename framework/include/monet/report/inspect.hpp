@@ -1,6 +1,7 @@
 #pragma once
 // `monet inspect`: what a workload is, operator by operator, with totals.
 #include <string>
+#include <vector>
 
 #include "monet/ir/graph.hpp"
 
@@ -17,6 +18,9 @@ struct WorkloadTotals {
   std::int64_t params_buffers = 0;    // elements
   std::int64_t parameter_bytes = 0;   // trainable + frozen
   std::int64_t activation_bytes = 0;  // every tensor an operator writes, views excluded
+  /// Operators a frontend could not model and passed through as zero-cost views on request (attribute
+  /// "passthrough"): their costs are missing from every total.
+  std::vector<std::string> passthrough;
 };
 MONET_API WorkloadTotals workload_totals(const Graph& graph);
 

@@ -19,6 +19,9 @@ struct MONET_API Precision {
   ElementType optimizer_state = ElementType::fp32;
   ElementType master_weight = ElementType::fp32;
   ElementType partial_sum = ElementType::fp32;
+  /// Dropout masks autograd keeps: PyTorch on GPUs saves booleans (1 B per element, the default); on CPUs a
+  /// mask of the activation's type (4 B in fp32).
+  ElementType dropout_mask = ElementType::boolean;
   bool loss_scaling = false;  // scale the loss, unscale and check the gradients (fp16 training)
 
   /// Master weights exist when they are wider than the working weights.
