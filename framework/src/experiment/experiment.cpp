@@ -141,6 +141,23 @@ void read_allocation(TableReader& root, Experiment& e) {
     }
     ops->finish();
   }
+  if (auto groups = t->table("group")) {
+    for (const std::string& k : groups->keys()) {
+      std::vector<std::string> cores;
+      if (groups->raw().get(k)->is_string()) {
+        cores = {*groups->string(k)};
+        if (acc.core_index(cores.front()) < 0) {
+          groups->fail(k, "'" + cores.front() + "' is not a core of accelerator '" + acc.name + "'" +
+                              did_you_mean(cores.front(), acc.core_names()) + "; cores: " + join(acc.core_names()));
+        }
+      } else {
+        cores = core_list(*groups, k, acc);
+      }
+      if (cores.size() != 1) groups->fail(k, "expected one core for an operator group");
+      e.allocation.by_group.push_back(AllocationRule{k, cores, groups->where(k)});
+    }
+    groups->finish();
+  }
   t->finish();
 }
 

@@ -93,6 +93,30 @@ DesignSpace default_space() {
   return s;
 }
 
+/// Per CN, the core [allocation.group] fixes (-1: none); empty when the experiment fixes none.
+std::vector<int> group_cores(const Experiment& e, const Graph& g, const CNGraph& cns) {
+  if (e.allocation.by_group.empty()) return {};
+  std::vector<int> out(cns.nodes.size(), -1);
+  for (const AllocationRule& r : e.allocation.by_group) {
+    const auto hash = r.key.rfind("#g");
+    const bool one = hash != std::string::npos && hash + 2 < r.key.size() &&
+                     std::all_of(r.key.begin() + static_cast<std::ptrdiff_t>(hash) + 2, r.key.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    const std::string name = one ? r.key.substr(0, hash) : r.key;
+    const Operator* op = g.find_operator(name);
+    if (!op) throw UserError(r.where, "allocation.group: the workload has no operator '" + name + "'");
+    const int group = one ? std::stoi(r.key.substr(hash + 2)) : -1;
+    const int core = e.accelerator->core_index(r.cores.front());
+    bool any = false;
+    for (const ComputationNode& cn : cns.nodes) {
+      if (cn.op != op->id || (group >= 0 && cn.group != group)) continue;
+      out[static_cast<std::size_t>(cn.id)] = core;
+      any = true;
+    }
+    if (!any) throw UserError(r.where, "allocation.group: operator '" + name + "' has no inter-core group " + std::to_string(group));
+  }
+  return out;
+}
+
 class KernelSearchContext final : public SearchContext {
  public:
   KernelSearchContext(const PreparedExperiment& prepared, const ProgressCallback& progress)
@@ -108,7 +132,8 @@ class KernelSearchContext final : public SearchContext {
     }
     std::vector<Evaluation> out(points.size());
     tbb::parallel_for(std::size_t{0}, points.size(), [&](std::size_t i) {
-      const ScheduleSummary s = prepared_.evaluator->evaluate(prepared_.configured_allocation).summary;
+      const ScheduleSummary s =
+          prepared_.evaluator->evaluate(prepared_.configured_allocation, prepared_.configured_cn_core).summary;
       Evaluation& e = out[i];
       e.point = points[i];
       e.objectives = {static_cast<double>(s.latency_cycles), s.energy_pj()};
@@ -251,6 +276,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   });
   spdlog::info("{} operators, {} computation nodes, {} edges", p.graph->operators().size(), cns->nodes.size(),
                cns->edges.size());
+  p.configured_cn_core = group_cores(e, *p.graph, *cns);
   p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), *cns, std::move(allowed),
                                             e.schedule, cache == &own ? nullptr : cache->costs());
   p.search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
@@ -266,7 +292,7 @@ RunResult run(const PreparedExperiment& prepared, const ProgressCallback& progre
   ensure(!r.evaluations.empty(), "search plugin '" + prepared.experiment.search.name() + "' returned no evaluation");
   r.evaluation_count = context.count();
   r.best_point = r.evaluations.front().point;
-  r.best = prepared.evaluator->evaluate(prepared.configured_allocation);
+  r.best = prepared.evaluator->evaluate(prepared.configured_allocation, prepared.configured_cn_core);
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

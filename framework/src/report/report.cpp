@@ -248,6 +248,10 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
       out << toml_string(r.key) << " = " << string_list(r.cores) << "\n";
     }
   }
+  if (!e.allocation.by_group.empty()) {
+    out << "\n[allocation.group]\n";
+    for (const AllocationRule& r : e.allocation.by_group) out << toml_string(r.key) << " = " << toml_string(r.cores.front()) << "\n";
+  }
 
   out << "\n[fusion]\nplugin = " << toml_string(e.fusion.name()) << "\n";
   write_params(out, e.fusion, dir);

@@ -47,6 +47,7 @@ struct DesignEvaluator::Impl {
   std::vector<int> alloc_index;       // per space gene: index into alloc for allocation genes, -1 otherwise
   std::vector<AllocationGene> alloc;
   std::vector<std::size_t> value_genes;  // space gene indices of value genes, in order
+  SourceLocation space_where;
   mutable PreparationCache cache;
   mutable std::mutex mutex;
   mutable std::map<std::vector<std::int32_t>, std::shared_future<std::shared_ptr<const Stage>>> stages;
@@ -186,6 +187,7 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     m.spec->objectives = {{"latency_cycles", "cycles"}, {"energy_pj", "pJ"}};
   }
   m.space.objectives = m.spec->objectives;
+  m.space_where = m.spec->where;
   for (const ConstraintSpec& c : m.spec->constraints) {
     m.space.constraints.push_back(c.key + (c.max ? " <= " + format_number(*c.max) : "") +
                                   (c.min ? " >= " + format_number(*c.min) : ""));
@@ -238,7 +240,7 @@ namespace {
 /// The per-CN cores the point's allocation genes fix; throws UserError when a gene's core is absent here.
 std::vector<int> cn_cores(const DesignSpace& space, const std::vector<int>& alloc_index, const Stage& stage,
                           const DesignPoint& point) {
-  std::vector<int> out;
+  std::vector<int> out = stage.prepared->configured_cn_core;  // [allocation.group] of the experiment
   for (std::size_t g = 0; g < point.genes.size(); ++g) {
     const int a = alloc_index[g];
     if (a < 0) continue;
@@ -265,7 +267,23 @@ DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point) const 
   const std::shared_ptr<const Stage> stage = m.stage(m.stage_key(point));
   if (!stage->prepared) throw UserError(stage->error);
   const std::vector<int> cn_core = cn_cores(m.space, m.alloc_index, *stage, point);
-  return Detail{stage->prepared, stage->prepared->evaluator->evaluate(stage->prepared->configured_allocation, cn_core)};
+  Detail d{stage->prepared, stage->prepared->evaluator->evaluate(stage->prepared->configured_allocation, cn_core)};
+  if (!m.alloc.empty()) {
+    // The point's allocation genes as [allocation.group] entries: its resolved.toml reproduces it.
+    auto copy = std::make_shared<PreparedExperiment>(*stage->prepared);
+    auto& groups = copy->experiment.allocation.by_group;
+    for (std::size_t g = 0; g < point.genes.size(); ++g) {
+      const int a = m.alloc_index[g];
+      if (a < 0) continue;
+      const std::string key = m.space.genes[g].key.substr(std::string("alloc:").size());
+      const std::string core = m.space.genes[g].labels[static_cast<std::size_t>(point.genes[g])];
+      std::erase_if(groups, [&](const AllocationRule& r) { return r.key == key; });
+      groups.push_back(AllocationRule{key, {core}, m.spec->genes.empty() ? SourceLocation{} : m.space_where});
+    }
+    copy->configured_cn_core = cn_core;
+    d.prepared = std::move(copy);
+  }
+  return d;
 }
 
 Evaluation DesignEvaluator::evaluate(const DesignPoint& point) const {

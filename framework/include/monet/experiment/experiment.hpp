@@ -38,6 +38,9 @@ struct AllocationSpec {
   std::vector<AllocationRule> by_kind;
   std::vector<AllocationRule> by_type;      // operator type ("Conv", "Add", ...): before kind, after name
   std::vector<AllocationRule> by_operator;
+  /// One core per inter-core group of an operator: key "NAME#gK" (group K) or "NAME" (every group); what
+  /// allocation genes choose (Stream's GA genes are per layer and group).
+  std::vector<AllocationRule> by_group;
 };
 
 /// [output] artifacts: what a run writes besides its summary (results.json and resolved.toml, always written).

@@ -20,6 +20,7 @@ struct PreparedExperiment {
   std::shared_ptr<const Evaluator> evaluator;
   std::shared_ptr<const SearchAlgorithm> search;
   std::vector<int> configured_allocation;  // per operator: fixed core or -1
+  std::vector<int> configured_cn_core;     // per CN: fixed core from [allocation.group] or -1 (empty: none)
 };
 
 /// What variants of one experiment share while they are prepared (the points of a design space): graphs by the
