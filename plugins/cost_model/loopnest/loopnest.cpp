@@ -31,6 +31,10 @@ class LoopnestModel final : public CostModel {
             .with_doc("what the mapping search minimises (ties: the other one)"),
         ParamSpec::integer("lpf_limit", 6).with_bounds(Bounds{1, 12}).with_doc(
             "at most this many loop prime factors are permuted (more: slower, possibly better mappings)"),
+        ParamSpec::choice("search", {"pruned", "exhaustive", "fast"}, "pruned")
+            .with_doc("'pruned': the exhaustive search's mapping and numbers, faster (orderings whose transfer "
+                      "patterns equal an earlier ordering's are not costed again); 'exhaustive': every ordering "
+                      "costed in full, as ZigZag; 'fast': APPROXIMATE, fewer orderings (docs/cost-models.md)"),
         ParamSpec::integer("spatial_mappings", 3).with_bounds(Bounds::at_least(1)).with_doc(
             "spatial mappings evaluated when they are generated from hints"),
         ParamSpec::boolean("mixed_spatial", false).with_doc("allow several loop dims on one array dim when generating"),
@@ -44,6 +48,10 @@ class LoopnestModel final : public CostModel {
   explicit LoopnestModel(const ParamValues& p) {
     options_.objective = p.get_string("objective");
     options_.lpf_limit = static_cast<int>(p.get_int("lpf_limit"));
+    const std::string search = p.get_string("search");
+    options_.search = search == "exhaustive" ? loopnest::Search::exhaustive
+                      : search == "fast"     ? loopnest::Search::fast
+                                             : loopnest::Search::pruned;
     options_.spatial_candidates = static_cast<int>(p.get_int("spatial_mappings"));
     options_.mixed_spatial = p.get_bool("mixed_spatial");
     options_.set_compat(p.get_string("compat") == "zigzag");

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <unordered_set>
 
-#include "model.hpp"
+#include "allocator.hpp"
+#include "mapping_evaluator.hpp"
 
 namespace monet::loopnest {
 
@@ -35,158 +37,67 @@ struct Constraint {
   std::int64_t size = 0;  // 0: any
 };
 
-double pr_size(double A, std::int64_t sa, double B, std::int64_t sb) {
-  const std::int64_t g = std::gcd(sa, sb);
-  return A * B - std::max(0.0, B - static_cast<double>(sa / g)) * (A - static_cast<double>(sb / g));
-}
+struct SignatureHash {
+  std::size_t operator()(const std::vector<std::uint64_t>& v) const {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (std::uint64_t x : v) h = (h ^ x) * 0x100000001b3ULL;
+    return static_cast<std::size_t>(h ^ (h >> 32));
+  }
+};
 
-/// Bits of an operand's tile covered by a set of loops (5.4).
-double tensor_bits(const Layer& L, const LayerOperand& op, const Nest& loops, double precision) {
-  if (precision <= 0) return 0;
-  std::vector<double> f(L.dims.size(), 1.0);
-  for (const Loop& l : loops) {
-    if (l.dim < L.ndims()) f[static_cast<std::size_t>(l.dim)] *= l.size;
-  }
-  double elems = 1;
-  for (std::size_t d = 0; d < L.dims.size(); ++d) {
-    if (op.rel[d] == Rel::relevant) elems *= f[d];
-  }
-  for (int k : op.relations) {
-    const Relation& r = L.relations[static_cast<std::size_t>(k)];
-    const double A = std::trunc(f[static_cast<std::size_t>(r.a)]);
-    const double B = std::trunc(f[static_cast<std::size_t>(r.b)]);
-    elems *= std::min(r.limit, pr_size(A, r.ca, B, r.cb));
-  }
-  return elems * precision;
-}
+/// The best of the mappings it is shown, in enumeration order; ties keep the earlier one (ZigZag's rule).
+/// In the pruned search, a mapping whose stage-1 signature equals an earlier one's gets the same numbers, so it
+/// cannot be strictly better than the best so far (better() is a strict weak order) and is not finished; the
+/// text of the winner is written once at the end.
+class Incumbent {
+ public:
+  Incumbent(const Layer& L, const Hierarchy& h, const Spatial& sp, const Options& options, std::int64_t* evaluated,
+            std::string* why)
+      : L_(L), h_(h), sp_(sp), options_(options), evaluated_(evaluated), why_(why), allocator_(L, h, sp),
+        evaluator_(L, h, sp, options) {}
 
-/// The memory allocator (5.4): per memory bottom-up, how many of the remaining loops each operand keeps.
-/// Why orderings fail, for the error message when none fits (the first reason seen).
-void note(std::string* why, const std::string& reason) {
-  if (why && why->empty()) *why = reason;
-}
+  void consider(const Nest& ordering) {
+    const Temporal* tm = allocator_.allocate(ordering, why_);
+    if (!tm) return;
+    ++*evaluated_;
+    if (options_.search == Search::exhaustive) {  // every mapping in full, as ZigZag does
+      Evaluation ev = evaluate(L_, h_, sp_, *tm, options_);
+      if (!best_ || better(ev, *best_, options_.objective)) best_ = std::move(ev);
+      return;
+    }
+    evaluator_.analyse(*tm);
+    if (seen_.contains(evaluator_.signature())) return;
+    seen_.insert(evaluator_.signature());
+    Evaluation ev = evaluator_.finish();
+    if (!best_ || better(ev, *best_, options_.objective)) {
+      best_ = std::move(ev);
+      best_tm_ = *tm;
+    }
+  }
 
-std::optional<Temporal> allocate(const Layer& L, const Hierarchy& h, const Spatial& sp, const Nest& ordering,
-                                 std::string* why) {
-  const Core& core = *h.core;
-  const std::size_t nops = L.ops.size();
-  std::vector<Nest> allocated(nops);
-  std::vector<Nest> unallocated(nops, ordering);
-  Temporal tm(nops);
-  for (std::size_t o = 0; o < nops; ++o) allocated[o] = sp.frac[o][0];
-  for (std::size_t mi = 0; mi < core.memories.size(); ++mi) {
-    const MemoryLevel& mem = core.memories[mi];
-    // The layer operands this memory holds, in the memory's operand order.
-    std::vector<std::size_t> here;
-    for (OperandSlot s : h.operands_at(static_cast<int>(mi))) {
-      for (std::size_t o = 0; o < nops; ++o) {
-        if (L.ops[o].slot == static_cast<int>(s)) here.push_back(o);
-      }
+  std::optional<Evaluation> result() {
+    if (best_ && options_.search != Search::exhaustive) {
+      evaluator_.analyse(best_tm_);
+      best_->temporal_text = evaluator_.temporal_text();
     }
-    if (here.empty()) continue;
-    struct Option {
-      std::size_t i;
-      double bits;
-    };
-    std::vector<std::vector<Option>> options(here.size());
-    std::vector<bool> top(here.size());
-    for (std::size_t k = 0; k < here.size(); ++k) {
-      const std::size_t o = here[k];
-      const LayerOperand& op = L.ops[o];
-      const int level = h.level_of(op.slot, static_cast<int>(mi));
-      const int levels = static_cast<int>(h.levels[op.slot].size());
-      top[k] = level == levels - 1;
-      double precision = op.precision;
-      if (op.output) {
-        // Partial sums while an irrelevant loop is still outside (temporal, or spatial above this level).
-        bool partial = false;
-        for (const Loop& l : unallocated[o]) partial |= l.dim < L.ndims() && op.rel[static_cast<std::size_t>(l.dim)] == Rel::irrelevant;
-        for (std::size_t e = static_cast<std::size_t>(level) + 1; e < sp.frac[o].size(); ++e) {
-          for (const Loop& l : sp.frac[o][e]) partial |= op.rel[static_cast<std::size_t>(l.dim)] == Rel::irrelevant && l.size > 1;
-        }
-        precision = partial ? op.precision : op.precision_final;
-      }
-      Nest loops = allocated[o];
-      const double capacity = static_cast<double>(mem.size_bits);
-      for (std::size_t i = 0; i <= unallocated[o].size(); ++i) {
-        if (i > 0) loops.push_back(unallocated[o][i - 1]);
-        const double bits = tensor_bits(L, op, loops, precision);
-        if (bits > capacity) break;
-        options[k].push_back(Option{i, bits});
-      }
-      if (options[k].empty()) {  // even nothing fits: memory too small
-        note(why, "memory '" + mem.name + "' (" + std::to_string(mem.size_bits) + " bits) cannot hold operand " +
-                      std::string(1, op.name) + " at " + std::to_string(static_cast<int>(precision)) +
-                      " bits per element with what the spatial mapping puts below it");
-        return std::nullopt;
-      }
-      if (top[k]) {
-        if (options[k].back().i != unallocated[o].size()) {  // hierarchy too small
-          note(why, "memory '" + mem.name + "' (" + std::to_string(mem.size_bits) + " bits), the top level of operand " +
-                        std::string(1, op.name) + ", cannot hold all of it");
-          return std::nullopt;
-        }
-        options[k] = {options[k].back()};
-      }
-    }
-    // Joint choice over the cartesian product; the cheapest, ties to the last combination.
-    std::vector<std::size_t> idx(here.size(), 0);
-    std::vector<std::size_t> best;
-    double best_cost = 0;
-    const double capacity = static_cast<double>(mem.size_bits);
-    while (true) {
-      double total = 0;
-      double cost = 0;
-      for (std::size_t k = 0; k < here.size(); ++k) {
-        const Option& opt = options[k][idx[k]];
-        total += opt.bits;
-        if (!top[k]) {
-          double above = 1;
-          const Nest& un = unallocated[here[k]];
-          for (std::size_t j = opt.i; j < un.size(); ++j) above *= un[j].size;
-          cost += above * opt.bits;
-        }
-      }
-      if (total <= capacity && (best.empty() || cost <= best_cost)) {
-        best = idx;
-        best_cost = cost;
-      }
-      if (!next_index(idx, [&](std::size_t k) { return options[k].size(); })) break;
-    }
-    if (best.empty()) {
-      note(why, "memory '" + mem.name + "' cannot hold its operands together");
-      return std::nullopt;
-    }
-    for (std::size_t k = 0; k < here.size(); ++k) {
-      const std::size_t o = here[k];
-      const std::size_t i = options[k][best[k]].i;
-      Nest level(unallocated[o].begin(), unallocated[o].begin() + static_cast<std::ptrdiff_t>(i));
-      unallocated[o].erase(unallocated[o].begin(), unallocated[o].begin() + static_cast<std::ptrdiff_t>(i));
-      allocated[o].insert(allocated[o].end(), level.begin(), level.end());
-      const int lv = h.level_of(L.ops[o].slot, static_cast<int>(mi));
-      const auto next = static_cast<std::size_t>(lv) + 1;
-      if (next < sp.frac[o].size()) allocated[o].insert(allocated[o].end(), sp.frac[o][next].begin(), sp.frac[o][next].end());
-      tm[o].push_back(std::move(level));
-    }
+    return std::move(best_);
   }
-  for (std::size_t o = 0; o < nops; ++o) {
-    if (!unallocated[o].empty()) return std::nullopt;
-    if (tm[o].size() != h.levels[L.ops[o].slot].size()) return std::nullopt;
-  }
-  return tm;
-}
+
+ private:
+  const Layer& L_;
+  const Hierarchy& h_;
+  const Spatial& sp_;
+  const Options& options_;
+  std::int64_t* evaluated_;
+  std::string* why_;
+  MemoryAllocator allocator_;
+  MappingEvaluator evaluator_;
+  std::unordered_set<std::vector<std::uint64_t>, SignatureHash> seen_;
+  std::optional<Evaluation> best_;
+  Temporal best_tm_;
+};
 
 }  // namespace
-
-OperandTraffic layer_operand_bits(const Layer& L) {
-  OperandTraffic t;
-  Nest all;
-  for (std::size_t d = 0; d < L.dims.size(); ++d) all.push_back(Loop{static_cast<int>(d), static_cast<double>(L.size[d])});
-  for (const LayerOperand& op : L.ops) {
-    t.bits[op.slot] += static_cast<std::int64_t>(tensor_bits(L, op, all, op.precision));
-  }
-  return t;
-}
 
 std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, const Spatial& sp,
                                           const MappingEntry* entry, const Options& options, std::int64_t* evaluated,
@@ -213,14 +124,7 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
       given.emplace_back(d, size);
     }
   }
-  auto run = [&](const Nest& ordering, std::optional<Evaluation>& best) {
-    auto tm = allocate(L, h, sp, ordering, why);
-    if (!tm) return;
-    ++*evaluated;
-    Evaluation ev = evaluate(L, h, sp, *tm, options);
-    if (!best || better(ev, *best, options.objective)) best = std::move(ev);
-  };
-  std::optional<Evaluation> best;
+  Incumbent best(L, h, sp, options, evaluated, why);
   // A complete ordering with every size given is used as is.
   if (!given.empty() && !has_star) {
     bool complete = true;
@@ -236,8 +140,8 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
         if (size > 1) ordering.push_back(Loop{d, static_cast<double>(size)});
       }
       if (ordering.empty()) ordering.push_back(Loop{0, 1});
-      run(ordering, best);
-      return best;
+      best.consider(ordering);
+      return best.result();
     }
   }
   std::vector<Constraint> constraints;
@@ -295,10 +199,11 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
   }
   if (pool.empty()) {
     (void)any;
-    run(Nest{Loop{0, 1}}, best);
-    return best;
+    best.consider(Nest{Loop{0, 1}});
+    return best.result();
   }
   std::sort(pool.begin(), pool.end());
+  Nest ordering;
   do {
     bool ok = true;
     for (const Constraint& c : constraints) {
@@ -310,11 +215,11 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
       if ((c.dim >= 0 && at.dim != c.dim) || (c.size > 1 && at.size != c.size)) ok = false;
     }
     if (!ok) continue;
-    Nest ordering;
+    ordering.clear();
     for (const Lpf& p : pool) ordering.push_back(Loop{p.dim, static_cast<double>(p.size)});
-    run(ordering, best);
+    best.consider(ordering);
   } while (std::next_permutation(pool.begin(), pool.end()));
-  return best;
+  return best.result();
 }
 
 }  // namespace monet::loopnest
