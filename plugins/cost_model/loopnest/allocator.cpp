@@ -1,6 +1,7 @@
 // The memory allocator (5.4): per memory bottom-up, how many of the remaining loops each operand keeps.
 #include "allocator.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace monet::loopnest {
@@ -81,16 +82,43 @@ const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why
       if (it->dim < nd) below_[o][static_cast<std::size_t>(it->dim)] *= it->size;
     }
   };
-  for (std::size_t o = 0; o < nops; ++o) {
-    start_[o] = 0;
-    below_[o].assign(L.dims.size(), 1.0);
-    stack(o, spatial_.frac[o][0].begin(), spatial_.frac[o][0].end());
+  // The memories of the previous ordering that read only the prefix this one repeats are reused.
+  const std::size_t n_loops = ordering.size();
+  bool exact = true;
+  double product = 1;
+  for (const Loop& l : ordering) {
+    product *= l.size;
+    exact = exact && l.size >= 1 && l.size == std::floor(l.size) && product < 0x1p53;
   }
-  for (const Step& step : steps_) {
+  std::size_t same = 0;
+  if (exact && previous_.size() == n_loops) {
+    while (same < n_loops && ordering[same].dim == previous_[same].dim && ordering[same].size == previous_[same].size) ++same;
+  }
+  std::size_t resume = 0;
+  while (resume < valid_steps_ && snapshots_[resume].read <= same) ++resume;
+  previous_ = ordering;
+  valid_steps_ = 0;
+  std::size_t read = 0;  // loops of the ordering read so far
+  if (resume > 0) {
+    const Snapshot& snap = snapshots_[resume - 1];
+    start_ = snap.start;
+    below_ = snap.below;
+    read = snap.read;
+  } else {
+    for (std::size_t o = 0; o < nops; ++o) {
+      start_[o] = 0;
+      below_[o].assign(L.dims.size(), 1.0);
+      stack(o, spatial_.frac[o][0].begin(), spatial_.frac[o][0].end());
+    }
+  }
+  valid_steps_ = resume;
+  for (std::size_t s = resume; s < steps_.size(); ++s) {
+    const Step& step = steps_[s];
     const MemoryLevel& mem = *step.memory;
     const double capacity = static_cast<double>(mem.size_bits);
     const std::size_t n = step.holders.size();
-    if (options_.size() < n) options_.resize(n);
+    if (options_.size() < kSlots) options_.resize(kSlots);
+    if (n > kSlots) throw InternalError("loopnest: a memory holds more than three operands of a layer");
     for (std::size_t k = 0; k < n; ++k) {
       const Holder& holder = step.holders[k];
       const std::size_t o = holder.op;
@@ -113,10 +141,16 @@ const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why
         if (i > 0) {
           const Loop& l = ordering[start_[o] + i - 1];
           if (l.dim < nd) factors_[static_cast<std::size_t>(l.dim)] *= l.size;
+          read = std::max(read, start_[o] + i);
         }
         const double bits = tensor_bits(L, op, factors_, precision);
         if (bits > capacity) break;
-        options.push_back(Option{i, bits});
+        // Bits fetched from above: what this option holds times the iterations of the loops left above it.
+        double above = 1;
+        if (!holder.top) {
+          for (std::size_t j = start_[o] + i; j < n_loops; ++j) above *= ordering[j].size;
+        }
+        options.push_back(Option{i, bits, holder.top ? 0.0 : above * bits});
       }
       if (options.empty()) {  // even nothing fits: memory too small
         note(why, "memory '" + mem.name + "' (" + std::to_string(mem.size_bits) + " bits) cannot hold operand " +
@@ -133,46 +167,58 @@ const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why
         options.erase(options.begin(), options.end() - 1);
       }
     }
-    // Joint choice over the cartesian product; the cheapest, ties to the last combination.
-    idx_.assign(n, 0);
-    best_.clear();
+    // Joint choice over the cartesian product (last operand fastest); the cheapest, ties to the last
+    // combination. A memory holds at most three operands; absent ones add an option of 0 bits.
+    static_assert(kSlots == 3);
+    static const std::vector<Option> nothing{Option{0, 0, 0}};
+    const std::vector<Option>& o0 = options_[0];
+    const std::vector<Option>& o1 = n > 1 ? options_[1] : nothing;
+    const std::vector<Option>& o2 = n > 2 ? options_[2] : nothing;
+    bool found = false;
+    std::size_t b0 = 0, b1 = 0, b2 = 0;
     double best_cost = 0;
-    while (true) {
-      double total = 0;
-      double cost = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        const Option& opt = options_[k][idx_[k]];
-        total += opt.bits;
-        if (!step.holders[k].top) {
-          double above = 1;
-          for (std::size_t j = start_[step.holders[k].op] + opt.i; j < ordering.size(); ++j) above *= ordering[j].size;
-          cost += above * opt.bits;
+    for (std::size_t i0 = 0; i0 < o0.size(); ++i0) {
+      for (std::size_t i1 = 0; i1 < o1.size(); ++i1) {
+        for (std::size_t i2 = 0; i2 < o2.size(); ++i2) {
+          const double total = 0.0 + o0[i0].bits + o1[i1].bits + o2[i2].bits;
+          const double cost = 0.0 + o0[i0].fetched + o1[i1].fetched + o2[i2].fetched;
+          if (total <= capacity && (!found || cost <= best_cost)) {
+            found = true;
+            b0 = i0;
+            b1 = i1;
+            b2 = i2;
+            best_cost = cost;
+          }
         }
       }
-      if (total <= capacity && (best_.empty() || cost <= best_cost)) {
-        best_ = idx_;
-        best_cost = cost;
-      }
-      if (!next_index(idx_, [&](std::size_t k) { return options_[k].size(); })) break;
     }
-    if (best_.empty()) {
+    if (!found) {
       note(why, "memory '" + mem.name + "' cannot hold its operands together");
       return nullptr;
     }
+    const std::size_t chosen[kSlots] = {b0, b1, b2};
     for (std::size_t k = 0; k < n; ++k) {
       const Holder& holder = step.holders[k];
       const std::size_t o = holder.op;
       const auto first = ordering.begin() + static_cast<std::ptrdiff_t>(start_[o]);
-      const auto last = first + static_cast<std::ptrdiff_t>(options_[k][best_[k]].i);
+      const std::size_t taken = options_[k][chosen[k]].i;
+      const auto last = first + static_cast<std::ptrdiff_t>(taken);
       tm_[o][holder.level].assign(first, last);
       stack(o, first, last);
-      start_[o] += options_[k][best_[k]].i;
+      start_[o] += taken;
       const std::size_t next = holder.level + 1;
       if (next < spatial_.frac[o].size()) stack(o, spatial_.frac[o][next].begin(), spatial_.frac[o][next].end());
     }
+    if (exact) {
+      if (snapshots_.size() <= s) snapshots_.resize(s + 1);
+      snapshots_[s].start = start_;
+      snapshots_[s].below = below_;
+      snapshots_[s].read = read;
+      valid_steps_ = s + 1;
+    }
   }
   for (std::size_t o = 0; o < nops; ++o) {
-    if (start_[o] != ordering.size()) return nullptr;
+    if (start_[o] != n_loops) return nullptr;
   }
   return &tm_;
 }
