@@ -102,7 +102,7 @@ double union_cycles(const std::vector<const Activity*>& acts) {
 
 }  // namespace
 
-bool better(const Evaluation& a, const Evaluation& b, const std::string& objective) {
+bool better(const Score& a, const Score& b, const std::string& objective) {
   if (objective == "energy") return a.energy < b.energy || (a.energy == b.energy && a.latency < b.latency);
   if (objective == "edp") return a.energy * a.latency < b.energy * b.latency;
   return a.rank < b.rank || (a.rank == b.rank && a.energy < b.energy);

@@ -186,8 +186,17 @@ std::optional<Evaluation> search_temporal(const Layer& layer, const Hierarchy& h
                                           const MappingEntry* entry, const Options& options, std::int64_t* evaluated,
                                           std::string* why = nullptr);
 
-/// Whether `a` is better than `b` for the objective (ties keep `b`).
-bool better(const Evaluation& a, const Evaluation& b, const std::string& objective);
+/// What the search compares of an evaluation.
+struct Score {
+  double rank = 0;
+  double energy = 0;
+  double latency = 0;
+};
+/// Whether `a` is better than `b` for the objective (ties keep `b`). A strict weak order.
+bool better(const Score& a, const Score& b, const std::string& objective);
+inline bool better(const Evaluation& a, const Evaluation& b, const std::string& objective) {
+  return better(Score{a.rank, a.energy, a.latency}, Score{b.rank, b.energy, b.latency}, objective);
+}
 
 /// Python's round(): half to even.
 double py_round(double x);

@@ -2,10 +2,14 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <unordered_set>
+#include <cstdlib>
+#include <string>
+#include <unordered_map>
+#include <set>
 
 #include "allocator.hpp"
 #include "mapping_evaluator.hpp"
+#include "symmetry.hpp"
 
 namespace monet::loopnest {
 
@@ -37,11 +41,17 @@ struct Constraint {
   std::int64_t size = 0;  // 0: any
 };
 
+/// FNV-1a style over four independent lanes (a signature has ~100 words; one chain of multiplies is slow).
 struct SignatureHash {
   std::size_t operator()(const std::vector<std::uint64_t>& v) const {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (std::uint64_t x : v) h = (h ^ x) * 0x100000001b3ULL;
-    return static_cast<std::size_t>(h ^ (h >> 32));
+    std::uint64_t h[4] = {0xcbf29ce484222325ULL, 0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL};
+    std::size_t i = 0;
+    for (; i + 4 <= v.size(); i += 4) {
+      for (std::size_t k = 0; k < 4; ++k) h[k] = (h[k] ^ v[i + k]) * 0x100000001b3ULL;
+    }
+    for (; i < v.size(); ++i) h[0] = (h[0] ^ v[i]) * 0x100000001b3ULL;
+    const std::uint64_t x = h[0] ^ (h[1] * 31) ^ (h[2] * 131) ^ (h[3] * 1313);
+    return static_cast<std::size_t>(x ^ (x >> 29));
   }
 };
 
@@ -56,23 +66,28 @@ class Incumbent {
       : L_(L), h_(h), sp_(sp), options_(options), evaluated_(evaluated), why_(why), allocator_(L, h, sp),
         evaluator_(L, h, sp, options) {}
 
-  void consider(const Nest& ordering) {
+  /// The score of the ordering's mapping; nullopt when it does not fit.
+  /// `weight`: the orderings this one stands for (itself and its mirror image) in the count of mappings.
+  std::optional<Score> consider(const Nest& ordering, int weight = 1) {
     const Temporal* tm = allocator_.allocate(ordering, why_);
-    if (!tm) return;
-    ++*evaluated_;
+    if (!tm) return std::nullopt;
+    *evaluated_ += weight;
     if (options_.search == Search::exhaustive) {  // every mapping in full, as ZigZag does
       Evaluation ev = evaluate(L_, h_, sp_, *tm, options_);
+      const Score score{ev.rank, ev.energy, ev.latency};
       if (!best_ || better(ev, *best_, options_.objective)) best_ = std::move(ev);
-      return;
+      return score;
     }
     evaluator_.analyse(*tm);
-    if (seen_.contains(evaluator_.signature())) return;
-    seen_.insert(evaluator_.signature());
+    const auto [it, fresh] = seen_.try_emplace(evaluator_.signature());
+    if (!fresh) return it->second;
     Evaluation ev = evaluator_.finish();
+    it->second = Score{ev.rank, ev.energy, ev.latency};
     if (!best_ || better(ev, *best_, options_.objective)) {
       best_ = std::move(ev);
       best_tm_ = *tm;
     }
+    return it->second;
   }
 
   std::optional<Evaluation> result() {
@@ -92,7 +107,7 @@ class Incumbent {
   std::string* why_;
   MemoryAllocator allocator_;
   MappingEvaluator evaluator_;
-  std::unordered_set<std::vector<std::uint64_t>, SignatureHash> seen_;
+  std::unordered_map<std::vector<std::uint64_t>, Score, SignatureHash> seen_;  // signature -> its numbers
   std::optional<Evaluation> best_;
   Temporal best_tm_;
 };
@@ -204,6 +219,67 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
   }
   std::sort(pool.begin(), pool.end());
   Nest ordering;
+  auto to_ordering = [&] {
+    ordering.clear();
+    for (const Lpf& p : pool) ordering.push_back(Loop{p.dim, static_cast<double>(p.size)});
+  };
+  static const std::size_t depth = getenv("LN_DEPTH") ? std::stoul(getenv("LN_DEPTH")) : 2;
+  static const bool sideways = getenv("LN_SIDE") != nullptr;
+  static const std::size_t starts = getenv("LN_STARTS") ? std::stoul(getenv("LN_STARTS")) : 2;
+  if (options.search == Search::fast && constraints.empty() && pool.size() > depth) {
+    // Stage 1: each distinct choice of the innermost `depth` loops, the others in ascending order.
+    const auto tail = pool.begin() + static_cast<std::ptrdiff_t>(depth);
+    std::vector<std::pair<Score, std::vector<Lpf>>> seeds;
+    do {
+      to_ordering();
+      if (auto s = best.consider(ordering)) seeds.emplace_back(*s, pool);
+      std::sort(tail, pool.end(), [](const Lpf& a, const Lpf& b) { return b < a; });  // on to the next prefix
+    } while (std::next_permutation(pool.begin(), pool.end()));
+    std::stable_sort(seeds.begin(), seeds.end(),
+                     [&](const auto& a, const auto& b) { return better(a.first, b.first, options.objective); });
+    // Stage 2: from the best seeds, move one loop to another position while that improves the mapping.
+    for (std::size_t k = 0; k < seeds.size() && k < starts; ++k) {
+      std::vector<Lpf> current = seeds[k].second;
+      std::set<std::vector<Lpf>> visited{current};
+      Score score = seeds[k].first;
+      bool improved = true;
+      while (improved) {
+        improved = false;
+        for (std::size_t i = 0; i < current.size() && !improved; ++i) {
+          for (std::size_t j = 0; j < current.size() && !improved; ++j) {
+            if (i == j) continue;
+            pool = current;
+            const Lpf moved = pool[i];
+            pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(i));
+            pool.insert(pool.begin() + static_cast<std::ptrdiff_t>(j), moved);
+            if (pool == current) continue;
+            if (sideways && !visited.insert(pool).second) continue;
+            to_ordering();
+            const auto s = best.consider(ordering);
+            if (s && (better(*s, score, options.objective) || (sideways && !better(score, *s, options.objective)))) {
+              current = pool;
+              score = *s;
+              improved = true;
+            }
+          }
+        }
+      }
+    }
+    return best.result();
+  }
+  // The pruned search costs one ordering of each mirror pair: the one enumerated first (symmetry.hpp).
+  std::vector<int> mirror;
+  if (options.search == Search::pruned && constraints.empty()) mirror = find_mirror(L, sp);
+  std::vector<Lpf> image;
+  auto reflect = [&] {
+    image = pool;
+    for (Lpf& p : image) p.dim = mirror[static_cast<std::size_t>(p.dim)];
+  };
+  if (!mirror.empty()) {  // the loop prime factors must map onto themselves too
+    reflect();
+    std::sort(image.begin(), image.end());
+    if (image != pool) mirror.clear();
+  }
   do {
     bool ok = true;
     for (const Constraint& c : constraints) {
@@ -215,9 +291,14 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
       if ((c.dim >= 0 && at.dim != c.dim) || (c.size > 1 && at.size != c.size)) ok = false;
     }
     if (!ok) continue;
-    ordering.clear();
-    for (const Lpf& p : pool) ordering.push_back(Loop{p.dim, static_cast<double>(p.size)});
-    best.consider(ordering);
+    int weight = 1;
+    if (!mirror.empty()) {
+      reflect();
+      if (std::lexicographical_compare(image.begin(), image.end(), pool.begin(), pool.end())) continue;
+      if (image != pool) weight = 2;
+    }
+    to_ordering();
+    best.consider(ordering, weight);
   } while (std::next_permutation(pool.begin(), pool.end()));
   return best.result();
 }
