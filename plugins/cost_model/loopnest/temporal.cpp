@@ -2,13 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <cstdlib>
-#include <string>
-#include <unordered_map>
-#include <set>
 
-#include "allocator.hpp"
-#include "mapping_evaluator.hpp"
+#include "incumbent.hpp"
 #include "symmetry.hpp"
 
 namespace monet::loopnest {
@@ -27,89 +22,11 @@ std::vector<std::int64_t> prime_factors(std::int64_t n) {
   return out;
 }
 
-struct Lpf {
-  int dim = 0;
-  std::int64_t size = 1;
-  bool operator<(const Lpf& o) const { return dim != o.dim ? dim < o.dim : size < o.size; }
-  bool operator==(const Lpf& o) const { return dim == o.dim && size == o.size; }
-};
-
 struct Constraint {
   bool from_outer = false;
   std::size_t position = 0;
   int dim = -1;          // -1: any
   std::int64_t size = 0;  // 0: any
-};
-
-/// FNV-1a style over four independent lanes (a signature has ~100 words; one chain of multiplies is slow).
-struct SignatureHash {
-  std::size_t operator()(const std::vector<std::uint64_t>& v) const {
-    std::uint64_t h[4] = {0xcbf29ce484222325ULL, 0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL};
-    std::size_t i = 0;
-    for (; i + 4 <= v.size(); i += 4) {
-      for (std::size_t k = 0; k < 4; ++k) h[k] = (h[k] ^ v[i + k]) * 0x100000001b3ULL;
-    }
-    for (; i < v.size(); ++i) h[0] = (h[0] ^ v[i]) * 0x100000001b3ULL;
-    const std::uint64_t x = h[0] ^ (h[1] * 31) ^ (h[2] * 131) ^ (h[3] * 1313);
-    return static_cast<std::size_t>(x ^ (x >> 29));
-  }
-};
-
-/// The best of the mappings it is shown, in enumeration order; ties keep the earlier one (ZigZag's rule).
-/// In the pruned search, a mapping whose stage-1 signature equals an earlier one's gets the same numbers, so it
-/// cannot be strictly better than the best so far (better() is a strict weak order) and is not finished; the
-/// text of the winner is written once at the end.
-class Incumbent {
- public:
-  Incumbent(const Layer& L, const Hierarchy& h, const Spatial& sp, const Options& options, std::int64_t* evaluated,
-            std::string* why)
-      : L_(L), h_(h), sp_(sp), options_(options), evaluated_(evaluated), why_(why), allocator_(L, h, sp),
-        evaluator_(L, h, sp, options) {}
-
-  /// The score of the ordering's mapping; nullopt when it does not fit.
-  /// `weight`: the orderings this one stands for (itself and its mirror image) in the count of mappings.
-  std::optional<Score> consider(const Nest& ordering, int weight = 1) {
-    const Temporal* tm = allocator_.allocate(ordering, why_);
-    if (!tm) return std::nullopt;
-    *evaluated_ += weight;
-    if (options_.search == Search::exhaustive) {  // every mapping in full, as ZigZag does
-      Evaluation ev = evaluate(L_, h_, sp_, *tm, options_);
-      const Score score{ev.rank, ev.energy, ev.latency};
-      if (!best_ || better(ev, *best_, options_.objective)) best_ = std::move(ev);
-      return score;
-    }
-    evaluator_.analyse(*tm);
-    const auto [it, fresh] = seen_.try_emplace(evaluator_.signature());
-    if (!fresh) return it->second;
-    Evaluation ev = evaluator_.finish();
-    it->second = Score{ev.rank, ev.energy, ev.latency};
-    if (!best_ || better(ev, *best_, options_.objective)) {
-      best_ = std::move(ev);
-      best_tm_ = *tm;
-    }
-    return it->second;
-  }
-
-  std::optional<Evaluation> result() {
-    if (best_ && options_.search != Search::exhaustive) {
-      evaluator_.analyse(best_tm_);
-      best_->temporal_text = evaluator_.temporal_text();
-    }
-    return std::move(best_);
-  }
-
- private:
-  const Layer& L_;
-  const Hierarchy& h_;
-  const Spatial& sp_;
-  const Options& options_;
-  std::int64_t* evaluated_;
-  std::string* why_;
-  MemoryAllocator allocator_;
-  MappingEvaluator evaluator_;
-  std::unordered_map<std::vector<std::uint64_t>, Score, SignatureHash> seen_;  // signature -> its numbers
-  std::optional<Evaluation> best_;
-  Temporal best_tm_;
 };
 
 }  // namespace
@@ -150,11 +67,11 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
     }
     for (std::size_t d = 0; d < L.dims.size() && complete; ++d) complete = prod[d] == count[d];
     if (complete) {
-      Nest ordering;
+      Ordering ordering;
       for (const auto& [d, size] : given) {
-        if (size > 1) ordering.push_back(Loop{d, static_cast<double>(size)});
+        if (size > 1) ordering.push_back(Lpf{d, size});
       }
-      if (ordering.empty()) ordering.push_back(Loop{0, 1});
+      if (ordering.empty()) ordering.push_back(Lpf{0, 1});
       best.consider(ordering);
       return best.result();
     }
@@ -208,69 +125,24 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
     f.insert(std::upper_bound(f.begin(), f.end(), merged), merged);
     --total;
   }
-  std::vector<Lpf> pool = fixed;
+  Ordering pool = fixed;
   for (std::size_t d = 0; d < lpfs.size(); ++d) {
     for (std::int64_t s : lpfs[d]) pool.push_back(Lpf{static_cast<int>(d), s});
   }
   if (pool.empty()) {
     (void)any;
-    best.consider(Nest{Loop{0, 1}});
+    best.consider(Ordering{Lpf{0, 1}});
     return best.result();
   }
   std::sort(pool.begin(), pool.end());
-  Nest ordering;
-  auto to_ordering = [&] {
-    ordering.clear();
-    for (const Lpf& p : pool) ordering.push_back(Loop{p.dim, static_cast<double>(p.size)});
-  };
-  static const std::size_t depth = getenv("LN_DEPTH") ? std::stoul(getenv("LN_DEPTH")) : 2;
-  static const bool sideways = getenv("LN_SIDE") != nullptr;
-  static const std::size_t starts = getenv("LN_STARTS") ? std::stoul(getenv("LN_STARTS")) : 2;
-  if (options.search == Search::fast && constraints.empty() && pool.size() > depth) {
-    // Stage 1: each distinct choice of the innermost `depth` loops, the others in ascending order.
-    const auto tail = pool.begin() + static_cast<std::ptrdiff_t>(depth);
-    std::vector<std::pair<Score, std::vector<Lpf>>> seeds;
-    do {
-      to_ordering();
-      if (auto s = best.consider(ordering)) seeds.emplace_back(*s, pool);
-      std::sort(tail, pool.end(), [](const Lpf& a, const Lpf& b) { return b < a; });  // on to the next prefix
-    } while (std::next_permutation(pool.begin(), pool.end()));
-    std::stable_sort(seeds.begin(), seeds.end(),
-                     [&](const auto& a, const auto& b) { return better(a.first, b.first, options.objective); });
-    // Stage 2: from the best seeds, move one loop to another position while that improves the mapping.
-    for (std::size_t k = 0; k < seeds.size() && k < starts; ++k) {
-      std::vector<Lpf> current = seeds[k].second;
-      std::set<std::vector<Lpf>> visited{current};
-      Score score = seeds[k].first;
-      bool improved = true;
-      while (improved) {
-        improved = false;
-        for (std::size_t i = 0; i < current.size() && !improved; ++i) {
-          for (std::size_t j = 0; j < current.size() && !improved; ++j) {
-            if (i == j) continue;
-            pool = current;
-            const Lpf moved = pool[i];
-            pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(i));
-            pool.insert(pool.begin() + static_cast<std::ptrdiff_t>(j), moved);
-            if (pool == current) continue;
-            if (sideways && !visited.insert(pool).second) continue;
-            to_ordering();
-            const auto s = best.consider(ordering);
-            if (s && (better(*s, score, options.objective) || (sideways && !better(score, *s, options.objective)))) {
-              current = pool;
-              score = *s;
-              improved = true;
-            }
-          }
-        }
-      }
-    }
+  if (options.search == Search::fast && constraints.empty()) {
+    search_fast(pool, best);
     return best.result();
   }
   // The pruned search costs one ordering of each mirror pair: the one enumerated first (symmetry.hpp).
   std::vector<int> mirror;
-  if (options.search == Search::pruned && constraints.empty()) mirror = find_mirror(L, sp);
-  std::vector<Lpf> image;
+  if (options.search != Search::exhaustive && constraints.empty()) mirror = find_mirror(L, sp);
+  Ordering image;
   auto reflect = [&] {
     image = pool;
     for (Lpf& p : image) p.dim = mirror[static_cast<std::size_t>(p.dim)];
@@ -297,8 +169,7 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
       if (std::lexicographical_compare(image.begin(), image.end(), pool.begin(), pool.end())) continue;
       if (image != pool) weight = 2;
     }
-    to_ordering();
-    best.consider(ordering, weight);
+    best.consider(pool, weight);
   } while (std::next_permutation(pool.begin(), pool.end()));
   return best.result();
 }
