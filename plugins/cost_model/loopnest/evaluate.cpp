@@ -3,7 +3,6 @@
 #include <array>
 #include <bit>
 #include <cmath>
-#include <map>
 #include <cstdio>
 #include <numeric>
 
@@ -26,13 +25,7 @@ double product(const Nest& n, const LayerOperand& op, int nd, Rel want) {
 
 using OperandPattern = MappingEvaluator::OperandPattern;
 
-struct Activity {
-  int op = 0;
-  int m = 0;
-  int dir = 0;
-  double period = 0, count = 0, allowed = 0, real = 0, ss = 0, muw = 0, avg_bw = 0;
-  bool one_shot_candidate = true;
-};
+using Activity = MappingEvaluator::Activity;
 
 /// ZigZag's water-filling of one-shot transfers into the surplus bandwidth (8.4). `compat` reproduces the
 /// issue-#125 behaviour (entries already at their minimum are reduced again, possibly below zero).
@@ -131,6 +124,7 @@ MappingEvaluator::MappingEvaluator(const Layer& layer, const Hierarchy& h, const
     spatial_counts(o, spatial.frac[o], pf_[o]);
     spatial_counts(o, spatial.integer[o], pi_[o]);
   }
+  prepare_ports();
 }
 
 /// pr-loop decoupling (6.2) of a list of levels, bottom-up. ZigZag truncates the cumulative loop sizes to integers
@@ -389,7 +383,66 @@ void MappingEvaluator::make_signature() {
   }
 }
 
-Evaluation MappingEvaluator::finish() const {
+/// What stage 2 needs of the hierarchy's ports, once per evaluator: the ports in address order, which port
+/// each (operand, level, direction) uses, which (operand, level) pairs share a memory.
+void MappingEvaluator::prepare_ports() {
+  const Core& core = *h_.core;
+  const std::size_t nops = layer_.ops.size();
+  // Whether a port carries both input operands (ZigZag's port_is_shared_by_two_input_operands), counting only
+  // the operands the hierarchy keeps in that memory.
+  auto shared_by_inputs = [&](const Port& port, int memory) {
+    bool i1 = false;
+    bool i2 = false;
+    for (const PortAllocation& pa : port.allocation) {
+      if (!h_.holds(static_cast<int>(pa.slot), memory)) continue;
+      i1 |= pa.slot == OperandSlot::I1;
+      i2 |= pa.slot == OperandSlot::I2;
+    }
+    return i1 && i2;
+  };
+  std::vector<std::pair<const Port*, int>> used;
+  for (std::size_t o = 0; o < nops; ++o) {
+    const auto& levels = h_.levels[layer_.ops[o].slot];
+    for (int memory : levels) {
+      for (int d = 0; d < 4; ++d) {
+        const Port* port = core.memories[static_cast<std::size_t>(memory)].port_for(
+            static_cast<OperandSlot>(layer_.ops[o].slot), kDirection[d]);
+        if (port) used.emplace_back(port, memory);
+      }
+    }
+  }
+  std::sort(used.begin(), used.end(), [](const auto& a, const auto& b) { return std::less<const Port*>{}(a.first, b.first); });
+  used.erase(std::unique(used.begin(), used.end(), [](const auto& a, const auto& b) { return a.first == b.first; }), used.end());
+  for (const auto& [port, memory] : used) ports_.push_back(PortWork{port, memory, shared_by_inputs(*port, memory), {}});
+  port_of_.resize(nops);
+  table_.resize(nops);
+  for (std::size_t o = 0; o < nops; ++o) {
+    const auto& levels = h_.levels[layer_.ops[o].slot];
+    port_of_[o].assign(levels.size(), {-1, -1, -1, -1});
+    table_[o].resize(levels.size());
+    for (std::size_t m = 0; m < levels.size(); ++m) {
+      for (int d = 0; d < 4; ++d) {
+        const Port* port = core.memories[static_cast<std::size_t>(levels[m])].port_for(
+            static_cast<OperandSlot>(layer_.ops[o].slot), kDirection[d]);
+        for (std::size_t k = 0; k < ports_.size() && port; ++k) {
+          if (ports_[k].port == port) port_of_[o][m][static_cast<std::size_t>(d)] = static_cast<int>(k);
+        }
+      }
+    }
+  }
+  sharers_.resize(core.memories.size());
+  for (std::size_t memory = 0; memory < core.memories.size(); ++memory) {
+    for (std::size_t o = 0; o < nops; ++o) {
+      const int lv = h_.level_of(layer_.ops[o].slot, static_cast<int>(memory));
+      if (lv >= 0) sharers_[memory].emplace_back(o, static_cast<std::size_t>(lv));
+    }
+  }
+  eff_ind_.resize(nops);
+  eff_shared_.resize(nops);
+  db_.resize(nops);
+}
+
+const Evaluation& MappingEvaluator::finish() {
   // Stage 2 reads only what make_signature() records (and the layer, hierarchy and options).
   const Layer& L = layer_;
   const Hierarchy& h = h_;
@@ -399,7 +452,7 @@ Evaluation MappingEvaluator::finish() const {
   const auto& pi = pi_;
   const Core& core = *h.core;
   const std::size_t nops = L.ops.size();
-  Evaluation ev;
+  Evaluation& ev = ev_;
   const double T = tf[0].cycle.back();
   ev.ideal_temporal_cycle = T;
   const double units = static_cast<double>(core.array.pe_count());
@@ -431,12 +484,13 @@ Evaluation MappingEvaluator::finish() const {
       for (int d = 0; d < 4; ++d) {
         const auto& t = pf[o].transfers[m][static_cast<std::size_t>(d)];
         if (t.amount <= 0 || t.prec <= 0 || t.count <= 0) continue;
-        const Port* port = mem.port_for(static_cast<OperandSlot>(op.slot), kDirection[d]);
-        if (!port) {
+        const int k = port_of_[o][m][static_cast<std::size_t>(d)];
+        if (k < 0) {
           throw UserError(SourceLocation{core.file}, "memory '" + mem.name + "' of core '" + core.name +
                                                          "' has no port for (" + to_string(static_cast<OperandSlot>(op.slot)) +
                                                          ", " + to_string(kDirection[d]) + "), which this mapping needs");
         }
+        const Port* port = ports_[static_cast<std::size_t>(k)].port;
         const auto bmin = static_cast<double>(port->bandwidth_min_bits);
         const auto bmax = static_cast<double>(port->bandwidth_max_bits);
         const double accesses =
@@ -451,75 +505,55 @@ Evaluation MappingEvaluator::finish() const {
   ev.energy = ev.mac_energy + mem_energy;
   ev.level_bits.resize(nops);
   for (std::size_t o = 0; o < nops; ++o) {
+    ev.level_bits[o].clear();
     for (std::size_t m = 0; m < h.levels[L.ops[o].slot].size(); ++m) ev.level_bits[o].push_back(pf[o].data_bits[m + 1]);
   }
 
   // ------------------------------------------------------------------------- double buffering (8.1)
-  std::vector<std::vector<double>> eff_ind(nops), eff_shared(nops);
+  auto& eff_ind = eff_ind_;
+  auto& eff_shared = eff_shared_;
   for (std::size_t o = 0; o < nops; ++o) {
     const auto& levels = h.levels[L.ops[o].slot];
+    eff_ind[o].clear();
     for (std::size_t m = 0; m < levels.size(); ++m) {
       const double size = static_cast<double>(core.memories[static_cast<std::size_t>(levels[m])].size_bits);
       eff_ind[o].push_back(pf[o].effective_bits[m + 1] / size);
     }
   }
-  auto sharers = [&](int memory) {  // (operand, level) pairs stored in one memory
-    std::vector<std::pair<std::size_t, std::size_t>> out;
-    for (std::size_t o = 0; o < nops; ++o) {
-      const int lv = h.level_of(L.ops[o].slot, memory);
-      if (lv >= 0) out.emplace_back(o, static_cast<std::size_t>(lv));
-    }
-    return out;
-  };
   for (std::size_t o = 0; o < nops; ++o) {
     const auto& levels = h.levels[L.ops[o].slot];
     eff_shared[o].assign(levels.size(), 0);
     for (std::size_t m = 0; m < levels.size(); ++m) {
-      for (const auto& [o2, l2] : sharers(levels[m])) eff_shared[o][m] += eff_ind[o2][l2];
+      for (const auto& [o2, l2] : sharers_[static_cast<std::size_t>(levels[m])]) eff_shared[o][m] += eff_ind[o2][l2];
     }
   }
-  std::vector<std::vector<bool>> db(nops);
+  auto& db = db_;
   for (std::size_t o = 0; o < nops; ++o) {
     const auto& levels = h.levels[L.ops[o].slot];
-    db[o].push_back(false);
+    db[o].assign(1, false);
     for (std::size_t m = 0; m < levels.size(); ++m) {
       if (eff_shared[o][m] <= 0.5) {
         db[o].push_back(true);
       } else if (eff_ind[o][m] <= 1 - eff_shared[o][m]) {
         db[o].push_back(true);
-        for (const auto& [o2, l2] : sharers(levels[m])) eff_shared[o2][l2] += eff_ind[o][m];
+        for (const auto& [o2, l2] : sharers_[static_cast<std::size_t>(levels[m])]) eff_shared[o2][l2] += eff_ind[o][m];
       } else {
         db[o].push_back(false);
       }
     }
   }
 
-  // Whether a port carries both input operands (ZigZag's port_is_shared_by_two_input_operands), counting only
-  // the operands the hierarchy keeps in that memory.
-  auto shared_by_inputs = [&](const Port& port, int memory) {
-    bool i1 = false;
-    bool i2 = false;
-    for (const PortAllocation& pa : port.allocation) {
-      if (!h.holds(static_cast<int>(pa.slot), memory)) continue;
-      i1 |= pa.slot == OperandSlot::I1;
-      i2 |= pa.slot == OperandSlot::I2;
-    }
-    return i1 && i2;
-  };
-
   // ------------------------------------------------------------- stalls per port (8.2, 8.3), integer SM
-  std::map<const Port*, std::vector<Activity>> per_port;
-  std::map<const Port*, int> port_memory;
+  for (PortWork& pw : ports_) pw.acts.clear();
   for (std::size_t o = 0; o < nops; ++o) {
-    const LayerOperand& op = L.ops[o];
-    const auto& levels = h.levels[op.slot];
+    const auto& levels = h.levels[L.ops[o].slot];
     for (std::size_t m = 0; m < levels.size(); ++m) {
-      const MemoryLevel& mem = core.memories[static_cast<std::size_t>(levels[m])];
       for (int d = 0; d < 4; ++d) {
         const auto& t = pi[o].transfers[m][static_cast<std::size_t>(d)];
         if (t.count <= 0) continue;
-        const Port* port = mem.port_for(static_cast<OperandSlot>(op.slot), kDirection[d]);
-        if (!port) continue;
+        const int k = port_of_[o][m][static_cast<std::size_t>(d)];
+        if (k < 0) continue;
+        PortWork& pw = ports_[static_cast<std::size_t>(k)];
         const bool to_low = d == kTL || d == kFL;
         const bool buffered = to_low ? db[o][m] : db[o][m + 1];
         Activity a;
@@ -530,26 +564,30 @@ Evaluation MappingEvaluator::finish() const {
         a.count = t.count;
         a.avg_bw = t.avg_bw;
         a.allowed = buffered ? t.period : t.window;
-        a.real = std::ceil(t.amount * t.prec / static_cast<double>(port->bandwidth_max_bits));
+        a.real = std::ceil(t.amount * t.prec / static_cast<double>(pw.port->bandwidth_max_bits));
         a.ss = (a.real - a.allowed) * (t.count - 1);
         a.muw = a.allowed * (t.count - 1);
-        per_port[port].push_back(a);
-        port_memory[port] = levels[m];
+        pw.acts.push_back(a);
       }
     }
   }
   // ZigZag visits a port's activities in the port's allocation order; the on-loading water-filling depends on it.
-  for (auto& [port, acts] : per_port) {
-    auto rank = [port](const Activity& a, const LayerOperand& op) {
-      const PortAllocation want{static_cast<OperandSlot>(op.slot), kDirection[a.dir]};
+  // (A stable insertion sort: a port has a handful of activities.)
+  for (PortWork& pw : ports_) {
+    const Port* port = pw.port;
+    auto rank = [&](const Activity& a) {
+      const PortAllocation want{static_cast<OperandSlot>(L.ops[static_cast<std::size_t>(a.op)].slot), kDirection[a.dir]};
       return std::find(port->allocation.begin(), port->allocation.end(), want) - port->allocation.begin();
     };
-    std::stable_sort(acts.begin(), acts.end(), [&](const Activity& a, const Activity& b) {
-      return rank(a, L.ops[static_cast<std::size_t>(a.op)]) < rank(b, L.ops[static_cast<std::size_t>(b.op)]);
-    });
+    auto& acts = pw.acts;
+    for (std::size_t i = 1; i < acts.size(); ++i) {
+      for (std::size_t j = i; j > 0 && rank(acts[j]) < rank(acts[j - 1]); --j) std::swap(acts[j], acts[j - 1]);
+    }
   }
   double stall = 0;
-  for (const auto& [port, acts] : per_port) {
+  for (const PortWork& pw : ports_) {
+    const auto& acts = pw.acts;
+    if (acts.empty()) continue;
     double ss_port = 0;
     if (acts.size() == 1) {
       ss_port = acts[0].ss;
@@ -585,54 +623,57 @@ Evaluation MappingEvaluator::finish() const {
   ev.stall = stall;
 
   // ------------------------------------------------------------------- on- and off-loading (8.4)
-  struct Entry {
-    double cycles = 0;
-    bool shared = false;
-  };
-  std::map<std::tuple<int, int, int>, Entry> table;
-  for (const auto& [port, acts] : per_port) {
-    const bool shared = shared_by_inputs(*port, port_memory[port]);
-    std::vector<const Activity*> once;
+  auto& table = table_;
+  for (auto& per_level : table) {
+    for (auto& dirs : per_level) dirs.fill(Entry{});
+  }
+  for (const PortWork& pw : ports_) {
+    const auto& acts = pw.acts;
+    if (acts.empty()) continue;
+    once_.clear();
     double busy = 0;
     for (const Activity& a : acts) {
       const LayerOperand& op = L.ops[static_cast<std::size_t>(a.op)];
       if (op.output && (a.dir == kTL || a.dir == kFH)) continue;  // partial sums
       if (a.count > 1) {
-        table[{a.op, a.m, a.dir}] = Entry{a.real, shared};
+        table[static_cast<std::size_t>(a.op)][static_cast<std::size_t>(a.m)][static_cast<std::size_t>(a.dir)] =
+            Entry{a.real, pw.shared, true};
         busy += std::ceil(a.avg_bw);
       } else {
-        once.push_back(&a);
+        once_.push_back(&a);
       }
     }
-    if (once.empty()) continue;
-    const auto bmax = static_cast<double>(port->bandwidth_max_bits);
+    if (once_.empty()) continue;
+    const auto bmax = static_cast<double>(pw.port->bandwidth_max_bits);
     const double surplus = std::max(0.0, (bmax - busy) / bmax * (T + stall));
-    std::vector<double> need, mins;
-    for (const Activity* a : once) {
-      need.push_back(a->real);
+    need_.clear();
+    mins_.clear();
+    for (const Activity* a : once_) {
+      need_.push_back(a->real);
       // ZigZag takes the data of architecture level 1 for every memory level (bug 9 of the notes).
-      mins.push_back(std::ceil(pi[static_cast<std::size_t>(a->op)].data_bits[1] / bmax));
+      mins_.push_back(std::ceil(pi[static_cast<std::size_t>(a->op)].data_bits[1] / bmax));
     }
-    const auto reduced = reduce_balanced(need, mins, surplus, opt.negative_onloading);
-    for (std::size_t k = 0; k < once.size(); ++k) table[{once[k]->op, once[k]->m, once[k]->dir}] = Entry{reduced[k], shared};
+    const auto reduced = reduce_balanced(need_, mins_, surplus, opt.negative_onloading);
+    for (std::size_t k = 0; k < once_.size(); ++k) {
+      const Activity& a = *once_[k];
+      table[static_cast<std::size_t>(a.op)][static_cast<std::size_t>(a.m)][static_cast<std::size_t>(a.dir)] =
+          Entry{reduced[k], pw.shared, true};
+    }
   }
   auto entry = [&](std::size_t o, std::size_t m, int d) {
-    auto it = table.find({static_cast<int>(o), static_cast<int>(m), d});
-    if (it != table.end()) return it->second;
     Entry e;
-    const LayerOperand& op = L.ops[o];
-    const auto& levels = h.levels[op.slot];
-    if (m < levels.size()) {
-      if (const Port* p = core.memories[static_cast<std::size_t>(levels[m])].port_for(static_cast<OperandSlot>(op.slot), kDirection[d])) {
-        e.shared = shared_by_inputs(*p, levels[m]);
-      }
-    }
+    if (m >= table[o].size()) return e;
+    e = table[o][m][static_cast<std::size_t>(d)];
+    if (e.set) return e;
+    const int k = port_of_[o][m][static_cast<std::size_t>(d)];
+    if (k >= 0) e.shared = ports_[static_cast<std::size_t>(k)].shared;
     return e;
   };
   struct Load {
     double individual = 0, shared = 0, half = 0;
   };
-  std::vector<Load> loads;
+  Load loads[kSlots];
+  std::size_t nloads = 0;
   for (std::size_t o = 0; o < nops; ++o) {
     const LayerOperand& op = L.ops[o];
     if (op.output) continue;
@@ -647,12 +688,12 @@ Evaluation MappingEvaluator::finish() const {
       else if (opt.half_shared_assigned) ld.half = x;  // ZigZag assigns instead of adding (bug 8 of the notes)
       else ld.half += x;
     }
-    loads.push_back(ld);
+    if (nloads < kSlots) loads[nloads++] = ld;
   }
   double onload = 0;
-  if (loads.size() == 1) {
+  if (nloads == 1) {
     onload = loads[0].individual;
-  } else if (loads.size() >= 2) {
+  } else if (nloads >= 2) {
     const Load& A = loads[0];
     const Load& B = loads[1];
     onload = std::min(A.shared + std::max(B.shared + B.half + B.individual, A.half + A.individual),
@@ -713,7 +754,7 @@ std::string MappingEvaluator::temporal_text() const {
 Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const Temporal& tm, const Options& opt) {
   MappingEvaluator evaluator(L, h, sp, opt);
   evaluator.analyse(tm);
-  Evaluation ev = evaluator.finish();
+  Evaluation ev = evaluator.finish();  // a copy
   ev.temporal_text = evaluator.temporal_text();
   return ev;
 }

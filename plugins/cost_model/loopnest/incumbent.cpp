@@ -35,10 +35,10 @@ std::optional<Score> Incumbent::consider(const Ordering& ordering, int weight) {
   evaluator_.analyse(*tm);
   const auto [it, fresh] = seen_.try_emplace(evaluator_.signature());
   if (!fresh) return it->second;
-  Evaluation ev = evaluator_.finish();
+  const Evaluation& ev = evaluator_.finish();
   it->second = Score{ev.rank, ev.energy, ev.latency};
   if (!best_ || better(ev, *best_, options_.objective)) {
-    best_ = std::move(ev);
+    best_ = ev;
     best_tm_ = *tm;
   }
   return it->second;

@@ -21,8 +21,8 @@ class MappingEvaluator {
   void analyse(const Temporal& temporal);
   /// Every value stage 2 reads, as bit patterns: equal signatures give bit-identical evaluations (except the text).
   [[nodiscard]] const std::vector<std::uint64_t>& signature() const { return signature_; }
-  /// Stage 2: the numbers of the analysed mapping (no `temporal_text`).
-  [[nodiscard]] Evaluation finish() const;
+  /// Stage 2: the numbers of the analysed mapping (no `temporal_text`); valid until the next call.
+  const Evaluation& finish();
   /// "K 2 | OX 56, OY 56 | ..." of the analysed mapping's first operand, bottom-up.
   [[nodiscard]] std::string temporal_text() const;
 
@@ -54,6 +54,13 @@ class MappingEvaluator {
     };
     std::vector<std::array<Transfer, 4>> transfers;  // [m][dir], m = 0..L-1
   };
+  /// A periodic transfer through a memory port (8.2), from the integer spatial mapping.
+  struct Activity {
+    int op = 0;
+    int m = 0;
+    int dir = 0;
+    double period = 0, count = 0, allowed = 0, real = 0, ss = 0, muw = 0, avg_bw = 0;
+  };
 
  private:
   /// The relations an operand reads through (pr-loop decoupling, 6.2), per layer dim.
@@ -66,6 +73,7 @@ class MappingEvaluator {
   void pattern(std::size_t o, const std::vector<Nest>& sm, OperandPattern& p);
   void spatial_counts(std::size_t o, const std::vector<Nest>& sm, OperandPattern& p);
   void make_signature();
+  void prepare_ports();
 
   const Layer& layer_;
   const Hierarchy& h_;
@@ -76,6 +84,27 @@ class MappingEvaluator {
   std::vector<OperandPattern> pf_;      // fractional spatial mapping: energy, utilisation
   std::vector<OperandPattern> pi_;      // integer spatial mapping: latency
   std::vector<std::uint64_t> signature_;
+  // Stage 2's state, kept for its capacity; the ports in address order (the order ZigZag's port map had).
+  struct PortWork {
+    const Port* port = nullptr;
+    int memory = 0;
+    bool shared = false;  // carries both input operands
+    std::vector<Activity> acts;
+  };
+  struct Entry {  // on-/off-loading cycles of one (operand, level, direction)
+    double cycles = 0;
+    bool shared = false;
+    bool set = false;
+  };
+  std::vector<PortWork> ports_;
+  std::vector<std::vector<std::array<int, 4>>> port_of_;    // [o][m][dir]: index into ports_, -1: no port
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> sharers_;  // per memory: (operand, level)
+  std::vector<std::vector<std::array<Entry, 4>>> table_;   // [o][m][dir]
+  std::vector<std::vector<double>> eff_ind_, eff_shared_;
+  std::vector<std::vector<bool>> db_;
+  std::vector<const Activity*> once_;
+  std::vector<double> need_, mins_;
+  Evaluation ev_;
   // Scratch of `pattern` and `decouple`, kept for their capacity.
   std::vector<Nest> s1t_, s2t_, d1t_, d2t_;
   std::vector<double> ir1_, cyc_, bw_low_, bw_high_;
