@@ -124,6 +124,20 @@ MappingEvaluator::MappingEvaluator(const Layer& layer, const Hierarchy& h, const
     spatial_counts(o, spatial.frac[o], pf_[o]);
     spatial_counts(o, spatial.integer[o], pi_[o]);
   }
+  // Where the integer spatial mapping is the fractional one, the integer patterns are the fractional ones.
+  auto same = [](const std::vector<Nest>& a, const std::vector<Nest>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t l = 0; l < a.size(); ++l) {
+      if (a[l].size() != b[l].size()) return false;
+      for (std::size_t k = 0; k < a[l].size(); ++k) {
+        if (a[l][k].dim != b[l][k].dim || std::bit_cast<std::uint64_t>(a[l][k].size) != std::bit_cast<std::uint64_t>(b[l][k].size)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  };
+  for (std::size_t o = 0; o < nops; ++o) pint_.push_back(same(spatial.frac[o], spatial.integer[o]) ? &pf_[o] : &pi_[o]);
   prepare_ports();
 }
 
@@ -349,7 +363,7 @@ void MappingEvaluator::analyse(const Temporal& tm) {
     }
     temporal_facts(o, tm[o]);
     pattern(o, spatial_.frac[o], pf_[o]);
-    pattern(o, spatial_.integer[o], pi_[o]);
+    if (pint_[o] != &pf_[o]) pattern(o, spatial_.integer[o], pi_[o]);
   }
   make_signature();
 }
@@ -360,8 +374,9 @@ void MappingEvaluator::make_signature() {
   put(tf_[0].cycle.back());
   for (std::size_t o = 0; o < layer_.ops.size(); ++o) {
     const OperandPattern& f = pf_[o];
-    const OperandPattern& i = pi_[o];
-    put(i.data_bits[1]);
+    const OperandPattern& i = *pint_[o];
+    const bool aliased = &i == &f;  // then only what stage 2 reads of i and not of f is added
+    if (!aliased) put(i.data_bits[1]);
     for (std::size_t m = 0; m < f.transfers.size(); ++m) {
       put(f.data_bits[m + 1]);
       put(f.effective_bits[m + 1]);
@@ -373,8 +388,9 @@ void MappingEvaluator::make_signature() {
       }
       for (const auto& t : i.transfers[m]) {
         put(t.period);
-        put(t.count);
         put(t.avg_bw);
+        if (aliased) continue;
+        put(t.count);
         put(t.window);
         put(t.amount);
         put(t.prec);
@@ -449,7 +465,7 @@ const Evaluation& MappingEvaluator::finish() {
   const Options& opt = options_;
   const auto& tf = tf_;
   const auto& pf = pf_;
-  const auto& pi = pi_;
+  auto pi = [&](std::size_t o) -> const OperandPattern& { return *pint_[o]; };
   const Core& core = *h.core;
   const std::size_t nops = L.ops.size();
   Evaluation& ev = ev_;
@@ -549,7 +565,7 @@ const Evaluation& MappingEvaluator::finish() {
     const auto& levels = h.levels[L.ops[o].slot];
     for (std::size_t m = 0; m < levels.size(); ++m) {
       for (int d = 0; d < 4; ++d) {
-        const auto& t = pi[o].transfers[m][static_cast<std::size_t>(d)];
+        const auto& t = pi(o).transfers[m][static_cast<std::size_t>(d)];
         if (t.count <= 0) continue;
         const int k = port_of_[o][m][static_cast<std::size_t>(d)];
         if (k < 0) continue;
@@ -651,7 +667,7 @@ const Evaluation& MappingEvaluator::finish() {
     for (const Activity* a : once_) {
       need_.push_back(a->real);
       // ZigZag takes the data of architecture level 1 for every memory level (bug 9 of the notes).
-      mins_.push_back(std::ceil(pi[static_cast<std::size_t>(a->op)].data_bits[1] / bmax));
+      mins_.push_back(std::ceil(pi(static_cast<std::size_t>(a->op)).data_bits[1] / bmax));
     }
     const auto reduced = reduce_balanced(need_, mins_, surplus, opt.negative_onloading);
     for (std::size_t k = 0; k < once_.size(); ++k) {

@@ -83,6 +83,7 @@ class MappingEvaluator {
   std::vector<TemporalFacts> tf_;       // per operand
   std::vector<OperandPattern> pf_;      // fractional spatial mapping: energy, utilisation
   std::vector<OperandPattern> pi_;      // integer spatial mapping: latency
+  std::vector<const OperandPattern*> pint_;  // per operand: pi_, or pf_ where the two spatial mappings agree
   std::vector<std::uint64_t> signature_;
   // Stage 2's state, kept for its capacity; the ports in address order (the order ZigZag's port map had).
   struct PortWork {
