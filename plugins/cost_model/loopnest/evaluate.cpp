@@ -1,4 +1,6 @@
-// The analytical cost model of one mapping (sections 6-8 of the ZigZag notes).
+// The analytical cost model of one mapping (sections 6-8 of the ZigZag notes), in the two stages of
+// mapping_evaluator.hpp. The arithmetic is ZigZag's, operation for operation: results are bit-identical to
+// evaluating each mapping from scratch.
 #include <algorithm>
 #include <array>
 #include <bit>

@@ -180,8 +180,9 @@ Evaluation evaluate(const Layer& layer, const Hierarchy& h, const Spatial& spati
 /// for the output), per memory operand slot.
 OperandTraffic layer_operand_bits(const Layer& layer);
 
-/// LOMA (section 5): the best temporal mapping for a spatial mapping; nullopt when none fits.
-/// `why` (optional) receives the first reason an ordering did not fit.
+/// LOMA (section 5): the best temporal mapping for a spatial mapping, searched as `options.search` says; nullopt
+/// when none fits. `evaluated` counts the orderings that fit; `why` (optional) receives the first reason an
+/// ordering did not fit.
 std::optional<Evaluation> search_temporal(const Layer& layer, const Hierarchy& h, const Spatial& spatial,
                                           const MappingEntry* entry, const Options& options, std::int64_t* evaluated,
                                           std::string* why = nullptr);

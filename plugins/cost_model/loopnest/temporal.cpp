@@ -1,4 +1,5 @@
-// LOMA temporal mapping search (section 5): loop prime factors, their orderings, memory allocation.
+// LOMA temporal mapping search (section 5): loop prime factors and their orderings, in the mode `search` asks
+// for (docs/cost-models.md, "Search modes"); allocator.cpp allocates an ordering, incumbent.cpp keeps the best.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
