@@ -93,7 +93,7 @@ TEST_F(ExperimentTest, PluginParametersAreValidated) {
                      "loopnest, roofline, table");
   EXPECT_EQ(fail(experiment_text("\n[cost_model.loopnest]\nx = 1\n")),
             path() + ":12:1: error: unknown key 'cost_model.loopnest.x'; valid keys here: compat, lpf_limit, "
-                     "mixed_spatial, objective, spatial_mappings");
+                     "mixed_spatial, objective, search, spatial_mappings");
 }
 
 TEST_F(ExperimentTest, MissingFilesAndSections) {

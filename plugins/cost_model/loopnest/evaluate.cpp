@@ -1,12 +1,14 @@
-// The analytical cost model of one mapping (sections 6-8 of the ZigZag notes).
+// The analytical cost model of one mapping (sections 6-8 of the ZigZag notes), in the two stages of
+// mapping_evaluator.hpp. The arithmetic is ZigZag's, operation for operation: results are bit-identical to
+// evaluating each mapping from scratch.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
-#include <map>
 #include <cstdio>
 #include <numeric>
 
-#include "model.hpp"
+#include "mapping_evaluator.hpp"
 
 namespace monet::loopnest {
 
@@ -14,51 +16,6 @@ namespace {
 
 enum Dir : int { kTL = 0, kFH = 1, kFL = 2, kTH = 3 };  // rd_out_to_low, wr_in_by_high, wr_in_by_low, rd_out_to_high
 constexpr Direction kDirection[4] = {Direction::tl, Direction::fh, Direction::fl, Direction::th};
-
-double pr_size(double A, std::int64_t sa, double B, std::int64_t sb) {
-  const std::int64_t g = std::gcd(sa, sb);
-  return A * B - std::max(0.0, B - static_cast<double>(sa / g)) * (A - static_cast<double>(sb / g));
-}
-
-/// pr-loop decoupling (6.2) of a list of levels, bottom-up. ZigZag truncates the cumulative loop sizes to integers
-/// before computing the input extent (`int()` in LayerNode.calc_tensor_dim), which matters for fractional spatial
-/// factors (OX 3.5 -> extent 3); `truncate` reproduces that, otherwise the extent is kept fractional.
-std::vector<Nest> decouple(const Layer& L, const LayerOperand& op, const std::vector<Nest>& levels, bool truncate) {
-  if (!op.pr()) return levels;
-  const int nd = L.ndims();
-  const std::size_t nr = L.relations.size();
-  std::vector<double> ca(nr, 1), cb(nr, 1), rprev(nr, 1), irprev(nr, 1);
-  std::vector<int> rel_of(static_cast<std::size_t>(nd), -1);
-  std::vector<bool> is_a(static_cast<std::size_t>(nd), false);
-  for (int k : op.relations) {
-    const Relation& r = L.relations[static_cast<std::size_t>(k)];
-    rel_of[static_cast<std::size_t>(r.a)] = k;
-    is_a[static_cast<std::size_t>(r.a)] = true;
-    rel_of[static_cast<std::size_t>(r.b)] = k;
-  }
-  std::vector<Nest> out(levels.size());
-  for (std::size_t l = 0; l < levels.size(); ++l) {
-    for (const Loop& loop : levels[l]) {
-      const int k = loop.dim < nd ? rel_of[static_cast<std::size_t>(loop.dim)] : -1;
-      if (k < 0) {
-        out[l].push_back(loop);
-        continue;
-      }
-      const auto ku = static_cast<std::size_t>(k);
-      const Relation& r = L.relations[ku];
-      (is_a[static_cast<std::size_t>(loop.dim)] ? ca[ku] : cb[ku]) *= loop.size;
-      const double A = truncate ? std::trunc(ca[ku]) : ca[ku];
-      const double B = truncate ? std::trunc(cb[ku]) : cb[ku];
-      const double R = std::min(r.limit, pr_size(A, r.ca, B, r.cb));
-      const double IR = ca[ku] * cb[ku] / R;
-      out[l].push_back(Loop{nd + 2 * k, R / rprev[ku]});
-      out[l].push_back(Loop{nd + 2 * k + 1, IR / irprev[ku]});
-      rprev[ku] = R;
-      irprev[ku] = IR;
-    }
-  }
-  return out;
-}
 
 double product(const Nest& n, const LayerOperand& op, int nd, Rel want) {
   double p = 1;
@@ -68,202 +25,9 @@ double product(const Nest& n, const LayerOperand& op, int nd, Rel want) {
   return p;
 }
 
-/// Everything the transfer pattern of one operand needs, for one spatial mapping (fractional or integer).
-struct OperandPattern {
-  int L = 0;
-  std::vector<double> unit_count;      // [a], a = 0..L
-  std::vector<double> boost;           // [a], a = 0..L (boost[L] = 1)
-  std::vector<double> data_unrolled;   // [a]
-  std::vector<double> prec;            // [a]
-  std::vector<double> data_bits;       // data_bit_unrolled [a]
-  std::vector<double> effective_bits;  // [a]
-  std::vector<bool> psum;              // [a]
-  std::vector<double> caal;            // [a], a = 0..L+2
-  struct Transfer {
-    double period = 0;
-    double count = 0;
-    double amount = 0;  // elements
-    double prec = 0;    // bits per element
-    double avg_bw = 0;
-    double window = 0;
-  };
-  std::vector<std::array<Transfer, 4>> transfers;  // [m][dir], m = 0..L-1
-};
+using OperandPattern = MappingEvaluator::OperandPattern;
 
-/// Per operand, the merged-down temporal mapping and what derives from it (6.1).
-struct TemporalFacts {
-  std::vector<Nest> tms;
-  double mac_st = 1;
-  std::vector<double> cycle;   // [m]
-  std::vector<double> top_r;   // [a], a = 0..L
-  std::vector<double> top_ir;  // [a]
-};
-
-TemporalFacts temporal_facts(const Layer& L, const LayerOperand& op, const std::vector<Nest>& tm) {
-  TemporalFacts f;
-  f.tms = tm;
-  const int nd = L.ndims();
-  auto rel = [&](const Loop& l) { return l.dim < nd ? op.rel[static_cast<std::size_t>(l.dim)] : Rel::none; };
-  bool changed = true;
-  while (changed) {  // stationarity merge-down
-    changed = false;
-    for (std::size_t m = 1; m < f.tms.size(); ++m) {
-      while (!f.tms[m].empty() && rel(f.tms[m].front()) == Rel::irrelevant) {
-        f.tms[m - 1].push_back(f.tms[m].front());
-        f.tms[m].erase(f.tms[m].begin());
-        changed = true;
-      }
-    }
-  }
-  for (const Loop& l : f.tms.empty() ? Nest{} : f.tms[0]) {
-    if (rel(l) != Rel::irrelevant) break;
-    f.mac_st *= l.size;
-  }
-  double c = 1;
-  f.top_r.push_back(1);
-  f.top_ir.push_back(1);
-  for (const Nest& level : f.tms) {
-    for (const Loop& l : level) c *= l.size;
-    f.cycle.push_back(c);
-    double tr = 1;
-    for (auto it = level.rbegin(); it != level.rend() && rel(*it) == Rel::relevant; ++it) tr *= it->size;
-    double ti = 1;
-    for (auto it = level.rbegin(); it != level.rend() && rel(*it) == Rel::irrelevant; ++it) ti *= it->size;
-    f.top_r.push_back(tr);
-    f.top_ir.push_back(ti);
-  }
-  return f;
-}
-
-OperandPattern pattern(const Layer& L, const LayerOperand& op, const std::vector<Nest>& sm, const TemporalFacts& tf,
-                       bool truncate) {
-  OperandPattern p;
-  const int nd = L.ndims();
-  p.L = static_cast<int>(tf.tms.size());
-  const auto Lu = static_cast<std::size_t>(p.L);
-  // Unit counts from the decoupled spatial mapping (4.6).
-  const std::vector<Nest> dsm = decouple(L, op, sm, truncate);
-  std::vector<double> ur(Lu + 1), ut(Lu + 1);
-  for (std::size_t a = 0; a <= Lu; ++a) {
-    double r = 1;
-    double all = 1;
-    for (const Loop& l : dsm[a]) {
-      all *= l.size;
-      if (op.decoupled(l.dim, nd) == Rel::relevant) r *= l.size;
-    }
-    ur[a] = r;
-    ut[a] = all;
-  }
-  p.unit_count.assign(Lu + 1, 1);
-  std::vector<double> unique(Lu + 2, 1);
-  for (std::size_t a = Lu + 1; a-- > 0;) {
-    double prod_t = 1;
-    for (std::size_t k = a; k <= Lu; ++k) prod_t *= ut[k];
-    p.unit_count[a] = py_round(py_round(prod_t * 1000.0) / 1000.0);
-    unique[a] = unique[a + 1] * ur[a];
-  }
-  p.boost.assign(Lu + 1, 1);
-  for (std::size_t a = 0; a < Lu; ++a) p.boost[a] = py_round(unique[a] / unique[a + 1]);
-
-  // Combined nests (6.3).
-  std::vector<Nest> s1t(Lu + 1), s2t(Lu + 2);
-  for (std::size_t a = 0; a <= Lu; ++a) {
-    if (a >= 1) s1t[a] = tf.tms[a - 1];
-    s1t[a].insert(s1t[a].end(), sm[a].begin(), sm[a].end());
-    if (a < Lu) s2t[a + 1] = tf.tms[a];
-    s2t[a + 1].insert(s2t[a + 1].end(), sm[a].begin(), sm[a].end());
-  }
-  s1t = decouple(L, op, s1t, truncate);
-  s2t = decouple(L, op, s2t, truncate);
-  std::vector<double> ir1(Lu + 1);
-  std::vector<bool> irflag(Lu + 1);
-  for (std::size_t a = 0; a <= Lu; ++a) {
-    ir1[a] = product(s1t[a], op, nd, Rel::irrelevant);
-    bool flag = false;
-    for (const Loop& l : s1t[a]) flag |= op.decoupled(l.dim, nd) == Rel::irrelevant && l.size > 1;
-    irflag[a] = flag;
-  }
-  p.data_unrolled.assign(Lu + 1, 1);
-  double cum = 1;
-  for (std::size_t a = 0; a <= Lu; ++a) {
-    cum *= product(s2t[a], op, nd, Rel::relevant);
-    p.data_unrolled[a] = py_round(cum);
-  }
-  p.psum.assign(Lu + 1, false);
-  for (std::size_t m = 0; m < Lu; ++m) {
-    for (std::size_t a = m + 1; a <= Lu; ++a) p.psum[m] = p.psum[m] || irflag[a];
-  }
-  p.caal.assign(Lu + 3, 1);
-  for (std::size_t a = Lu + 1; a-- > 0;) p.caal[a] = p.caal[a + 1] * ir1[a];
-  p.caal[Lu + 1] = p.caal[Lu + 2] = 1;
-  p.prec.resize(Lu + 1);
-  p.data_bits.resize(Lu + 1);
-  p.effective_bits.resize(Lu + 1);
-  for (std::size_t a = 0; a <= Lu; ++a) {
-    p.prec[a] = op.output ? (p.psum[a] ? op.precision : op.precision_final) : op.precision;
-    p.data_bits[a] = p.data_unrolled[a] * p.prec[a];
-    p.effective_bits[a] = std::floor(p.data_bits[a] / tf.top_r[a]);
-  }
-
-  // Periodic transfers per level and direction (7.1, 7.2).
-  std::vector<double> cyc{op.output ? 1.0 : tf.mac_st};
-  cyc.insert(cyc.end(), tf.cycle.begin(), tf.cycle.end());
-  const double T = tf.cycle.back();
-  std::vector<double> bw_low(Lu + 1), bw_high(Lu + 1);
-  for (std::size_t a = 0; a <= Lu; ++a) {
-    bw_low[a] = p.data_unrolled[a] * p.prec[a] / cyc[a];
-    bw_high[a] = bw_low[a] * p.boost[a];
-  }
-  p.transfers.resize(Lu);
-  for (std::size_t m = 0; m < Lu; ++m) {
-    auto& t = p.transfers[m];
-    const bool top = m + 1 == Lu;
-    auto low = [&](OperandPattern::Transfer& x, double amount, double prec) {
-      x.period = cyc[m];
-      x.count = std::floor(T / cyc[m]);
-      x.amount = amount;
-      x.prec = prec;
-      x.avg_bw = std::trunc(bw_high[m]);
-      x.window = std::trunc(x.period / tf.top_ir[m]);
-    };
-    auto high = [&](OperandPattern::Transfer& x, double amount, double prec) {
-      x.period = cyc[m + 1];
-      x.count = std::floor(T / cyc[m + 1]);
-      x.amount = amount;
-      x.prec = prec;
-      x.avg_bw = std::trunc(bw_low[m + 1]);
-      x.window = std::trunc(x.period / tf.top_ir[m + 1]);
-    };
-    if (!op.output) {
-      low(t[kTL], p.data_unrolled[m] * p.boost[m], op.precision);
-      if (!top) high(t[kFH], p.data_unrolled[m + 1], op.precision);
-    } else {
-      const bool read_back = p.caal[m + 1] != 1;
-      const bool write_back = p.caal[m + 2] != 1;
-      low(t[kFL], std::trunc(p.data_unrolled[m] * p.boost[m]), read_back ? op.precision : op.precision_final);
-      if (p.psum[m]) {
-        t[kTL] = t[kFL];
-        t[kTL].prec = read_back ? op.precision : 0;
-      }
-      if (!top) {
-        high(t[kTH], p.data_unrolled[m + 1], write_back ? op.precision : op.precision_final);
-        if (p.psum[m + 1]) {
-          t[kFH] = t[kTH];
-          t[kFH].prec = write_back ? op.precision : 0;
-        }
-      }
-    }
-  }
-  return p;
-}
-
-struct Activity {
-  int op = 0;
-  int m = 0;
-  int dir = 0;
-  double period = 0, count = 0, allowed = 0, real = 0, ss = 0, muw = 0, avg_bw = 0;
-  bool one_shot_candidate = true;
-};
+using Activity = MappingEvaluator::Activity;
 
 /// ZigZag's water-filling of one-shot transfers into the surplus bandwidth (8.4). `compat` reproduces the
 /// issue-#125 behaviour (entries already at their minimum are reduced again, possibly below zero).
@@ -333,24 +97,380 @@ double union_cycles(const std::vector<const Activity*>& acts) {
 
 }  // namespace
 
-bool better(const Evaluation& a, const Evaluation& b, const std::string& objective) {
+bool better(const Score& a, const Score& b, const std::string& objective) {
   if (objective == "energy") return a.energy < b.energy || (a.energy == b.energy && a.latency < b.latency);
   if (objective == "edp") return a.energy * a.latency < b.energy * b.latency;
   return a.rank < b.rank || (a.rank == b.rank && a.energy < b.energy);
 }
 
-Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const Temporal& tm, const Options& opt) {
+MappingEvaluator::MappingEvaluator(const Layer& layer, const Hierarchy& h, const Spatial& spatial, const Options& options)
+    : layer_(layer), h_(h), spatial_(spatial), options_(options) {
+  const std::size_t nops = layer.ops.size();
+  const auto nd = static_cast<std::size_t>(layer.ndims());
+  decoupling_.resize(nops);
+  for (std::size_t o = 0; o < nops; ++o) {
+    Decoupling& d = decoupling_[o];
+    d.relation_of.assign(nd, -1);
+    d.is_a.assign(nd, false);
+    for (int k : layer.ops[o].relations) {
+      const Relation& r = layer.relations[static_cast<std::size_t>(k)];
+      d.relation_of[static_cast<std::size_t>(r.a)] = k;
+      d.is_a[static_cast<std::size_t>(r.a)] = true;
+      d.relation_of[static_cast<std::size_t>(r.b)] = k;
+    }
+  }
+  tf_.resize(nops);
+  pf_.resize(nops);
+  pi_.resize(nops);
+  for (std::size_t o = 0; o < nops; ++o) {
+    spatial_counts(o, spatial.frac[o], pf_[o]);
+    spatial_counts(o, spatial.integer[o], pi_[o]);
+  }
+  // Where the integer spatial mapping is the fractional one, the integer patterns are the fractional ones.
+  auto same = [](const std::vector<Nest>& a, const std::vector<Nest>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t l = 0; l < a.size(); ++l) {
+      if (a[l].size() != b[l].size()) return false;
+      for (std::size_t k = 0; k < a[l].size(); ++k) {
+        if (a[l][k].dim != b[l][k].dim || std::bit_cast<std::uint64_t>(a[l][k].size) != std::bit_cast<std::uint64_t>(b[l][k].size)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  };
+  for (std::size_t o = 0; o < nops; ++o) pint_.push_back(same(spatial.frac[o], spatial.integer[o]) ? &pf_[o] : &pi_[o]);
+  prepare_ports();
+}
+
+/// pr-loop decoupling (6.2) of a list of levels, bottom-up. ZigZag truncates the cumulative loop sizes to integers
+/// before computing the input extent (`int()` in LayerNode.calc_tensor_dim), which matters for fractional spatial
+/// factors (OX 3.5 -> extent 3); `truncated_extents` reproduces that, otherwise the extent is kept fractional.
+/// Only for an operand that reads through a relation.
+void MappingEvaluator::decouple(std::size_t o, const std::vector<Nest>& levels, std::vector<Nest>& out) {
+  const int nd = layer_.ndims();
+  const bool truncate = options_.truncated_extents;
+  const Decoupling& dc = decoupling_[o];
+  const std::size_t nr = layer_.relations.size();
+  ca_.assign(nr, 1);
+  cb_.assign(nr, 1);
+  rprev_.assign(nr, 1);
+  irprev_.assign(nr, 1);
+  out.resize(levels.size());
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    out[l].clear();
+    for (const Loop& loop : levels[l]) {
+      const int k = loop.dim < nd ? dc.relation_of[static_cast<std::size_t>(loop.dim)] : -1;
+      if (k < 0) {
+        out[l].push_back(loop);
+        continue;
+      }
+      const auto ku = static_cast<std::size_t>(k);
+      const Relation& r = layer_.relations[ku];
+      (dc.is_a[static_cast<std::size_t>(loop.dim)] ? ca_[ku] : cb_[ku]) *= loop.size;
+      const double A = truncate ? std::trunc(ca_[ku]) : ca_[ku];
+      const double B = truncate ? std::trunc(cb_[ku]) : cb_[ku];
+      const double R = std::min(r.limit, pr_size(A, r.ca, B, r.cb));
+      const double IR = ca_[ku] * cb_[ku] / R;
+      out[l].push_back(Loop{nd + 2 * k, R / rprev_[ku]});
+      out[l].push_back(Loop{nd + 2 * k + 1, IR / irprev_[ku]});
+      rprev_[ku] = R;
+      irprev_[ku] = IR;
+    }
+  }
+}
+
+void MappingEvaluator::temporal_facts(std::size_t o, const std::vector<Nest>& tm) {
+  const LayerOperand& op = layer_.ops[o];
+  TemporalFacts& f = tf_[o];
+  f.tms = tm;
+  const int nd = layer_.ndims();
+  auto rel = [&](const Loop& l) { return l.dim < nd ? op.rel[static_cast<std::size_t>(l.dim)] : Rel::none; };
+  bool changed = true;
+  while (changed) {  // stationarity merge-down
+    changed = false;
+    for (std::size_t m = 1; m < f.tms.size(); ++m) {
+      while (!f.tms[m].empty() && rel(f.tms[m].front()) == Rel::irrelevant) {
+        f.tms[m - 1].push_back(f.tms[m].front());
+        f.tms[m].erase(f.tms[m].begin());
+        changed = true;
+      }
+    }
+  }
+  f.mac_st = 1;
+  if (!f.tms.empty()) {
+    for (const Loop& l : f.tms[0]) {
+      if (rel(l) != Rel::irrelevant) break;
+      f.mac_st *= l.size;
+    }
+  }
+  double c = 1;
+  f.cycle.clear();
+  f.top_r.assign(1, 1);
+  f.top_ir.assign(1, 1);
+  for (const Nest& level : f.tms) {
+    for (const Loop& l : level) c *= l.size;
+    f.cycle.push_back(c);
+    double tr = 1;
+    for (auto it = level.rbegin(); it != level.rend() && rel(*it) == Rel::relevant; ++it) tr *= it->size;
+    double ti = 1;
+    for (auto it = level.rbegin(); it != level.rend() && rel(*it) == Rel::irrelevant; ++it) ti *= it->size;
+    f.top_r.push_back(tr);
+    f.top_ir.push_back(ti);
+  }
+}
+
+/// Unit counts from the decoupled spatial mapping (4.6): they depend on the spatial mapping alone.
+void MappingEvaluator::spatial_counts(std::size_t o, const std::vector<Nest>& sm, OperandPattern& p) {
+  const LayerOperand& op = layer_.ops[o];
+  const int nd = layer_.ndims();
+  const std::size_t Lu = sm.size() - 1;
+  std::vector<Nest> decoupled;
+  if (op.pr()) decouple(o, sm, decoupled);
+  const std::vector<Nest>& dsm = op.pr() ? decoupled : sm;
+  std::vector<double> ur(Lu + 1), ut(Lu + 1);
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    double r = 1;
+    double all = 1;
+    for (const Loop& l : dsm[a]) {
+      all *= l.size;
+      if (op.decoupled(l.dim, nd) == Rel::relevant) r *= l.size;
+    }
+    ur[a] = r;
+    ut[a] = all;
+  }
+  p.unit_count.assign(Lu + 1, 1);
+  std::vector<double> unique(Lu + 2, 1);
+  for (std::size_t a = Lu + 1; a-- > 0;) {
+    double prod_t = 1;
+    for (std::size_t k = a; k <= Lu; ++k) prod_t *= ut[k];
+    p.unit_count[a] = py_round(py_round(prod_t * 1000.0) / 1000.0);
+    unique[a] = unique[a + 1] * ur[a];
+  }
+  p.boost.assign(Lu + 1, 1);
+  for (std::size_t a = 0; a < Lu; ++a) p.boost[a] = py_round(unique[a] / unique[a + 1]);
+}
+
+void MappingEvaluator::pattern(std::size_t o, const std::vector<Nest>& sm, OperandPattern& p) {
+  const LayerOperand& op = layer_.ops[o];
+  const TemporalFacts& tf = tf_[o];
+  const int nd = layer_.ndims();
+  const std::size_t Lu = tf.tms.size();
+
+  // Combined nests (6.3).
+  s1t_.resize(Lu + 1);
+  s2t_.resize(Lu + 2);
+  for (Nest& n : s1t_) n.clear();
+  for (Nest& n : s2t_) n.clear();
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    if (a >= 1) s1t_[a] = tf.tms[a - 1];
+    s1t_[a].insert(s1t_[a].end(), sm[a].begin(), sm[a].end());
+    if (a < Lu) s2t_[a + 1] = tf.tms[a];
+    s2t_[a + 1].insert(s2t_[a + 1].end(), sm[a].begin(), sm[a].end());
+  }
+  if (op.pr()) {
+    decouple(o, s1t_, d1t_);
+    decouple(o, s2t_, d2t_);
+  }
+  const std::vector<Nest>& s1t = op.pr() ? d1t_ : s1t_;
+  const std::vector<Nest>& s2t = op.pr() ? d2t_ : s2t_;
+  ir1_.resize(Lu + 1);
+  irflag_.resize(Lu + 1);
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    ir1_[a] = product(s1t[a], op, nd, Rel::irrelevant);
+    bool flag = false;
+    for (const Loop& l : s1t[a]) flag |= op.decoupled(l.dim, nd) == Rel::irrelevant && l.size > 1;
+    irflag_[a] = flag;
+  }
+  p.data_unrolled.assign(Lu + 1, 1);
+  double cum = 1;
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    cum *= product(s2t[a], op, nd, Rel::relevant);
+    p.data_unrolled[a] = py_round(cum);
+  }
+  p.psum.assign(Lu + 1, false);
+  for (std::size_t m = 0; m < Lu; ++m) {
+    for (std::size_t a = m + 1; a <= Lu; ++a) p.psum[m] = p.psum[m] || irflag_[a];
+  }
+  p.caal.assign(Lu + 3, 1);
+  for (std::size_t a = Lu + 1; a-- > 0;) p.caal[a] = p.caal[a + 1] * ir1_[a];
+  p.caal[Lu + 1] = p.caal[Lu + 2] = 1;
+  p.prec.resize(Lu + 1);
+  p.data_bits.resize(Lu + 1);
+  p.effective_bits.resize(Lu + 1);
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    p.prec[a] = op.output ? (p.psum[a] ? op.precision : op.precision_final) : op.precision;
+    p.data_bits[a] = p.data_unrolled[a] * p.prec[a];
+    p.effective_bits[a] = std::floor(p.data_bits[a] / tf.top_r[a]);
+  }
+
+  // Periodic transfers per level and direction (7.1, 7.2).
+  cyc_.assign(1, op.output ? 1.0 : tf.mac_st);
+  cyc_.insert(cyc_.end(), tf.cycle.begin(), tf.cycle.end());
+  const double T = tf.cycle.back();
+  bw_low_.resize(Lu + 1);
+  bw_high_.resize(Lu + 1);
+  for (std::size_t a = 0; a <= Lu; ++a) {
+    bw_low_[a] = p.data_unrolled[a] * p.prec[a] / cyc_[a];
+    bw_high_[a] = bw_low_[a] * p.boost[a];
+  }
+  p.transfers.assign(Lu, {});
+  for (std::size_t m = 0; m < Lu; ++m) {
+    auto& t = p.transfers[m];
+    const bool top = m + 1 == Lu;
+    auto low = [&](OperandPattern::Transfer& x, double amount, double prec) {
+      x.period = cyc_[m];
+      x.count = std::floor(T / cyc_[m]);
+      x.amount = amount;
+      x.prec = prec;
+      x.avg_bw = std::trunc(bw_high_[m]);
+      x.window = std::trunc(x.period / tf.top_ir[m]);
+    };
+    auto high = [&](OperandPattern::Transfer& x, double amount, double prec) {
+      x.period = cyc_[m + 1];
+      x.count = std::floor(T / cyc_[m + 1]);
+      x.amount = amount;
+      x.prec = prec;
+      x.avg_bw = std::trunc(bw_low_[m + 1]);
+      x.window = std::trunc(x.period / tf.top_ir[m + 1]);
+    };
+    if (!op.output) {
+      low(t[kTL], p.data_unrolled[m] * p.boost[m], op.precision);
+      if (!top) high(t[kFH], p.data_unrolled[m + 1], op.precision);
+    } else {
+      const bool read_back = p.caal[m + 1] != 1;
+      const bool write_back = p.caal[m + 2] != 1;
+      low(t[kFL], std::trunc(p.data_unrolled[m] * p.boost[m]), read_back ? op.precision : op.precision_final);
+      if (p.psum[m]) {
+        t[kTL] = t[kFL];
+        t[kTL].prec = read_back ? op.precision : 0;
+      }
+      if (!top) {
+        high(t[kTH], p.data_unrolled[m + 1], write_back ? op.precision : op.precision_final);
+        if (p.psum[m + 1]) {
+          t[kFH] = t[kTH];
+          t[kFH].prec = write_back ? op.precision : 0;
+        }
+      }
+    }
+  }
+}
+
+void MappingEvaluator::analyse(const Temporal& tm) {
+  for (std::size_t o = 0; o < layer_.ops.size(); ++o) {
+    if (tm[o].size() + 1 != spatial_.frac[o].size()) {
+      throw InternalError("loopnest: a temporal mapping of operand " + std::string(1, layer_.ops[o].name) + " has " +
+                          std::to_string(tm[o].size()) + " levels, its hierarchy " +
+                          std::to_string(spatial_.frac[o].size() - 1));
+    }
+    temporal_facts(o, tm[o]);
+    pattern(o, spatial_.frac[o], pf_[o]);
+    if (pint_[o] != &pf_[o]) pattern(o, spatial_.integer[o], pi_[o]);
+  }
+  make_signature();
+}
+
+void MappingEvaluator::make_signature() {
+  signature_.clear();
+  auto put = [&](double x) { signature_.push_back(std::bit_cast<std::uint64_t>(x)); };
+  put(tf_[0].cycle.back());
+  for (std::size_t o = 0; o < layer_.ops.size(); ++o) {
+    const OperandPattern& f = pf_[o];
+    const OperandPattern& i = *pint_[o];
+    const bool aliased = &i == &f;  // then only what stage 2 reads of i and not of f is added
+    if (!aliased) put(i.data_bits[1]);
+    for (std::size_t m = 0; m < f.transfers.size(); ++m) {
+      put(f.data_bits[m + 1]);
+      put(f.effective_bits[m + 1]);
+      for (const auto& t : f.transfers[m]) {
+        put(t.count);
+        put(t.window);
+        put(t.amount);
+        put(t.prec);
+      }
+      for (const auto& t : i.transfers[m]) {
+        put(t.period);
+        put(t.avg_bw);
+        if (aliased) continue;
+        put(t.count);
+        put(t.window);
+        put(t.amount);
+        put(t.prec);
+      }
+    }
+  }
+}
+
+/// What stage 2 needs of the hierarchy's ports, once per evaluator: the ports in address order, which port
+/// each (operand, level, direction) uses, which (operand, level) pairs share a memory.
+void MappingEvaluator::prepare_ports() {
+  const Core& core = *h_.core;
+  const std::size_t nops = layer_.ops.size();
+  // Whether a port carries both input operands (ZigZag's port_is_shared_by_two_input_operands), counting only
+  // the operands the hierarchy keeps in that memory.
+  auto shared_by_inputs = [&](const Port& port, int memory) {
+    bool i1 = false;
+    bool i2 = false;
+    for (const PortAllocation& pa : port.allocation) {
+      if (!h_.holds(static_cast<int>(pa.slot), memory)) continue;
+      i1 |= pa.slot == OperandSlot::I1;
+      i2 |= pa.slot == OperandSlot::I2;
+    }
+    return i1 && i2;
+  };
+  std::vector<std::pair<const Port*, int>> used;
+  for (std::size_t o = 0; o < nops; ++o) {
+    const auto& levels = h_.levels[layer_.ops[o].slot];
+    for (int memory : levels) {
+      for (int d = 0; d < 4; ++d) {
+        const Port* port = core.memories[static_cast<std::size_t>(memory)].port_for(
+            static_cast<OperandSlot>(layer_.ops[o].slot), kDirection[d]);
+        if (port) used.emplace_back(port, memory);
+      }
+    }
+  }
+  std::sort(used.begin(), used.end(), [](const auto& a, const auto& b) { return std::less<const Port*>{}(a.first, b.first); });
+  used.erase(std::unique(used.begin(), used.end(), [](const auto& a, const auto& b) { return a.first == b.first; }), used.end());
+  for (const auto& [port, memory] : used) ports_.push_back(PortWork{port, memory, shared_by_inputs(*port, memory), {}});
+  port_of_.resize(nops);
+  table_.resize(nops);
+  for (std::size_t o = 0; o < nops; ++o) {
+    const auto& levels = h_.levels[layer_.ops[o].slot];
+    port_of_[o].assign(levels.size(), {-1, -1, -1, -1});
+    table_[o].resize(levels.size());
+    for (std::size_t m = 0; m < levels.size(); ++m) {
+      for (int d = 0; d < 4; ++d) {
+        const Port* port = core.memories[static_cast<std::size_t>(levels[m])].port_for(
+            static_cast<OperandSlot>(layer_.ops[o].slot), kDirection[d]);
+        for (std::size_t k = 0; k < ports_.size() && port; ++k) {
+          if (ports_[k].port == port) port_of_[o][m][static_cast<std::size_t>(d)] = static_cast<int>(k);
+        }
+      }
+    }
+  }
+  sharers_.resize(core.memories.size());
+  for (std::size_t memory = 0; memory < core.memories.size(); ++memory) {
+    for (std::size_t o = 0; o < nops; ++o) {
+      const int lv = h_.level_of(layer_.ops[o].slot, static_cast<int>(memory));
+      if (lv >= 0) sharers_[memory].emplace_back(o, static_cast<std::size_t>(lv));
+    }
+  }
+  eff_ind_.resize(nops);
+  eff_shared_.resize(nops);
+  db_.resize(nops);
+}
+
+const Evaluation& MappingEvaluator::finish() {
+  // Stage 2 reads only what make_signature() records (and the layer, hierarchy and options).
+  const Layer& L = layer_;
+  const Hierarchy& h = h_;
+  const Options& opt = options_;
+  const auto& tf = tf_;
+  const auto& pf = pf_;
+  auto pi = [&](std::size_t o) -> const OperandPattern& { return *pint_[o]; };
   const Core& core = *h.core;
   const std::size_t nops = L.ops.size();
-  std::vector<TemporalFacts> tf;
-  std::vector<OperandPattern> pf;  // fractional spatial mapping: energy, utilisation
-  std::vector<OperandPattern> pi;  // integer spatial mapping: latency
-  for (std::size_t o = 0; o < nops; ++o) {
-    tf.push_back(temporal_facts(L, L.ops[o], tm[o]));
-    pf.push_back(pattern(L, L.ops[o], sp.frac[o], tf[o], opt.truncated_extents));
-    pi.push_back(pattern(L, L.ops[o], sp.integer[o], tf[o], opt.truncated_extents));
-  }
-  Evaluation ev;
+  Evaluation& ev = ev_;
   const double T = tf[0].cycle.back();
   ev.ideal_temporal_cycle = T;
   const double units = static_cast<double>(core.array.pe_count());
@@ -382,12 +502,13 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
       for (int d = 0; d < 4; ++d) {
         const auto& t = pf[o].transfers[m][static_cast<std::size_t>(d)];
         if (t.amount <= 0 || t.prec <= 0 || t.count <= 0) continue;
-        const Port* port = mem.port_for(static_cast<OperandSlot>(op.slot), kDirection[d]);
-        if (!port) {
+        const int k = port_of_[o][m][static_cast<std::size_t>(d)];
+        if (k < 0) {
           throw UserError(SourceLocation{core.file}, "memory '" + mem.name + "' of core '" + core.name +
                                                          "' has no port for (" + to_string(static_cast<OperandSlot>(op.slot)) +
                                                          ", " + to_string(kDirection[d]) + "), which this mapping needs");
         }
+        const Port* port = ports_[static_cast<std::size_t>(k)].port;
         const auto bmin = static_cast<double>(port->bandwidth_min_bits);
         const auto bmax = static_cast<double>(port->bandwidth_max_bits);
         const double accesses =
@@ -402,75 +523,55 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
   ev.energy = ev.mac_energy + mem_energy;
   ev.level_bits.resize(nops);
   for (std::size_t o = 0; o < nops; ++o) {
+    ev.level_bits[o].clear();
     for (std::size_t m = 0; m < h.levels[L.ops[o].slot].size(); ++m) ev.level_bits[o].push_back(pf[o].data_bits[m + 1]);
   }
 
   // ------------------------------------------------------------------------- double buffering (8.1)
-  std::vector<std::vector<double>> eff_ind(nops), eff_shared(nops);
+  auto& eff_ind = eff_ind_;
+  auto& eff_shared = eff_shared_;
   for (std::size_t o = 0; o < nops; ++o) {
     const auto& levels = h.levels[L.ops[o].slot];
+    eff_ind[o].clear();
     for (std::size_t m = 0; m < levels.size(); ++m) {
       const double size = static_cast<double>(core.memories[static_cast<std::size_t>(levels[m])].size_bits);
       eff_ind[o].push_back(pf[o].effective_bits[m + 1] / size);
     }
   }
-  auto sharers = [&](int memory) {  // (operand, level) pairs stored in one memory
-    std::vector<std::pair<std::size_t, std::size_t>> out;
-    for (std::size_t o = 0; o < nops; ++o) {
-      const int lv = h.level_of(L.ops[o].slot, memory);
-      if (lv >= 0) out.emplace_back(o, static_cast<std::size_t>(lv));
-    }
-    return out;
-  };
   for (std::size_t o = 0; o < nops; ++o) {
     const auto& levels = h.levels[L.ops[o].slot];
     eff_shared[o].assign(levels.size(), 0);
     for (std::size_t m = 0; m < levels.size(); ++m) {
-      for (const auto& [o2, l2] : sharers(levels[m])) eff_shared[o][m] += eff_ind[o2][l2];
+      for (const auto& [o2, l2] : sharers_[static_cast<std::size_t>(levels[m])]) eff_shared[o][m] += eff_ind[o2][l2];
     }
   }
-  std::vector<std::vector<bool>> db(nops);
+  auto& db = db_;
   for (std::size_t o = 0; o < nops; ++o) {
     const auto& levels = h.levels[L.ops[o].slot];
-    db[o].push_back(false);
+    db[o].assign(1, false);
     for (std::size_t m = 0; m < levels.size(); ++m) {
       if (eff_shared[o][m] <= 0.5) {
         db[o].push_back(true);
       } else if (eff_ind[o][m] <= 1 - eff_shared[o][m]) {
         db[o].push_back(true);
-        for (const auto& [o2, l2] : sharers(levels[m])) eff_shared[o2][l2] += eff_ind[o][m];
+        for (const auto& [o2, l2] : sharers_[static_cast<std::size_t>(levels[m])]) eff_shared[o2][l2] += eff_ind[o][m];
       } else {
         db[o].push_back(false);
       }
     }
   }
 
-  // Whether a port carries both input operands (ZigZag's port_is_shared_by_two_input_operands), counting only
-  // the operands the hierarchy keeps in that memory.
-  auto shared_by_inputs = [&](const Port& port, int memory) {
-    bool i1 = false;
-    bool i2 = false;
-    for (const PortAllocation& pa : port.allocation) {
-      if (!h.holds(static_cast<int>(pa.slot), memory)) continue;
-      i1 |= pa.slot == OperandSlot::I1;
-      i2 |= pa.slot == OperandSlot::I2;
-    }
-    return i1 && i2;
-  };
-
   // ------------------------------------------------------------- stalls per port (8.2, 8.3), integer SM
-  std::map<const Port*, std::vector<Activity>> per_port;
-  std::map<const Port*, int> port_memory;
+  for (PortWork& pw : ports_) pw.acts.clear();
   for (std::size_t o = 0; o < nops; ++o) {
-    const LayerOperand& op = L.ops[o];
-    const auto& levels = h.levels[op.slot];
+    const auto& levels = h.levels[L.ops[o].slot];
     for (std::size_t m = 0; m < levels.size(); ++m) {
-      const MemoryLevel& mem = core.memories[static_cast<std::size_t>(levels[m])];
       for (int d = 0; d < 4; ++d) {
-        const auto& t = pi[o].transfers[m][static_cast<std::size_t>(d)];
+        const auto& t = pi(o).transfers[m][static_cast<std::size_t>(d)];
         if (t.count <= 0) continue;
-        const Port* port = mem.port_for(static_cast<OperandSlot>(op.slot), kDirection[d]);
-        if (!port) continue;
+        const int k = port_of_[o][m][static_cast<std::size_t>(d)];
+        if (k < 0) continue;
+        PortWork& pw = ports_[static_cast<std::size_t>(k)];
         const bool to_low = d == kTL || d == kFL;
         const bool buffered = to_low ? db[o][m] : db[o][m + 1];
         Activity a;
@@ -481,26 +582,30 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
         a.count = t.count;
         a.avg_bw = t.avg_bw;
         a.allowed = buffered ? t.period : t.window;
-        a.real = std::ceil(t.amount * t.prec / static_cast<double>(port->bandwidth_max_bits));
+        a.real = std::ceil(t.amount * t.prec / static_cast<double>(pw.port->bandwidth_max_bits));
         a.ss = (a.real - a.allowed) * (t.count - 1);
         a.muw = a.allowed * (t.count - 1);
-        per_port[port].push_back(a);
-        port_memory[port] = levels[m];
+        pw.acts.push_back(a);
       }
     }
   }
   // ZigZag visits a port's activities in the port's allocation order; the on-loading water-filling depends on it.
-  for (auto& [port, acts] : per_port) {
-    auto rank = [port](const Activity& a, const LayerOperand& op) {
-      const PortAllocation want{static_cast<OperandSlot>(op.slot), kDirection[a.dir]};
+  // (A stable insertion sort: a port has a handful of activities.)
+  for (PortWork& pw : ports_) {
+    const Port* port = pw.port;
+    auto rank = [&](const Activity& a) {
+      const PortAllocation want{static_cast<OperandSlot>(L.ops[static_cast<std::size_t>(a.op)].slot), kDirection[a.dir]};
       return std::find(port->allocation.begin(), port->allocation.end(), want) - port->allocation.begin();
     };
-    std::stable_sort(acts.begin(), acts.end(), [&](const Activity& a, const Activity& b) {
-      return rank(a, L.ops[static_cast<std::size_t>(a.op)]) < rank(b, L.ops[static_cast<std::size_t>(b.op)]);
-    });
+    auto& acts = pw.acts;
+    for (std::size_t i = 1; i < acts.size(); ++i) {
+      for (std::size_t j = i; j > 0 && rank(acts[j]) < rank(acts[j - 1]); --j) std::swap(acts[j], acts[j - 1]);
+    }
   }
   double stall = 0;
-  for (const auto& [port, acts] : per_port) {
+  for (const PortWork& pw : ports_) {
+    const auto& acts = pw.acts;
+    if (acts.empty()) continue;
     double ss_port = 0;
     if (acts.size() == 1) {
       ss_port = acts[0].ss;
@@ -536,54 +641,57 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
   ev.stall = stall;
 
   // ------------------------------------------------------------------- on- and off-loading (8.4)
-  struct Entry {
-    double cycles = 0;
-    bool shared = false;
-  };
-  std::map<std::tuple<int, int, int>, Entry> table;
-  for (const auto& [port, acts] : per_port) {
-    const bool shared = shared_by_inputs(*port, port_memory[port]);
-    std::vector<const Activity*> once;
+  auto& table = table_;
+  for (auto& per_level : table) {
+    for (auto& dirs : per_level) dirs.fill(Entry{});
+  }
+  for (const PortWork& pw : ports_) {
+    const auto& acts = pw.acts;
+    if (acts.empty()) continue;
+    once_.clear();
     double busy = 0;
     for (const Activity& a : acts) {
       const LayerOperand& op = L.ops[static_cast<std::size_t>(a.op)];
       if (op.output && (a.dir == kTL || a.dir == kFH)) continue;  // partial sums
       if (a.count > 1) {
-        table[{a.op, a.m, a.dir}] = Entry{a.real, shared};
+        table[static_cast<std::size_t>(a.op)][static_cast<std::size_t>(a.m)][static_cast<std::size_t>(a.dir)] =
+            Entry{a.real, pw.shared, true};
         busy += std::ceil(a.avg_bw);
       } else {
-        once.push_back(&a);
+        once_.push_back(&a);
       }
     }
-    if (once.empty()) continue;
-    const auto bmax = static_cast<double>(port->bandwidth_max_bits);
+    if (once_.empty()) continue;
+    const auto bmax = static_cast<double>(pw.port->bandwidth_max_bits);
     const double surplus = std::max(0.0, (bmax - busy) / bmax * (T + stall));
-    std::vector<double> need, mins;
-    for (const Activity* a : once) {
-      need.push_back(a->real);
+    need_.clear();
+    mins_.clear();
+    for (const Activity* a : once_) {
+      need_.push_back(a->real);
       // ZigZag takes the data of architecture level 1 for every memory level (bug 9 of the notes).
-      mins.push_back(std::ceil(pi[static_cast<std::size_t>(a->op)].data_bits[1] / bmax));
+      mins_.push_back(std::ceil(pi(static_cast<std::size_t>(a->op)).data_bits[1] / bmax));
     }
-    const auto reduced = reduce_balanced(need, mins, surplus, opt.negative_onloading);
-    for (std::size_t k = 0; k < once.size(); ++k) table[{once[k]->op, once[k]->m, once[k]->dir}] = Entry{reduced[k], shared};
+    const auto reduced = reduce_balanced(need_, mins_, surplus, opt.negative_onloading);
+    for (std::size_t k = 0; k < once_.size(); ++k) {
+      const Activity& a = *once_[k];
+      table[static_cast<std::size_t>(a.op)][static_cast<std::size_t>(a.m)][static_cast<std::size_t>(a.dir)] =
+          Entry{reduced[k], pw.shared, true};
+    }
   }
   auto entry = [&](std::size_t o, std::size_t m, int d) {
-    auto it = table.find({static_cast<int>(o), static_cast<int>(m), d});
-    if (it != table.end()) return it->second;
     Entry e;
-    const LayerOperand& op = L.ops[o];
-    const auto& levels = h.levels[op.slot];
-    if (m < levels.size()) {
-      if (const Port* p = core.memories[static_cast<std::size_t>(levels[m])].port_for(static_cast<OperandSlot>(op.slot), kDirection[d])) {
-        e.shared = shared_by_inputs(*p, levels[m]);
-      }
-    }
+    if (m >= table[o].size()) return e;
+    e = table[o][m][static_cast<std::size_t>(d)];
+    if (e.set) return e;
+    const int k = port_of_[o][m][static_cast<std::size_t>(d)];
+    if (k >= 0) e.shared = ports_[static_cast<std::size_t>(k)].shared;
     return e;
   };
   struct Load {
     double individual = 0, shared = 0, half = 0;
   };
-  std::vector<Load> loads;
+  Load loads[kSlots];
+  std::size_t nloads = 0;
   for (std::size_t o = 0; o < nops; ++o) {
     const LayerOperand& op = L.ops[o];
     if (op.output) continue;
@@ -598,12 +706,12 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
       else if (opt.half_shared_assigned) ld.half = x;  // ZigZag assigns instead of adding (bug 8 of the notes)
       else ld.half += x;
     }
-    loads.push_back(ld);
+    if (nloads < kSlots) loads[nloads++] = ld;
   }
   double onload = 0;
-  if (loads.size() == 1) {
+  if (nloads == 1) {
     onload = loads[0].individual;
-  } else if (loads.size() >= 2) {
+  } else if (nloads >= 2) {
     const Load& A = loads[0];
     const Load& B = loads[1];
     onload = std::min(A.shared + std::max(B.shared + B.half + B.individual, A.half + A.individual),
@@ -643,18 +751,29 @@ Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const
     }
     if (port > 0) ev.rank = std::ceil((broadcast + opt.offchip_sharers * others) / port) * ev.latency;
   }
+  return ev;
+}
 
-  // Readable temporal mapping of the first operand: "K 2 | OX 56, OY 56 | ..." bottom-up.
-  for (std::size_t m = 0; m < tf[0].tms.size(); ++m) {
-    if (m) ev.temporal_text += " | ";
+std::string MappingEvaluator::temporal_text() const {
+  std::string text;
+  for (std::size_t m = 0; m < tf_[0].tms.size(); ++m) {
+    if (m) text += " | ";
     bool first = true;
-    for (const Loop& l : tf[0].tms[m]) {
+    for (const Loop& l : tf_[0].tms[m]) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%s %g", first ? "" : ", ", L.dims[static_cast<std::size_t>(l.dim)].c_str(), l.size);
-      ev.temporal_text += buf;
+      std::snprintf(buf, sizeof buf, "%s%s %g", first ? "" : ", ", layer_.dims[static_cast<std::size_t>(l.dim)].c_str(), l.size);
+      text += buf;
       first = false;
     }
   }
+  return text;
+}
+
+Evaluation evaluate(const Layer& L, const Hierarchy& h, const Spatial& sp, const Temporal& tm, const Options& opt) {
+  MappingEvaluator evaluator(L, h, sp, opt);
+  evaluator.analyse(tm);
+  Evaluation ev = evaluator.finish();  // a copy
+  ev.temporal_text = evaluator.temporal_text();
   return ev;
 }
 

@@ -1,9 +1,11 @@
 #pragma once
 // The loopnest cost model: ZigZag's analytical single-core model and LOMA mapping search, re-implemented
 // (../shared/design/cost-model-zigzag.md; section numbers below refer to it). Internal to the plugin.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +23,13 @@ struct Loop {
   double size = 1;
 };
 using Nest = std::vector<Loop>;  // innermost first
+
+/// Distinct values of ca·a + cb·b over A values of a and B of b (the extent of a sliding window; ZigZag's
+/// calc_tensor_dim).
+inline double pr_size(double A, std::int64_t sa, double B, std::int64_t sb) {
+  const std::int64_t g = std::gcd(sa, sb);
+  return A * B - std::max(0.0, B - static_cast<double>(sa / g)) * (A - static_cast<double>(sb / g));
+}
 
 /// ix = ca·a + cb·b, clipped to `limit` (the input extent: padding is implicit).
 struct Relation {
@@ -67,6 +76,13 @@ struct Layer {
   }
 };
 
+/// How the temporal mapping search goes through the orderings (docs/cost-models.md, "Search modes").
+enum class Search : std::uint8_t {
+  exhaustive,  // every ordering allocated and evaluated in full (ZigZag's LOMA)
+  pruned,      // the same result; orderings proven to give an earlier mapping's numbers are not finished
+  fast,        // approximate: fewer orderings
+};
+
 struct Options {
   bool zigzag_compat = false;      // ZigZag's conventions: precisions, loop-dim order, input extents, bypassing
   // ZigZag 3.8.5's quirks, each on in compat mode (docs/cost-models.md, "Deviations"); separate so that
@@ -81,6 +97,7 @@ struct Options {
   int offchip_sharers = 1;
   std::string objective = "latency";  // latency | energy | edp
   int lpf_limit = 6;
+  Search search = Search::pruned;
   int spatial_candidates = 3;      // spatial mappings evaluated when the mapping is generated
   bool mixed_spatial = false;      // allow several loop dims on one array dim when generating
 };
@@ -163,14 +180,24 @@ Evaluation evaluate(const Layer& layer, const Hierarchy& h, const Spatial& spati
 /// for the output), per memory operand slot.
 OperandTraffic layer_operand_bits(const Layer& layer);
 
-/// LOMA (section 5): the best temporal mapping for a spatial mapping; nullopt when none fits.
-/// `why` (optional) receives the first reason an ordering did not fit.
+/// LOMA (section 5): the best temporal mapping for a spatial mapping, searched as `options.search` says; nullopt
+/// when none fits. `evaluated` counts the orderings that fit; `why` (optional) receives the first reason an
+/// ordering did not fit.
 std::optional<Evaluation> search_temporal(const Layer& layer, const Hierarchy& h, const Spatial& spatial,
                                           const MappingEntry* entry, const Options& options, std::int64_t* evaluated,
                                           std::string* why = nullptr);
 
-/// Whether `a` is better than `b` for the objective (ties keep `b`).
-bool better(const Evaluation& a, const Evaluation& b, const std::string& objective);
+/// What the search compares of an evaluation.
+struct Score {
+  double rank = 0;
+  double energy = 0;
+  double latency = 0;
+};
+/// Whether `a` is better than `b` for the objective (ties keep `b`). A strict weak order.
+bool better(const Score& a, const Score& b, const std::string& objective);
+inline bool better(const Evaluation& a, const Evaluation& b, const std::string& objective) {
+  return better(Score{a.rank, a.energy, a.latency}, Score{b.rank, b.energy, b.latency}, objective);
+}
 
 /// Python's round(): half to even.
 double py_round(double x);
