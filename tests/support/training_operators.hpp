@@ -31,7 +31,7 @@ inline std::vector<const Operator*> distinct_operators(const Graph& graph) {
   for (const Operator& op : graph.operators()) {
     if (op.is_view()) continue;
     const auto ranges = op.full_ranges();
-    if (seen.insert(tile_signature(graph, op, ranges, 0)).second) out.push_back(&op);
+    if (seen.insert(tile_signature(graph, op, ranges)).second) out.push_back(&op);
   }
   return out;
 }
