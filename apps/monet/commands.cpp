@@ -33,43 +33,6 @@ namespace monet::cli {
 
 namespace fs = std::filesystem;
 
-int run_command(const RunOptions& o) {
-  std::unique_ptr<tbb::global_control> threads;
-  if (o.threads > 0) {
-    threads = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
-                                                    static_cast<std::size_t>(o.threads));
-  }
-  const Registry& registry = Registry::global();
-  for (const PluginLoadFailure& f : registry.failures()) {
-    spdlog::warn("plugin library {} skipped: {}", f.library.string(), f.reason);
-  }
-  Experiment e = load_experiment(o.experiment, o.sets, registry, o.unsets);
-  if (!o.out.empty()) e.output_dir = o.out;
-  const fs::path out_dir = e.output_dir;
-  const bool overwrite = e.overwrite;
-  check_output_folder(out_dir, overwrite);  // before any work: a refused folder costs no simulation
-  PreparedExperiment prepared = prepare(std::move(e), registry);
-
-  auto last = std::chrono::steady_clock::now();
-  const ProgressCallback progress = [&last](std::size_t done, std::size_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (total > 1 && (done == total || now - last > std::chrono::milliseconds(500))) {
-      spdlog::info("search: {}/{} evaluations ({:.0f} %)", done, total, 100.0 * static_cast<double>(done) / static_cast<double>(total));
-      last = now;
-    }
-  };
-  const RunResult result = run(prepared, progress);
-  const ScheduleSummary& summary = result.best.summary;
-  if (summary.capacity_violation > 0 && !prepared.experiment.allow_over_capacity) {
-    throw UserError(SourceLocation{o.experiment}, "the schedule does not fit the memories: " + summary.capacity_reason +
-                                                      "; nothing was written (set [schedule] allow_over_capacity = "
-                                                      "true to report it anyway)");
-  }
-  write_folder_atomically(out_dir, overwrite, output_files(prepared, result, out_dir));
-  std::cout << summary_text(prepared, result, out_dir);
-  return 0;
-}
-
 namespace {
 
 std::string number(double v) {

@@ -13,6 +13,7 @@ struct RunOptions {
   std::vector<std::string> sets;
   std::vector<std::string> unsets;  // keys removed before the --set values apply
   int threads = 0;  // 0 = all cores
+  bool resume = false;  // continue the stopped search in the output folder
 };
 int run_command(const RunOptions& options);
 

@@ -206,16 +206,16 @@ void scatter(std::ostringstream& out, const Panel& p, const DesignSpace& space, 
   for (double t : xt) {
     out << "<line x1='" << X(t) << "' y1='" << p.y0 + p.h << "' x2='" << X(t) << "' y2='" << p.y0 + p.h + 4
         << "' stroke='#999'/><text x='" << X(t) << "' y='" << p.y0 + p.h + 16 << "' font-size='10' text-anchor='middle'>"
-        << svg::xml(svg::tick_label(t, xu)) << "</text>\n";
+        << svg::xml(svg::tick_label(t, xu, xt)) << "</text>\n";
   }
   for (double t : yt) {
     out << "<line x1='" << p.x0 - 4 << "' y1='" << Y(t) << "' x2='" << p.x0 << "' y2='" << Y(t)
         << "' stroke='#999'/><text x='" << p.x0 - 6 << "' y='" << Y(t) + 3 << "' font-size='10' text-anchor='end'>"
-        << svg::xml(svg::tick_label(t, yu)) << "</text>\n";
+        << svg::xml(svg::tick_label(t, yu, yt)) << "</text>\n";
   }
   out << "<text x='" << p.x0 + p.w / 2 << "' y='" << p.y0 + p.h + 32 << "' font-size='11' text-anchor='middle'>"
       << svg::xml(space.objectives[a].key) << "</text>\n";
-  out << "<text transform='translate(" << p.x0 - 56 << "," << p.y0 + p.h / 2 << ") rotate(-90)' font-size='11' "
+  out << "<text transform='translate(" << p.x0 - 84 << "," << p.y0 + p.h / 2 << ") rotate(-90)' font-size='11' "
       << "text-anchor='middle'>" << svg::xml(space.objectives[b].key) << "</text>\n";
   // Infeasible points (that were scheduled) as crosses, feasible ones as grey dots, the front on top in colour.
   for (int layer = 0; layer < 3; ++layer) {
@@ -245,7 +245,7 @@ std::string pareto_svg(const DesignSpace& space, const SearchResult& r) {
   for (std::size_t i : pareto_front(r.archive)) on_front[i] = true;
   const double panel = m <= 2 ? 420 : 260;
   const std::size_t cols = m <= 2 ? 1 : m - 1;
-  const double width = 90 + static_cast<double>(cols) * (panel + 90), height = 80 + static_cast<double>(cols) * (panel + 60);
+  const double width = std::max(660.0, 40 + static_cast<double>(cols) * (panel + 120)), height = 80 + static_cast<double>(cols) * (panel + 60);
   std::ostringstream out;
   out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
       << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
@@ -261,7 +261,7 @@ std::string pareto_svg(const DesignSpace& space, const SearchResult& r) {
   // Panel (a, b) for a < b: the lower triangle of a scatter matrix.
   for (std::size_t a = 0; a + 1 < m; ++a) {
     for (std::size_t b = a + 1; b < m; ++b) {
-      const Panel p{90 + static_cast<double>(a) * (panel + 90), 50 + static_cast<double>(b - 1) * (panel + 60), panel, panel};
+      const Panel p{110 + static_cast<double>(a) * (panel + 120), 50 + static_cast<double>(b - 1) * (panel + 60), panel, panel};
       scatter(out, p, space, r, a, b, on_front);
     }
   }
@@ -295,20 +295,24 @@ std::string convergence_svg(const DesignSpace& space, const SearchResult& r) {
   std::ostringstream out;
   out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W + 180 << "' height='" << 2 * H + 3 * gap
       << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
+  // Returns the axis top (the last tick), which the lines are scaled to.
   auto axes = [&](double y0, const std::string& title, double ymax, const std::string& ylabel) {
+    const std::vector<double> yt = svg::ticks(0, ymax);
+    ymax = yt.back();
     out << "<text x='" << x0 << "' y='" << y0 - 12 << "' font-size='13'>" << svg::xml(title) << "</text>\n";
     out << "<rect x='" << x0 << "' y='" << y0 << "' width='" << W << "' height='" << H << "' fill='none' stroke='#999'/>\n";
     for (double t : svg::ticks(0, std::max<double>(1, static_cast<double>(batches)))) {
       const double x = x0 + t / std::max<double>(1, static_cast<double>(batches)) * W;
       out << "<text x='" << x << "' y='" << y0 + H + 16 << "' font-size='10' text-anchor='middle'>" << svg::num(t) << "</text>\n";
     }
-    for (double t : svg::ticks(0, ymax)) {
+    for (double t : yt) {
       const double y = y0 + H - t / ymax * H;
       out << "<text x='" << x0 - 6 << "' y='" << y + 3 << "' font-size='10' text-anchor='end'>" << svg::num(t) << "</text>\n";
     }
     out << "<text x='" << x0 + W / 2 << "' y='" << y0 + H + 32 << "' font-size='11' text-anchor='middle'>batch (generation)</text>\n";
     out << "<text transform='translate(" << x0 - 44 << "," << y0 + H / 2 << ") rotate(-90)' font-size='11' text-anchor='middle'>"
         << svg::xml(ylabel) << "</text>\n";
+    return ymax;
   };
   auto line = [&](double y0, const std::vector<double>& v, double ymax, const char* colour) {
     std::string d;
@@ -320,11 +324,10 @@ std::string convergence_svg(const DesignSpace& space, const SearchResult& r) {
     }
     if (!d.empty()) out << "<path d='" << d << "' fill='none' stroke='" << colour << "' stroke-width='1.6'/>\n";
   };
-  const double hv_max = std::pow(1.1, static_cast<double>(m));
-  axes(gap, "Hypervolume of the feasible front (objectives normalised by the archive's range, reference 1.1)", hv_max,
-       "hypervolume");
+  const double hv_max = axes(gap, "Hypervolume of the feasible front (objectives normalised by the archive's range, "
+                                  "reference 1.1)", std::pow(1.1, static_cast<double>(m)), "hypervolume");
   line(gap, hv, hv_max, "#1f77b4");
-  axes(2 * gap + H, "Best value so far of each objective (0 = best in the archive, 1 = worst)", 1.0, "normalised");
+  (void)axes(2 * gap + H, "Best value so far of each objective (0 = best in the archive, 1 = worst)", 1.0, "normalised");
   static const char* colours[] = {"#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"};
   for (std::size_t k = 0; k < m; ++k) {
     const char* c = colours[k % 6];

@@ -76,8 +76,16 @@ struct DesignEvaluator::Impl {
       stage->error = e.what();
       return stage;
     }
-    const PreparedExperiment& p = *stage->prepared;
+    place(*stage);
+    return stage;
+  }
+
+  /// Where the allocation genes act in a stage: the CNs of each gene's operator group, the core of each value.
+  void place(Stage& stage) const {
+    const PreparedExperiment& p = *stage.prepared;
     const Accelerator& acc = *p.experiment.accelerator;
+    stage.alloc_cns.clear();
+    stage.alloc_cores.clear();
     for (const AllocationGene& a : alloc) {
       std::vector<int> cns;
       if (const Operator* op = p.graph->find_operator(a.op)) {
@@ -85,12 +93,21 @@ struct DesignEvaluator::Impl {
           if (cn.op == op->id && cn.group == a.group) cns.push_back(cn.id);
         }
       }
-      stage->alloc_cns.push_back(std::move(cns));
+      stage.alloc_cns.push_back(std::move(cns));
       std::vector<int> cores;
       for (const std::string& c : a.cores) cores.push_back(acc.core_index(c));
-      stage->alloc_cores.push_back(std::move(cores));
+      stage.alloc_cores.push_back(std::move(cores));
     }
-    return stage;
+  }
+
+  /// Keeps a stage made outside stage() (the base) in the cache.
+  void keep(const std::vector<std::int32_t>& key, std::shared_ptr<const Stage> s) const {
+    std::promise<std::shared_ptr<const Stage>> promise;
+    promise.set_value(std::move(s));
+    std::lock_guard lock(mutex);
+    stages.emplace(key, promise.get_future().share());
+    recent.push_back(key);
+    ++variants;
   }
 
   [[nodiscard]] std::shared_ptr<const Stage> stage(const std::vector<std::int32_t>& key) const {
@@ -199,8 +216,9 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     if (g.kind != GeneSpec::Kind::value) continue;
     configured.push_back(g.configured);
   }
-  m.base = m.make_stage(configured);
-  if (!m.base->prepared) throw UserError(m.base->error);
+  auto base = std::const_pointer_cast<Stage>(m.make_stage(configured));
+  if (!base->prepared) throw UserError(base->error);
+  m.base = base;
   for (std::size_t i = 0; i < m.spec->genes.size(); ++i) {
     const GeneSpec& g = m.spec->genes[i];
     if (g.kind == GeneSpec::Kind::allocation) {
@@ -219,9 +237,9 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     m.alloc_index.push_back(-1);
     m.space.genes.push_back(std::move(gene));
   }
-  // The base stage knows no allocation genes yet: make it again through the cache.
-  m.base = nullptr;
-  m.base = m.stage(configured);
+  // The base stage was made before the allocation genes existed.
+  m.place(*base);
+  m.keep(configured, base);
 }
 
 DesignEvaluator::~DesignEvaluator() = default;

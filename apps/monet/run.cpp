@@ -1,0 +1,220 @@
+// `monet run`: an experiment, or the search over its [space] (docs/search.md).
+#include <spdlog/spdlog.h>
+#include <tbb/global_control.h>
+
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "monet/report/report.hpp"
+#include "monet/report/search_report.hpp"
+#include "monet/search/pareto.hpp"
+#include "monet/util/strings.hpp"
+#include "progress.hpp"
+
+namespace monet::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> stop_requested{false};
+
+extern "C" void on_stop_signal(int) {
+  stop_requested.store(true);
+  // A second Ctrl-C ends the process at once.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+/// Ctrl-C / SIGTERM stop a search after its running batch while this lives.
+class StopOnSignal {
+ public:
+  StopOnSignal() {
+    stop_requested.store(false);
+    previous_int_ = std::signal(SIGINT, on_stop_signal);
+    previous_term_ = std::signal(SIGTERM, on_stop_signal);
+  }
+  ~StopOnSignal() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  void (*previous_int_)(int) = SIG_DFL;
+  void (*previous_term_)(int) = SIG_DFL;
+};
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UserError(SourceLocation{file.string()}, "cannot read the file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// The batches a stopped search in `dir` recorded (--resume).
+std::vector<SearchBatch> resume_journal(const fs::path& dir, const DesignSpace& space) {
+  const fs::path journal = dir / "journal.jsonl";
+  const fs::path summary = dir / "search.json";
+  std::error_code ec;
+  if (!fs::exists(journal, ec) || !fs::exists(summary, ec)) {
+    throw UserError(SourceLocation{dir.string()}, "--resume: no stopped search here (journal.jsonl and search.json are "
+                                                  "written when a search stops)");
+  }
+  if (read_text(summary).find("\"stopped\": true") == std::string::npos) {
+    throw UserError(SourceLocation{summary.string()}, "--resume: this search ran to its end; nothing to resume");
+  }
+  return read_journal(read_text(journal), journal.string(), space);
+}
+
+/// The point whose full report goes to best/: the plugin's first choice, else (a stopped search) the front's
+/// point with the smallest first objective, else the least violating point.
+std::optional<DesignPoint> best_point(const SearchResult& r) {
+  if (!r.chosen.empty()) return r.chosen.front().point;
+  const std::vector<Evaluation> best = best_front(r.archive);
+  if (best.empty()) return std::nullopt;
+  const Evaluation* pick = &best.front();
+  for (const Evaluation& e : best) {
+    if (!e.objectives.empty() && e.objectives.front() < pick->objectives.front()) pick = &e;
+  }
+  return pick->point;
+}
+
+/// The resolved experiment of the base point with the [space] it searched, so that running it again reproduces the
+/// search.
+std::string resolved_search_toml(const PreparedExperiment& base, const ExperimentSource& source, const fs::path& dir) {
+  std::string out = resolved_toml(base, dir);
+  if (const toml::node* space = source.document().root().get("space")) {
+    toml::table t;
+    t.insert("space", *space);
+    std::ostringstream s;
+    s << "\n" << toml::toml_formatter(t) << "\n";
+    out += s.str();
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& o) {
+  std::unique_ptr<tbb::global_control> threads;
+  if (o.threads > 0) {
+    threads = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                    static_cast<std::size_t>(o.threads));
+  }
+  const Registry& registry = Registry::global();
+  for (const PluginLoadFailure& f : registry.failures()) {
+    spdlog::warn("plugin library {} skipped: {}", f.library.string(), f.reason);
+  }
+  const ExperimentSource source(o.experiment, o.sets, registry, o.unsets);
+  Experiment e = source.build();
+  if (!o.out.empty()) e.output_dir = o.out;
+  const fs::path out_dir = e.output_dir;
+  if (!o.resume) check_output_folder(out_dir, e.overwrite);  // before any work: a refused folder costs no simulation
+  std::optional<SpaceSpec> spec = read_space_spec(source);
+  const bool searching = spec.has_value();
+  if (o.resume && !searching) throw UserError(SourceLocation{o.experiment}, "--resume: the experiment has no [space] to search");
+
+  const DesignEvaluator evaluator(source, spec, registry);
+  auto search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
+  SearchOptions options;
+  ProgressLine line("search " + e.search.name());
+  if (searching) options.progress = [&line](const SearchProgress& p) { line.update(p); };
+  options.stop = &stop_requested;
+  if (o.resume) options.replay = resume_journal(out_dir, evaluator.space());
+  StopOnSignal on_signal;
+  const SearchResult r = run_search(evaluator, *search, e.seed, options);
+  line.finish();
+  if (r.stopped) spdlog::warn("search stopped after {} batch(es): writing what was evaluated; `--resume` continues it", r.batches.size());
+  ensure(r.stopped || !r.chosen.empty(), "search plugin '" + e.search.name() + "' returned no evaluation");
+
+  const std::optional<DesignPoint> best = best_point(r);
+  std::optional<DesignEvaluator::Detail> detail;
+  if (best) {
+    try {
+      detail = evaluator.detail(*best);
+    } catch (const UserError& err) {
+      if (!searching) throw;
+      spdlog::warn("no point of the search could be evaluated: {}", err.what());
+    }
+  }
+  RunResult result;
+  result.evaluations = r.chosen;
+  result.evaluation_count = r.requested;
+  result.wall_seconds = r.wall_seconds;
+  if (detail) {
+    result.best_point = *best;
+    result.best = detail->schedule;
+  }
+
+  if (!searching) {
+    const ScheduleSummary& summary = result.best.summary;
+    if (summary.capacity_violation > 0 && !e.allow_over_capacity) {
+      throw UserError(SourceLocation{o.experiment}, "the schedule does not fit the memories: " + summary.capacity_reason +
+                                                        "; nothing was written (set [schedule] allow_over_capacity = "
+                                                        "true to report it anyway)");
+    }
+    write_folder_atomically(out_dir, e.overwrite, output_files(*detail->prepared, result, out_dir));
+    std::cout << summary_text(*detail->prepared, result, out_dir);
+    return 0;
+  }
+
+  // A search: every evaluation, the front, the plots, the journal, and the best point's full report in best/.
+  std::vector<std::pair<std::string, std::string>> files{
+      {"evaluations.csv", evaluations_csv(evaluator.space(), r)},
+      {"pareto.csv", pareto_csv(evaluator.space(), r)},
+      {"search.json", search_json(e, evaluator.space(), r, evaluator.stats())},
+      {"journal.jsonl", journal_jsonl(r)},
+      {"resolved.toml", resolved_search_toml(evaluator.base(), source, out_dir)},
+  };
+  if (output_file_names(e).size() > 2) {  // plots are an artefact like the others ([output] artifacts)
+    files.emplace_back("pareto.svg", pareto_svg(evaluator.space(), r));
+    files.emplace_back("convergence.svg", convergence_svg(evaluator.space(), r));
+  }
+  if (detail) {
+    for (auto& [name, content] : output_files(*detail->prepared, result, out_dir / "best")) files.emplace_back("best/" + name, std::move(content));
+  }
+  write_folder_atomically(out_dir, e.overwrite || o.resume, files);
+
+  const DesignEvaluator::Stats stats = evaluator.stats();
+  std::size_t feasible = 0;
+  for (const Evaluation& ev : r.archive) feasible += ev.feasible() ? 1 : 0;
+  std::ostringstream out;
+  out << "experiment    " << e.name << " (seed " << e.seed << ", search " << e.search.name() << ")\n";
+  out << "space         " << evaluator.space().genes.size() << " genes, " << si(evaluator.space().size(), "") << " points\n";
+  out << "evaluations   " << with_thousands(static_cast<long long>(r.archive.size())) << " distinct ("
+      << with_thousands(static_cast<long long>(r.requested)) << " asked for), " << feasible << " feasible, in "
+      << r.batches.size() << " batches, " << si(r.wall_seconds, "s") << " ("
+      << si(r.wall_seconds > 0 ? static_cast<double>(r.archive.size()) / r.wall_seconds : 0, "") << " evaluations/s)"
+      << (r.stopped ? " -- STOPPED" : "") << "\n";
+  const double lookups = static_cast<double>(stats.cost_hits + stats.cost_misses);
+  out << "caches        " << stats.variants << " experiment variants, " << stats.graphs << " graphs, cost cache "
+      << (lookups > 0 ? static_cast<int>(100.0 * static_cast<double>(stats.cost_hits) / lookups) : 0) << " % hits\n";
+  out << "front         " << pareto_front(r.archive).size() << " non-dominated feasible points (pareto.csv)\n";
+  if (detail) {
+    out << "best          ";
+    for (std::size_t g = 0; g < evaluator.space().genes.size() && g < 6; ++g) {
+      const Gene& gene = evaluator.space().genes[g];
+      out << (g ? ", " : "") << gene.name << " = " << gene.labels[static_cast<std::size_t>(best->genes[g])];
+    }
+    if (evaluator.space().genes.size() > 6) out << ", ...";
+    out << "\n";
+    std::istringstream best_summary(summary_text(*detail->prepared, result, out_dir / "best"));
+    for (std::string l; std::getline(best_summary, l);) {
+      if (l.rfind("latency", 0) == 0 || l.rfind("energy", 0) == 0 || l.rfind("peak", 0) == 0 || l.rfind("INFEASIBLE", 0) == 0) {
+        out << "  " << l << "\n";
+      }
+    }
+  }
+  out << "results       " << out_dir.string() << "/ (evaluations.csv, pareto.csv, pareto.svg, convergence.svg, search.json, best/)\n";
+  std::cout << out.str();
+  return r.stopped ? 130 : 0;
+}
+
+}  // namespace monet::cli
