@@ -103,6 +103,7 @@ std::string resolved_search_toml(const PreparedExperiment& base, const Experimen
 }  // namespace
 
 int run_command(const RunOptions& o) {
+  StopOnSignal on_signal;  // from the start: a Ctrl-C while the experiment is prepared stops before the first batch
   std::unique_ptr<tbb::global_control> threads;
   if (o.threads > 0) {
     threads = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
@@ -128,7 +129,6 @@ int run_command(const RunOptions& o) {
   if (searching) options.progress = [&line](const SearchProgress& p) { line.update(p); };
   options.stop = &stop_requested;
   if (o.resume) options.replay = resume_journal(out_dir, evaluator.space());
-  StopOnSignal on_signal;
   const SearchResult r = run_search(evaluator, *search, e.seed, options);
   line.finish();
   if (r.stopped) spdlog::warn("search stopped after {} batch(es): writing what was evaluated; `--resume` continues it", r.batches.size());
@@ -187,7 +187,9 @@ int run_command(const RunOptions& o) {
   for (const Evaluation& ev : r.archive) feasible += ev.feasible() ? 1 : 0;
   std::ostringstream out;
   out << "experiment    " << e.name << " (seed " << e.seed << ", search " << e.search.name() << ")\n";
-  out << "space         " << evaluator.space().genes.size() << " genes, " << si(evaluator.space().size(), "") << " points\n";
+  const double size = evaluator.space().size();
+  out << "space         " << evaluator.space().genes.size() << " genes, "
+      << (size < 1e15 ? with_thousands(static_cast<long long>(size)) : si(size, "")) << " points\n";
   out << "evaluations   " << with_thousands(static_cast<long long>(r.archive.size())) << " distinct ("
       << with_thousands(static_cast<long long>(r.requested)) << " asked for), " << feasible << " feasible, in "
       << r.batches.size() << " batches, " << si(r.wall_seconds, "s") << " ("

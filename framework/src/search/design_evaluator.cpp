@@ -47,6 +47,7 @@ struct DesignEvaluator::Impl {
   std::vector<int> alloc_index;       // per space gene: index into alloc for allocation genes, -1 otherwise
   std::vector<AllocationGene> alloc;
   std::vector<std::size_t> value_genes;  // space gene indices of value genes, in order
+  std::vector<std::size_t> value_specs;  // spec gene indices of value genes, in the same order
   SourceLocation space_where;
   mutable PreparationCache cache;
   mutable std::mutex mutex;
@@ -69,7 +70,7 @@ struct DesignEvaluator::Impl {
     try {
       std::vector<Change> changes;
       for (std::size_t k = 0; k < key.size(); ++k) {
-        changes.push_back(gene_change(spec->genes[static_cast<std::size_t>(value_spec[value_genes[k]])], key[k]));
+        changes.push_back(gene_change(spec->genes[value_specs[k]], key[k]));
       }
       stage->prepared = std::make_shared<const PreparedExperiment>(prepare(source.build(changes), *registry, &cache));
     } catch (const UserError& e) {
@@ -215,6 +216,7 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     const GeneSpec& g = m.spec->genes[i];
     if (g.kind != GeneSpec::Kind::value) continue;
     configured.push_back(g.configured);
+    m.value_specs.push_back(i);
   }
   auto base = std::const_pointer_cast<Stage>(m.make_stage(configured));
   if (!base->prepared) throw UserError(base->error);
