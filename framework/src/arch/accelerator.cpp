@@ -35,7 +35,9 @@ std::vector<std::string> Accelerator::core_names() const {
 
 const Link* Accelerator::link_between(int a, int b) const {
   const Link* best = nullptr;
+  const bool offchip = a == kOffChip || b == kOffChip;
   for (const Link& l : links) {
+    if (l.offchip_only && !offchip) continue;
     if (l.connects(a, b) && (!best || l.bandwidth_bits_per_cycle > best->bandwidth_bits_per_cycle)) best = &l;
   }
   return best;

@@ -511,6 +511,11 @@ AcceleratorPtr ArchitectureDocuments::build() const {
     }
     link.bandwidth_bits_per_cycle = l.required_number("bandwidth_bits_per_cycle", Bounds::positive());
     link.energy_pj_per_bit = l.number("energy_pj_per_bit", Bounds::non_negative()).value_or(0.0);
+    link.offchip_only = l.boolean("offchip_only").value_or(false);
+    if (link.offchip_only &&
+        std::find(link.endpoints.begin(), link.endpoints.end(), Accelerator::kOffChip) == link.endpoints.end()) {
+      l.fail("offchip_only", "a link that carries only off-chip traffic needs '" + acc->offchip.name + "' among its endpoints");
+    }
     l.finish();
     acc->links.push_back(std::move(link));
   }

@@ -267,9 +267,16 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   std::vector<std::vector<int>> allowed = allowed_cores(e, *p.graph);
   p.configured_allocation.assign(p.graph->operators().size(), -1);
 
-  // Fusion strategies may read the accelerator (capacities): its content is part of the key.
-  std::string cn_key = graph_key + "|" + params_text(e.fusion) + "|" + e.accelerator->name;
-  for (const CoreInstance& c : e.accelerator->cores) cn_key += "|" + c.name + ":" + std::to_string(core_fingerprint(*c.core));
+  // Fusion strategies read the cores (their number and names for inter-core splits, their capacities for
+  // automatic stacks): those are part of the key, not the rest of the hardware.
+  std::string cn_key = graph_key + "|" + params_text(e.fusion);
+  for (const CoreInstance& c : e.accelerator->cores) {
+    cn_key += "|" + c.name + ":" + std::to_string(c.core->resident_capacity_bits());
+    for (OperandSlot s : {OperandSlot::I1, OperandSlot::I2, OperandSlot::O}) {
+      const int top = c.core->top_onchip_index(s);
+      cn_key += "," + std::to_string(top < 0 ? 0 : c.core->memories[static_cast<std::size_t>(top)].size_bits);
+    }
+  }
   const auto cns = cache->cns(cn_key, [&] {
     auto fusion = registry.create<FusionStrategy>(*e.fusion.plugin, e.fusion.params);
     return connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator));

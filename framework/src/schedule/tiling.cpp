@@ -41,6 +41,9 @@ std::vector<TilingRule> parse_tiling_rules(const ParamValues& params, const std:
       if (s.dim.empty()) bad("empty dimension");
       if (n == "all") {
         s.parts = 0;
+      } else if (n == "cores") {
+        if (name != "inter") bad("'cores' splits over cores: it belongs in inter-core rules");
+        s.parts = TileSplit::kCores;
       } else {
         std::size_t used = 0;
         long long v = 0;
@@ -49,7 +52,7 @@ std::vector<TilingRule> parse_tiling_rules(const ParamValues& params, const std:
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used != n.size() || v < 1) bad("'" + n + "' is neither a count >= 1 nor 'all'");
+        if (used != n.size() || v < 1) bad("'" + n + "' is neither a count >= 1, 'all' nor 'cores'");
         s.parts = v;
       }
       r.splits.push_back(s);
@@ -71,7 +74,8 @@ const TilingRule* tiling_rule_for(const std::vector<TilingRule>& rules, const Op
   return nullptr;
 }
 
-std::vector<TileSplit> inter_splits(const Graph& graph, const Operator& op, const std::vector<TilingRule>& rules) {
+std::vector<TileSplit> inter_splits(const Graph& graph, const Operator& op, const std::vector<TilingRule>& rules,
+                                    const Accelerator& accelerator) {
   const TilingRule* rule = op.is_view() ? nullptr : tiling_rule_for(rules, op);
   if (!rule) return {};
   const std::vector<int> reductions = op.reduction_dims();
@@ -85,7 +89,13 @@ std::vector<TileSplit> inter_splits(const Graph& graph, const Operator& op, cons
                                      "for every operator) or give this operator, or its type '" + op.type +
                                      "', a rule of its own");
   }
-  return rule->splits;
+  std::vector<TileSplit> splits = rule->splits;
+  for (TileSplit& s : splits) {
+    if (s.parts != TileSplit::kCores) continue;
+    s.parts = std::count_if(accelerator.cores.begin(), accelerator.cores.end(), [&](const CoreInstance& c) { return c.core->runs(op.kind); });
+    if (s.parts == 0) throw UserError(rule->where, rule->param + ": no core runs operator '" + op.name + "' (" + to_string(op.kind) + ")");
+  }
+  return splits;
 }
 
 int split_dim(const Graph& graph, const Operator& op, const TileSplit& split) {

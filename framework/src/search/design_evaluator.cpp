@@ -70,7 +70,7 @@ struct DesignEvaluator::Impl {
     try {
       std::vector<Change> changes;
       for (std::size_t k = 0; k < key.size(); ++k) {
-        changes.push_back(gene_change(spec->genes[value_specs[k]], key[k]));
+        for (Change& c : gene_changes(spec->genes[value_specs[k]], key[k])) changes.push_back(std::move(c));
       }
       stage->prepared = std::make_shared<const PreparedExperiment>(prepare(source.build(changes), *registry, &cache));
     } catch (const UserError& e) {

@@ -117,9 +117,11 @@ std::optional<std::string> current_value(const ExperimentSource& source, const E
 
 }  // namespace
 
-Change gene_change(const GeneSpec& gene, std::int32_t index) {
+std::vector<Change> gene_changes(const GeneSpec& gene, std::int32_t index) {
   const auto& v = gene.values.at(static_cast<std::size_t>(index));
-  return Change{gene.path, v, location_of(*v, gene.where.file)};
+  std::vector<Change> out;
+  for (const std::string& path : gene.paths) out.push_back(Change{path, v, location_of(*v, gene.where.file)});
+  return out;
 }
 
 std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
@@ -191,11 +193,20 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
       spec.genes.push_back(std::move(gene));
       continue;
     }
-    gene.path = g->required_string("path", "a dotted key");
-    if (gene.path.empty() || gene.path.front() == '.' || gene.path.back() == '.' || gene.path.find("..") != std::string::npos) {
-      g->fail("path", "expected a dotted key such as \"fusion.auto_stacks\" or \"architecture.offchip.size_bits\"");
+    if (g->raw().get("path")->is_array()) {
+      gene.paths = *g->string_list("path");
+      if (gene.paths.empty()) g->fail("path", "expected at least one key");
+    } else {
+      gene.paths = {g->required_string("path", "a dotted key, or a list of keys that take the same value")};
     }
+    for (const std::string& p : gene.paths) {
+      if (p.empty() || p.front() == '.' || p.back() == '.' || p.find("..") != std::string::npos) {
+        g->fail("path", "expected a dotted key such as \"fusion.auto_stacks\" or \"architecture.offchip.size_bits\"");
+      }
+    }
+    gene.path = gene.paths.front();
     gene.group = group_of(gene.path, *g);
+    for (const std::string& p : gene.paths) gene.group = std::min(gene.group, group_of(p, *g));
     if (g->has("values") == g->has("range")) g->fail_table("a value gene needs either `values = [...]` or `range = {...}`");
     if (g->has("values")) {
       const toml::array* arr = g->node("values")->as_array();
@@ -234,7 +245,7 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
   const Experiment base = source.build();
   for (GeneSpec& gene : spec.genes) {
     if (gene.kind != GeneSpec::Kind::value) continue;
-    for (std::size_t i = 0; i < gene.values.size(); ++i) (void)source.build({gene_change(gene, static_cast<std::int32_t>(i))});
+    for (std::size_t i = 0; i < gene.values.size(); ++i) (void)source.build(gene_changes(gene, static_cast<std::int32_t>(i)));
     const auto current = current_value(source, base, gene.path);
     for (std::size_t i = 0; current && i < gene.values.size(); ++i) {
       if (same_value(*gene.values[i], *current)) gene.configured = static_cast<std::int32_t>(i);

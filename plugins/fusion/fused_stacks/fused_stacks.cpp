@@ -80,7 +80,7 @@ class FusedStacks final : public FusionStrategy {
     for (const Operator& op : graph.operators()) {
       const int s = stack_of[static_cast<std::size_t>(op.id)];
       if (s < 0) {
-        auto tiles = tile_operator(graph, op, inter_splits(graph, op, inter_), {});
+        auto tiles = tile_operator(graph, op, inter_splits(graph, op, inter_, acc), {});
         for (ComputationNode& cn : tiles) {
           cn.stack = next_stack_id;
           cn.streamed = stream_singletons_ && !op.is_view();
@@ -91,21 +91,21 @@ class FusedStacks final : public FusionStrategy {
       }
       if (emitted[static_cast<std::size_t>(s)]) continue;
       emitted[static_cast<std::size_t>(s)] = true;
-      emit_stack(graph, stacks[static_cast<std::size_t>(s)], next_stack_id++, out);
+      emit_stack(graph, acc, stacks[static_cast<std::size_t>(s)], next_stack_id++, out);
     }
     return out;
   }
 
  private:
   /// Depth-first order of one stack: slot by slot, each operator's share of tiles (with all its groups).
-  void emit_stack(const Graph& graph, const std::vector<OperatorId>& ops, int stack_id,
+  void emit_stack(const Graph& graph, const Accelerator& acc, const std::vector<OperatorId>& ops, int stack_id,
                   std::vector<ComputationNode>& out) const {
     std::vector<std::vector<ComputationNode>> tiles;
     std::size_t slots = 0;
     for (OperatorId id : ops) {
       const Operator& op = graph.op(id);
       const TilingRule* in = op.is_view() ? nullptr : tiling_rule_for(intra_, op);
-      tiles.push_back(tile_operator(graph, op, inter_splits(graph, op, inter_), in ? in->splits : std::vector<TileSplit>{}));
+      tiles.push_back(tile_operator(graph, op, inter_splits(graph, op, inter_, acc), in ? in->splits : std::vector<TileSplit>{}));
       if (op.is_view()) continue;  // a view moves nothing: its readers read through it, tile by tile
       const std::size_t intra = tiles.back().size() / static_cast<std::size_t>(std::max(1, tiles.back().front().groups));
       slots = slots == 0 ? intra : std::min(slots, intra);
@@ -170,8 +170,11 @@ class FusedStacks final : public FusionStrategy {
       std::int64_t capacity = 0;
       std::int64_t largest = 0;
       for (const CoreInstance& c : acc.cores) {
-        capacity += c.core->top_level(OperandSlot::I2).size_bits;
-        largest = std::max(largest, c.core->top_level(OperandSlot::I2).size_bits);
+        // The on-chip memory that holds weights (a core whose weights live only off chip holds none).
+        const int top = c.core->top_onchip_index(OperandSlot::I2);
+        const std::int64_t bits = top < 0 ? 0 : c.core->memories[static_cast<std::size_t>(top)].size_bits;
+        capacity += bits;
+        largest = std::max(largest, bits);
       }
       std::vector<OperatorId> cur;
       std::int64_t weights = 0;
@@ -189,7 +192,7 @@ class FusedStacks final : public FusionStrategy {
           const Tensor& t = graph.tensor(o.tensor);
           if (!o.is_output() && t.is_parameter()) w += t.bits();
         }
-        const auto groups = tile_operator(graph, op, inter_splits(graph, op, inter_), {}).size();
+        const auto groups = tile_operator(graph, op, inter_splits(graph, op, inter_, acc), {}).size();
         if (w / static_cast<std::int64_t>(groups) > largest) {
           close();
           continue;

@@ -57,6 +57,8 @@ struct Link {
   std::vector<int> endpoints;  // core ids; Accelerator::kOffChip for the off-chip memory
   double bandwidth_bits_per_cycle = 0;
   double energy_pj_per_bit = 0;
+  /// Carries only traffic to and from the off-chip memory (a memory bus, not a path between cores).
+  bool offchip_only = false;
   SourceLocation origin;
   [[nodiscard]] bool connects(int a, int b) const;
 };

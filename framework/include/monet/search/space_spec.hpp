@@ -17,8 +17,10 @@ struct GeneSpec {
   Kind kind = Kind::value;
   std::string name;        // [space.genes.NAME]
   SourceLocation where;    // the gene's table
-  // value genes: a key of the experiment or of the accelerator file, and its values
-  std::string path;
+  // value genes: a key of the experiment or of the accelerator file (or several linked keys that always take the
+  // same value, e.g. an array size and the dataflow unrolling it), and its values
+  std::string path;                // the first key (the gene's key in reports)
+  std::vector<std::string> paths;  // every key it sets
   std::vector<std::shared_ptr<const toml::node>> values;  // each located where it was written
   bool ordinal = false;
   GeneGroup group = GeneGroup::training;
@@ -48,7 +50,7 @@ struct SpaceSpec {
 /// accelerator or core files would reject is reported now, at the value.
 MONET_API std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source);
 
-/// The change a value gene makes for its value `index`.
-MONET_API Change gene_change(const GeneSpec& gene, std::int32_t index);
+/// The changes a value gene makes for its value `index` (one per linked key).
+MONET_API std::vector<Change> gene_changes(const GeneSpec& gene, std::int32_t index);
 
 }  // namespace monet
