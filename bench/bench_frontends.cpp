@@ -22,6 +22,10 @@ BENCHMARK(BM_LoadGpt2Small)->Unit(benchmark::kMillisecond);
 void BM_LoadResNet18(benchmark::State& state) { load_model(state, "resnet18.onnx"); }
 BENCHMARK(BM_LoadResNet18)->Unit(benchmark::kMillisecond);
 
+/// Target (ONNX breadth issue): `monet inspect` of Swin-T (7,204 nodes) under a second — its import.
+void BM_InspectSwinT(benchmark::State& state) { load_model(state, "swin_t.onnx"); }
+BENCHMARK(BM_InspectSwinT)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 namespace {

@@ -102,6 +102,17 @@ TEST(ArchitectureDocuments, ChangesByPathAndIndependentCopies) {
   EXPECT_EQ(b->cores[0].core->array.pe_count(), 16);
   EXPECT_DOUBLE_EQ(b->links.back().energy_pj_per_bit, 1.5);
 
+  // Successive changes to the same file all stay (each one is replayed on the original text).
+  ArchitectureDocuments twice = base;
+  twice.set("core_arrays.pe.array.sizes[0]", *value("8").get("v"), {"test"});
+  twice.set("core_arrays.pe.array.sizes[1]", *value("2").get("v"), {"test"});
+  twice.set("core_arrays.pe.x", *value("1").get("v"), {"test"});
+  twice.set("core_arrays.pe.y", *value("1").get("v"), {"test"});
+  const AcceleratorPtr t = twice.build();
+  EXPECT_EQ(t->cores.size(), 2u);
+  EXPECT_EQ(t->cores[1].core->array.pe_count(), 16);  // 8 x 2
+  EXPECT_EQ(t->cores[1].core->array.dims[1].size, 2);
+
   // Every entry of a table, and removing a key.
   ArchitectureDocuments all = base;
   all.set("cores.*.memories.sram.size_bits", *value("4096").get("v"), {"test"});

@@ -335,7 +335,8 @@ bandwidth_bits_per_cycle = 64
   EXPECT_DOUBLE_EQ(in_acc.read_energy_pj, 15.0 * 64);
   EXPECT_DOUBLE_EQ(in_acc.write_energy_pj, 17.0 * 64);
   EXPECT_EQ(in_acc.read_energy_origin, ValueOrigin::pinned);
-  const MemoryLevel& alone = estimated(core_file)->memories[2];
+  const CorePtr alone_core = estimated(core_file);  // keep it alive: the reference below points into it
+  const MemoryLevel& alone = alone_core->memories[2];
   EXPECT_DOUBLE_EQ(alone.read_energy_pj, 20.0 * 64);
   EXPECT_EQ(alone.read_energy_origin, ValueOrigin::estimated);
 }

@@ -277,14 +277,12 @@ TEST_F(OnnxBreadth, MalformedNodesAreErrorsNamingTheNode) {
   EXPECT_EQ(fail(c), path() + ": error: node 'pad' (Pad): expected 4 pads, got 3");
 }
 
-TEST_F(OnnxBreadth, SwinTransformerInspectsInUnderASecond) {
-  // 7,204 nodes (2,952 constants, 495 Shape, 865 Unsqueeze ...): folding and conversion stay linear.
-  const auto start = std::chrono::steady_clock::now();
+TEST_F(OnnxBreadth, SwinTransformerLoads) {
+  // 7,204 nodes (2,952 constants, 495 Shape, 865 Unsqueeze ...). Its speed (target: inspect under a second) is
+  // measured by BM_InspectSwinT in bench/bench_frontends.cpp, not here.
   const GraphPtr g = load_file(test::source_dir() / "workloads/onnx/swin_t.onnx");
-  const std::string text = inspect_text(*g);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(inspect_text(*g).empty());
   EXPECT_EQ(workload_totals(*g).params_trainable, 28'288'354);
-  EXPECT_LT(seconds, 1.0);
 }
 
 }  // namespace

@@ -230,20 +230,21 @@ void take_offchip_energies(Accelerator& acc) {
 ArchitectureDocuments ArchitectureDocuments::read(const fs::path& file) {
   ArchitectureDocuments d;
   d.file_ = file;
-  d.doc_ = std::make_shared<const TomlDocument>(TomlDocument::parse_file(file));
+  d.doc_ = Edited(std::make_shared<const TomlDocument>(TomlDocument::parse_file(file)));
+  const TomlDocument& doc = d.doc_.get();
   std::map<fs::path, std::shared_ptr<const TomlDocument>> cache;
   for (const char* table : {"cores", "core_arrays"}) {
-    const toml::array* arr = d.doc_->root().get(table) ? d.doc_->root().get(table)->as_array() : nullptr;
+    const toml::array* arr = doc.root().get(table) ? doc.root().get(table)->as_array() : nullptr;
     if (!arr) continue;  // build() reports a malformed accelerator
     for (const toml::node& n : *arr) {
       const toml::table* t = n.as_table();
       if (!t) continue;
-      Entry e{table, entry_name(*t), nullptr};
+      Entry e{table, entry_name(*t), Edited{}};
       const toml::node* f = t->get("file");
       if (f && f->is_string()) {
-        const fs::path path = d.doc_->base_dir() / f->as_string()->get();
+        const fs::path path = doc.base_dir() / f->as_string()->get();
         std::error_code ec;
-        if (fs::is_regular_file(path, ec)) e.core = read_shared(path, cache);
+        if (fs::is_regular_file(path, ec)) e.core = Edited(read_shared(path, cache));
       }
       d.entries_.push_back(std::move(e));
     }
@@ -251,58 +252,94 @@ ArchitectureDocuments ArchitectureDocuments::read(const fs::path& file) {
   return d;
 }
 
-toml::table& ArchitectureDocuments::own_root() {
-  if (doc_.use_count() > 1) doc_ = std::make_shared<const TomlDocument>(doc_->clone());
-  return const_cast<TomlDocument&>(*doc_).root();
+ArchitectureDocuments::Edited::Edited(std::shared_ptr<const TomlDocument> original)
+    : original_(std::move(original)), result_(original_) {}
+
+const TomlDocument& ArchitectureDocuments::Edited::get() const {
+  if (!result_) {
+    auto doc = std::make_shared<TomlDocument>(original_->clone());
+    for (const Change& c : changes_) {
+      if (c.value) {
+        set_at(doc->root(), c.segments, *c.value, c.where);
+      } else {
+        unset_at(doc->root(), c.segments, c.where);
+      }
+    }
+    result_ = std::move(doc);
+  }
+  return *result_;
+}
+
+void ArchitectureDocuments::Edited::apply(Change c) {
+  // Applied at once, so that a path that does not fit is reported where it was written.
+  changes_.push_back(std::move(c));
+  result_ = nullptr;
+  try {
+    (void)get();
+  } catch (...) {
+    changes_.pop_back();
+    result_ = nullptr;
+    throw;
+  }
+}
+
+void ArchitectureDocuments::Edited::set(const std::vector<std::string>& segments, const toml::node& value,
+                                        const SourceLocation& where) {
+  SourceLocation at = location_of(value, where.file);
+  if (at.line == 0) at = where;
+  apply(Change{segments, std::shared_ptr<const toml::node>(located_value(toml_text(value), at)), where});
+}
+
+void ArchitectureDocuments::Edited::unset(const std::vector<std::string>& segments, const SourceLocation& where) {
+  apply(Change{segments, nullptr, where});
 }
 
 void ArchitectureDocuments::read_core(Entry& e, const toml::table& entry, const SourceLocation& where) {
   const toml::node* f = entry.get("file");
   if (!f || !f->is_string()) throw UserError(where, "the [[" + e.table + "]] entry '" + e.name + "' names no core file");
-  const fs::path path = doc_->base_dir() / f->as_string()->get();
+  const fs::path path = doc_.get().base_dir() / f->as_string()->get();
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw UserError(location_of(*f, doc_->file()), "core file not found: " + path.string());
-  e.core = std::make_shared<const TomlDocument>(TomlDocument::parse_file(path));
+  if (!fs::is_regular_file(path, ec)) throw UserError(location_of(*f, doc_.get().file()), "core file not found: " + path.string());
+  e.core = Edited(std::make_shared<const TomlDocument>(TomlDocument::parse_file(path)));
 }
+
+namespace {
+/// A path below a [[cores]] / [[core_arrays]] entry that names a key of its core file (not of the entry).
+bool into_core_file(const std::vector<std::string>& segments, const SourceLocation& where) {
+  const std::string& head = segments.front();
+  if ((head != "cores" && head != "core_arrays") || segments.size() < 3) return false;
+  const std::vector<std::string>& own = head == "cores" ? kCoreKeys : kArrayKeys;
+  return std::find(own.begin(), own.end(), subscript(segments[2], where).first) == own.end();
+}
+}  // namespace
 
 void ArchitectureDocuments::set(std::string_view path, const toml::node& value, const SourceLocation& where) {
   const std::vector<std::string> segments = split_path(path, where);
   const std::string& head = segments.front();
-  if ((head == "cores" || head == "core_arrays") && segments.size() >= 3) {
-    const std::vector<std::string>& own = head == "cores" ? kCoreKeys : kArrayKeys;
-    const std::string key = subscript(segments[2], where).first;
-    if (std::find(own.begin(), own.end(), key) == own.end()) {
-      // Into the core files of the selected entries: copy a file the other entries share, change the copy.
-      std::vector<Entry*> chosen;
-      std::vector<std::string> names;
-      for (Entry& e : entries_) {
-        if (e.table != head) continue;
-        names.push_back(e.name);
-        if (segments[1] == "*" || e.name == segments[1]) chosen.push_back(&e);
-      }
-      if (chosen.empty()) {
-        throw UserError(where, "no [[" + head + "]] entry named '" + segments[1] + "'" + did_you_mean(segments[1], names) +
-                                   "; entries: " + join(names));
-      }
-      const std::vector<std::string> rest(segments.begin() + 2, segments.end());
-      std::map<const TomlDocument*, std::shared_ptr<const TomlDocument>> changed;
-      for (Entry* e : chosen) {
-        if (!e->core) throw UserError(where, "the [[" + head + "]] entry '" + e->name + "' has no readable core file");
-        auto it = changed.find(e->core.get());
-        if (it == changed.end()) {
-          auto copy = std::make_shared<TomlDocument>(e->core->clone());
-          set_at(copy->root(), rest, value, where);
-          it = changed.emplace(e->core.get(), std::move(copy)).first;
-        }
-        e->core = it->second;
-      }
-      return;
+  if (into_core_file(segments, where)) {
+    // Into the core files of the selected entries only (each entry keeps its own list of changes).
+    std::vector<Entry*> chosen;
+    std::vector<std::string> names;
+    for (Entry& e : entries_) {
+      if (e.table != head) continue;
+      names.push_back(e.name);
+      if (segments[1] == "*" || e.name == segments[1]) chosen.push_back(&e);
     }
+    if (chosen.empty()) {
+      throw UserError(where, "no [[" + head + "]] entry named '" + segments[1] + "'" + did_you_mean(segments[1], names) +
+                                 "; entries: " + join(names));
+    }
+    const std::vector<std::string> rest(segments.begin() + 2, segments.end());
+    for (Entry* e : chosen) {
+      if (e->core.empty()) throw UserError(where, "the [[" + head + "]] entry '" + e->name + "' has no readable core file");
+      e->core.set(rest, value, where);
+    }
+    return;
   }
-  set_at(own_root(), segments, value, where);
+  doc_.set(segments, value, where);
   if ((head == "cores" || head == "core_arrays") && segments.size() == 3 && segments[2] == "file") {
-    // A new core file for the selected entries.
-    const toml::array* arr = doc_->root().get(head)->as_array();
+    // A new core file for the selected entries (changes made to the old one are dropped).
+    const toml::array* arr = doc_.get().root().get(head)->as_array();
     std::size_t k = 0;
     for (Entry& e : entries_) {
       if (e.table != head) continue;
@@ -313,8 +350,6 @@ void ArchitectureDocuments::set(std::string_view path, const toml::node& value, 
 }
 
 std::optional<std::string> ArchitectureDocuments::value_text(std::string_view path) const {
-  // Read through a copy: walk() is the same path logic as set(), so both agree on what a path names.
-  ArchitectureDocuments copy = *this;
   std::optional<std::string> found;
   const SourceLocation nowhere{"<value_text>"};
   auto read = [&](toml::table& t, const std::string& key, long index, const std::string&) {
@@ -323,22 +358,21 @@ std::optional<std::string> ArchitectureDocuments::value_text(std::string_view pa
     if (n && index >= 0) n = n->is_array() && static_cast<std::size_t>(index) < n->as_array()->size() ? n->as_array()->get(static_cast<std::size_t>(index)) : nullptr;
     if (n) found = toml_text(*n);
   };
-  const std::vector<std::string> segments = split_path(path, nowhere);
-  const std::string& head = segments.front();
   try {
-    if ((head == "cores" || head == "core_arrays") && segments.size() >= 3) {
-      const std::vector<std::string>& own = head == "cores" ? kCoreKeys : kArrayKeys;
-      if (std::find(own.begin(), own.end(), subscript(segments[2], nowhere).first) == own.end()) {
-        for (const Entry& e : entries_) {
-          if (e.table != head || !(segments[1] == "*" || e.name == segments[1]) || !e.core) continue;
-          TomlDocument doc = e.core->clone();
-          walk(doc.root(), std::vector<std::string>(segments.begin() + 2, segments.end()), 0, "", nowhere, read);
-          return found;
-        }
-        return std::nullopt;
+    const std::vector<std::string> segments = split_path(path, nowhere);
+    // walk() is the same path logic as set(): both agree on what a path names. It needs a mutable table.
+    if (into_core_file(segments, nowhere)) {
+      for (const Entry& e : entries_) {
+        if (e.table != segments.front() || !(segments[1] == "*" || e.name == segments[1]) || e.core.empty()) continue;
+        TomlDocument doc = e.core.get();
+        walk(const_cast<toml::table&>(doc.root()), std::vector<std::string>(segments.begin() + 2, segments.end()), 0, "",
+             nowhere, read);
+        return found;
       }
+      return std::nullopt;
     }
-    walk(copy.own_root(), segments, 0, "", nowhere, read);
+    TomlDocument doc = doc_.get();
+    walk(const_cast<toml::table&>(doc.root()), segments, 0, "", nowhere, read);
   } catch (const UserError&) {
     return std::nullopt;
   }
@@ -347,28 +381,22 @@ std::optional<std::string> ArchitectureDocuments::value_text(std::string_view pa
 
 void ArchitectureDocuments::unset(std::string_view path, const SourceLocation& where) {
   const std::vector<std::string> segments = split_path(path, where);
-  const std::string& head = segments.front();
-  if ((head == "cores" || head == "core_arrays") && segments.size() >= 3) {
-    const std::vector<std::string>& own = head == "cores" ? kCoreKeys : kArrayKeys;
-    if (std::find(own.begin(), own.end(), subscript(segments[2], where).first) == own.end()) {
-      const std::vector<std::string> rest(segments.begin() + 2, segments.end());
-      bool any = false;
-      for (Entry& e : entries_) {
-        if (e.table != head || !(segments[1] == "*" || e.name == segments[1]) || !e.core) continue;
-        auto copy = std::make_shared<TomlDocument>(e.core->clone());
-        unset_at(copy->root(), rest, where);
-        e.core = std::move(copy);
-        any = true;
-      }
-      if (!any) throw UserError(where, "no [[" + head + "]] entry named '" + segments[1] + "'");
-      return;
+  if (into_core_file(segments, where)) {
+    const std::vector<std::string> rest(segments.begin() + 2, segments.end());
+    bool any = false;
+    for (Entry& e : entries_) {
+      if (e.table != segments.front() || !(segments[1] == "*" || e.name == segments[1]) || e.core.empty()) continue;
+      e.core.unset(rest, where);
+      any = true;
     }
+    if (!any) throw UserError(where, "no [[" + segments.front() + "]] entry named '" + segments[1] + "'");
+    return;
   }
-  unset_at(own_root(), segments, where);
+  doc_.unset(segments, where);
 }
 
 AcceleratorPtr ArchitectureDocuments::build() const {
-  const TomlDocument& doc = *doc_;
+  const TomlDocument& doc = doc_.get();
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   auto acc = std::make_shared<Accelerator>();
   acc->file = file_.string();
@@ -382,12 +410,12 @@ AcceleratorPtr ArchitectureDocuments::build() const {
   std::map<const TomlDocument*, CorePtr> built;
   auto core_of = [&](std::size_t k, const std::string& name, TableReader& t) -> CorePtr {
     const fs::path path = t.required_path("file");  // located errors for a missing or unreadable file
-    if (k >= entries_.size() || entries_[k].name != name || !entries_[k].core) {
+    if (k >= entries_.size() || entries_[k].name != name || entries_[k].core.empty()) {
       return core_from_document(TomlDocument::parse_file(path));  // an entry an override added
     }
-    const Entry& e = entries_[k];
-    auto it = built.find(e.core.get());
-    if (it == built.end()) it = built.emplace(e.core.get(), core_from_document(*e.core)).first;
+    const TomlDocument& core = entries_[k].core.get();
+    auto it = built.find(&core);
+    if (it == built.end()) it = built.emplace(&core, core_from_document(core)).first;
     return it->second;
   };
   auto add_instance = [&](const std::string& name, CorePtr core, const SourceLocation& origin, TableReader& t) {

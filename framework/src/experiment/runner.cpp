@@ -269,7 +269,11 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
 
   // Fusion strategies read the cores (their number and names for inter-core splits, their capacities for
   // automatic stacks): those are part of the key, not the rest of the hardware.
-  std::string cn_key = graph_key + "|" + params_text(e.fusion);
+  std::string cn_key = graph_key + "|" + params_text(e.fusion) + "|allowed:";
+  for (const auto& cores : allowed) {
+    for (int c : cores) cn_key += std::to_string(c) + ",";
+    cn_key += ";";
+  }
   for (const CoreInstance& c : e.accelerator->cores) {
     cn_key += "|" + c.name + ":" + std::to_string(c.core->resident_capacity_bits());
     for (OperandSlot s : {OperandSlot::I1, OperandSlot::I2, OperandSlot::O}) {
@@ -279,7 +283,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   }
   const auto cns = cache->cns(cn_key, [&] {
     auto fusion = registry.create<FusionStrategy>(*e.fusion.plugin, e.fusion.params);
-    return connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator));
+    return connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator, allowed));
   });
   spdlog::info("{} operators, {} computation nodes, {} edges", p.graph->operators().size(), cns->nodes.size(),
                cns->edges.size());

@@ -1,5 +1,9 @@
 #include "monet/report/metrics.hpp"
 
+#include <limits>
+
+#include "monet/arch/estimation.hpp"
+
 namespace monet {
 
 std::vector<std::pair<std::string, std::string>> metric_keys() {
@@ -22,7 +26,8 @@ std::vector<std::pair<std::string, std::string>> metric_keys() {
           {"capacity_violation", ""},
           {"pe_count", ""},
           {"cores", ""},
-          {"macs", ""}};
+          {"macs", ""},
+          {"area_mm2", "mm2"}};
 }
 
 std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleSummary& s) {
@@ -36,6 +41,7 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
     capacity += c.core->resident_capacity_bits() / 8;
     pes += c.core->array.pe_count();
   }
+  const std::optional<AcceleratorArea> area = accelerator_area(acc);  // NaN when a core's area is unknown
   const double latency = static_cast<double>(s.latency_cycles);
   const double latency_s = acc.frequency_hz > 0 ? latency / acc.frequency_hz : 0;
   std::vector<Metric> out;
@@ -46,7 +52,8 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
                    static_cast<double>(s.offchip_write_bits / 8), static_cast<double>(s.spilled_bits / 8),
                    static_cast<double>((s.peak_offchip_bits + 7) / 8), static_cast<double>(onchip),
                    static_cast<double>(max_core), static_cast<double>(capacity), s.capacity_violation,
-                   static_cast<double>(pes), static_cast<double>(acc.cores.size()), static_cast<double>(p.graph->total_macs())}) {
+                   static_cast<double>(pes), static_cast<double>(acc.cores.size()), static_cast<double>(p.graph->total_macs()),
+                   area ? area->total_mm2 : std::numeric_limits<double>::quiet_NaN()}) {
     out[i++].value = v;
   }
   return out;

@@ -75,7 +75,7 @@ const TilingRule* tiling_rule_for(const std::vector<TilingRule>& rules, const Op
 }
 
 std::vector<TileSplit> inter_splits(const Graph& graph, const Operator& op, const std::vector<TilingRule>& rules,
-                                    const Accelerator& accelerator) {
+                                    std::size_t allowed_cores) {
   const TilingRule* rule = op.is_view() ? nullptr : tiling_rule_for(rules, op);
   if (!rule) return {};
   const std::vector<int> reductions = op.reduction_dims();
@@ -92,8 +92,7 @@ std::vector<TileSplit> inter_splits(const Graph& graph, const Operator& op, cons
   std::vector<TileSplit> splits = rule->splits;
   for (TileSplit& s : splits) {
     if (s.parts != TileSplit::kCores) continue;
-    s.parts = std::count_if(accelerator.cores.begin(), accelerator.cores.end(), [&](const CoreInstance& c) { return c.core->runs(op.kind); });
-    if (s.parts == 0) throw UserError(rule->where, rule->param + ": no core runs operator '" + op.name + "' (" + to_string(op.kind) + ")");
+    s.parts = static_cast<std::int64_t>(std::max<std::size_t>(allowed_cores, 1));
   }
   return splits;
 }

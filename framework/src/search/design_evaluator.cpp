@@ -242,6 +242,18 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
   // The base stage was made before the allocation genes existed.
   m.place(*base);
   m.keep(configured, base);
+  // An objective the experiment cannot give (an area without estimates) is an error now, not NaN later.
+  const std::vector<Metric> metrics = summary_metrics(*base->prepared, ScheduleSummary{});
+  for (const Objective& o : m.space.objectives) {
+    for (const Metric& mt : metrics) {
+      if (mt.key == o.key && std::isnan(mt.value)) {
+        throw UserError(m.spec->where, "objective '" + o.key + "' is unknown for this accelerator: " +
+                                           (o.key == "area_mm2" ? "a core has no area (name an estimator in its core file, "
+                                                                  "or give area_mm2; docs/estimators.md)"
+                                                                : "no value"));
+      }
+    }
+  }
 }
 
 DesignEvaluator::~DesignEvaluator() = default;

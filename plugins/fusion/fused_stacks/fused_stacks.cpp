@@ -67,11 +67,12 @@ class FusedStacks final : public FusionStrategy {
     }
   }
 
-  [[nodiscard]] std::vector<ComputationNode> partition(const Graph& graph, const Accelerator& acc) const override {
+  [[nodiscard]] std::vector<ComputationNode> partition(const Graph& graph, const Accelerator& acc,
+                                                       const std::vector<std::vector<int>>& allowed) const override {
     const std::size_t n = graph.operators().size();
     std::vector<int> stack_of(n, -1);
     std::vector<std::vector<OperatorId>> stacks;
-    form_stacks(graph, acc, stack_of, stacks);
+    form_stacks(graph, acc, allowed, stack_of, stacks);
 
     // Units of execution in priority order: a stack (at its first operator) or a single operator.
     std::vector<bool> emitted(stacks.size(), false);
@@ -80,7 +81,7 @@ class FusedStacks final : public FusionStrategy {
     for (const Operator& op : graph.operators()) {
       const int s = stack_of[static_cast<std::size_t>(op.id)];
       if (s < 0) {
-        auto tiles = tile_operator(graph, op, inter_splits(graph, op, inter_, acc), {});
+        auto tiles = tile_operator(graph, op, inter_splits(graph, op, inter_, allowed[static_cast<std::size_t>(op.id)].size()), {});
         for (ComputationNode& cn : tiles) {
           cn.stack = next_stack_id;
           cn.streamed = stream_singletons_ && !op.is_view();
@@ -91,21 +92,21 @@ class FusedStacks final : public FusionStrategy {
       }
       if (emitted[static_cast<std::size_t>(s)]) continue;
       emitted[static_cast<std::size_t>(s)] = true;
-      emit_stack(graph, acc, stacks[static_cast<std::size_t>(s)], next_stack_id++, out);
+      emit_stack(graph, allowed, stacks[static_cast<std::size_t>(s)], next_stack_id++, out);
     }
     return out;
   }
 
  private:
   /// Depth-first order of one stack: slot by slot, each operator's share of tiles (with all its groups).
-  void emit_stack(const Graph& graph, const Accelerator& acc, const std::vector<OperatorId>& ops, int stack_id,
+  void emit_stack(const Graph& graph, const std::vector<std::vector<int>>& allowed, const std::vector<OperatorId>& ops, int stack_id,
                   std::vector<ComputationNode>& out) const {
     std::vector<std::vector<ComputationNode>> tiles;
     std::size_t slots = 0;
     for (OperatorId id : ops) {
       const Operator& op = graph.op(id);
       const TilingRule* in = op.is_view() ? nullptr : tiling_rule_for(intra_, op);
-      tiles.push_back(tile_operator(graph, op, inter_splits(graph, op, inter_, acc), in ? in->splits : std::vector<TileSplit>{}));
+      tiles.push_back(tile_operator(graph, op, inter_splits(graph, op, inter_, allowed[static_cast<std::size_t>(op.id)].size()), in ? in->splits : std::vector<TileSplit>{}));
       if (op.is_view()) continue;  // a view moves nothing: its readers read through it, tile by tile
       const std::size_t intra = tiles.back().size() / static_cast<std::size_t>(std::max(1, tiles.back().front().groups));
       slots = slots == 0 ? intra : std::min(slots, intra);
@@ -129,7 +130,7 @@ class FusedStacks final : public FusionStrategy {
     }
   }
 
-  void form_stacks(const Graph& graph, const Accelerator& acc, std::vector<int>& stack_of,
+  void form_stacks(const Graph& graph, const Accelerator& acc, const std::vector<std::vector<int>>& allowed, std::vector<int>& stack_of,
                    std::vector<std::vector<OperatorId>>& stacks) const {
     auto add = [&](std::vector<OperatorId> ops) {
       if (ops.empty()) return;
@@ -192,7 +193,7 @@ class FusedStacks final : public FusionStrategy {
           const Tensor& t = graph.tensor(o.tensor);
           if (!o.is_output() && t.is_parameter()) w += t.bits();
         }
-        const auto groups = tile_operator(graph, op, inter_splits(graph, op, inter_, acc), {}).size();
+        const auto groups = tile_operator(graph, op, inter_splits(graph, op, inter_, allowed[static_cast<std::size_t>(op.id)].size()), {}).size();
         if (w / static_cast<std::int64_t>(groups) > largest) {
           close();
           continue;

@@ -35,11 +35,12 @@ class LayerByLayer final : public FusionStrategy {
   explicit LayerByLayer(const ParamValues& p)
       : inter_(parse_tiling_rules(p, "inter")), stream_(p.get_bool("stream_operands")) {}
 
-  [[nodiscard]] std::vector<ComputationNode> partition(const Graph& graph, const Accelerator& acc) const override {
+  [[nodiscard]] std::vector<ComputationNode> partition(const Graph& graph, const Accelerator& /*acc*/,
+                                                       const std::vector<std::vector<int>>& allowed) const override {
     std::vector<ComputationNode> nodes;
     nodes.reserve(graph.operators().size());
     for (const Operator& op : graph.operators()) {
-      std::vector<ComputationNode> tiles = tile_operator(graph, op, inter_splits(graph, op, inter_, acc), {});
+      std::vector<ComputationNode> tiles = tile_operator(graph, op, inter_splits(graph, op, inter_, allowed[static_cast<std::size_t>(op.id)].size()), {});
       for (ComputationNode& cn : tiles) {
         cn.stack = op.id;
         cn.streamed = stream_ && !op.is_view();

@@ -40,17 +40,39 @@ class MONET_API ArchitectureDocuments {
   [[nodiscard]] const std::filesystem::path& file() const { return file_; }
 
  private:
+  /// A document as read plus the changes made to it, applied to a fresh parse when it is needed (toml++ copies
+  /// lose source locations, so documents are never copied node by node). Copies share the parsed result.
+  class Edited {
+   public:
+    Edited() = default;
+    explicit Edited(std::shared_ptr<const TomlDocument> original);
+    [[nodiscard]] bool empty() const { return original_ == nullptr; }
+    /// The document with every change applied (parsed once per distinct list of changes).
+    [[nodiscard]] const TomlDocument& get() const;
+    /// Applies a change; throws (and keeps the document unchanged) when the path does not fit.
+    void set(const std::vector<std::string>& segments, const toml::node& value, const SourceLocation& where);
+    void unset(const std::vector<std::string>& segments, const SourceLocation& where);
+
+   private:
+    struct Change {
+      std::vector<std::string> segments;
+      std::shared_ptr<const toml::node> value;  // null: remove
+      SourceLocation where;
+    };
+    void apply(Change c);
+    std::shared_ptr<const TomlDocument> original_;
+    std::vector<Change> changes_;
+    mutable std::shared_ptr<const TomlDocument> result_;
+  };
   struct Entry {
     std::string table;  // "cores" or "core_arrays"
     std::string name;   // the entry's name ("" when it has none: build() reports it)
-    std::shared_ptr<const TomlDocument> core;  // its core file (nullptr when it names none: build() reports it)
+    Edited core;        // its core file (empty when it names none: build() reports it)
   };
-  /// The accelerator document, cloned first if another copy shares it.
-  toml::table& own_root();
   void read_core(Entry& e, const toml::table& entry, const SourceLocation& where);
 
   std::filesystem::path file_;
-  std::shared_ptr<const TomlDocument> doc_;
+  Edited doc_;
   std::vector<Entry> entries_;  // [[cores]] entries, then [[core_arrays]] entries, in file order
 };
 

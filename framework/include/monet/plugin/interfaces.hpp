@@ -72,7 +72,9 @@ class MONET_API CostModel : public Plugin {
 class MONET_API FusionStrategy : public Plugin {
  public:
   ~FusionStrategy() override;
-  [[nodiscard]] virtual std::vector<ComputationNode> partition(const Graph& graph, const Accelerator& acc) const = 0;
+  /// `allowed_cores`: per operator, the cores it may run on (its inter-core splits may spread over them).
+  [[nodiscard]] virtual std::vector<ComputationNode> partition(const Graph& graph, const Accelerator& acc,
+                                                               const std::vector<std::vector<int>>& allowed_cores) const = 0;
 };
 
 // ---------------------------------------------------------------------------------- search algorithm

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "monet/config/params.hpp"
-#include "monet/arch/accelerator.hpp"
 #include "monet/ir/graph.hpp"
 #include "monet/schedule/cn_graph.hpp"
 
@@ -16,7 +15,7 @@ namespace monet {
 struct TileSplit {
   std::string dim;   // a loop dimension name, or "axisN": the loop dim indexing axis N of the output
   std::int64_t parts = 0;  // 0 = "all": one tile per index; kCores = "cores" (inter-core splits only)
-  static constexpr std::int64_t kCores = -1;  // as many parts as the accelerator has cores that run the operator
+  static constexpr std::int64_t kCores = -1;  // as many parts as the operator has allowed cores
 };
 
 struct TilingRule {
@@ -28,8 +27,8 @@ struct TilingRule {
 };
 
 /// Parses the fusion strategy's rule-list parameter `name` ("KEY=DIM:N[,DIM:N...]", N an integer >= 1, "all", or
-/// for inter-core rules "cores": one part per core that runs the operator's kind, so that a rule holds for any
-/// core count, e.g. an array of cores whose size is a gene).
+/// for inter-core rules "cores": one part per core the operator may run on, so that a rule holds for any core
+/// count, e.g. an array of cores whose size is a gene).
 /// Throws UserError naming fusion.<name>, located where the experiment (or --set) gave it.
 MONET_API std::vector<TilingRule> parse_tiling_rules(const ParamValues& params, const std::string& name);
 
@@ -39,9 +38,9 @@ MONET_API const TilingRule* tiling_rule_for(const std::vector<TilingRule>& rules
 /// The inter-core splits of an operator: its rule's (none without a rule). A split along a reduction dimension
 /// of the operator is a UserError located at the rule list: each core would hold partial sums of the whole
 /// output, and monet does not model their accumulation across cores.
-/// "cores" becomes the number of the accelerator's cores whose op_kinds include the operator's kind.
+/// "cores" becomes `allowed_cores`, the number of cores the operator may run on.
 MONET_API std::vector<TileSplit> inter_splits(const Graph& graph, const Operator& op, const std::vector<TilingRule>& rules,
-                                              const Accelerator& accelerator);
+                                              std::size_t allowed_cores);
 
 /// The loop dimension a split names for an operator (-1 when the operator has no such dimension).
 MONET_API int split_dim(const Graph& graph, const Operator& op, const TileSplit& split);
