@@ -90,7 +90,8 @@ std::optional<DesignPoint> best_point(const SearchResult& r) {
 /// search.
 std::string resolved_search_toml(const PreparedExperiment& base, const ExperimentSource& source, const fs::path& dir) {
   std::string out = resolved_toml(base, dir);
-  if (const toml::node* space = source.document().root().get("space")) {
+  const TomlDocument changed = source.changed_document();  // the [space] as searched, --set included
+  if (const toml::node* space = changed.root().get("space")) {
     toml::table t;
     t.insert("space", *space);
     std::ostringstream s;

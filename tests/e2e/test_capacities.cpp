@@ -52,7 +52,8 @@ TEST(Capacity, StreamingCoresHoldTheTilesInFlight) {
   const auto r = test::monet("run " + q(test::source_dir() / "experiments/resnet18_inference.toml") + " --out " +
                              q(dir.path() / "out") + " --log-level warn");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const json& core : results_of(dir.path() / "out")["architecture"]["cores"]) {
+  const json results = results_of(dir.path() / "out");  // named: a temporary would die before the loop body
+  for (const json& core : results["architecture"]["cores"]) {
     const auto peak = core["peak_memory_bytes"].get<std::int64_t>();
     EXPECT_GT(peak, 0) << core["name"];
     EXPECT_LE(peak, core["capacity_bytes"].get<std::int64_t>()) << core["name"];

@@ -223,5 +223,26 @@ values = [10_000_000_000, 100_000]
   EXPECT_EQ(s["graphs_built"].get<int>(), 2);       // the workload read once
 }
 
+TEST(Search, SetNarrowsAGenesDomainAndResolvedTomlKeepsIt) {
+  // A --set on [space] is the searched space (never silently the file's): 2 x 1 hardware points x 4^6 allocations
+  // would be 8,192; narrowing the allocation-free hardware gene to one value leaves the grid's 4,096 points.
+  test::ScratchDir dir;
+  const std::string extra = R"(
+[space.genes.dram_bandwidth]
+path = "architecture.offchip.bandwidth_bits_per_cycle"
+values = [32, 64]
+)";
+  const fs::path exp = dir.write("data/search/hw.toml", test::read_file(kSmall) + extra);
+  fs::copy_file(test::source_dir() / "tests/data/search/six_convs.toml", dir.path() / "data/search/six_convs.toml");
+  const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "out") + " --log-level warn " +
+                             "--set 'space.genes.dram_bandwidth.values=[64]' --set 'architecture.file=\"" +
+                             (test::source_dir() / "architectures/tpu_like_quad_core.toml").string() + "\"'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = test::read_csv(dir.path() / "out/evaluations.csv");
+  ASSERT_EQ(rows.size(), 4096u);
+  for (const test::CsvRow& row : rows) ASSERT_EQ(row["dram_bandwidth"], "64");
+  EXPECT_THAT(test::read_file(dir.path() / "out/resolved.toml"), HasSubstr("values = [ 64 ]"));
+}
+
 }  // namespace
 }  // namespace monet

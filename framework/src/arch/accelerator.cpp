@@ -43,6 +43,22 @@ const Link* Accelerator::link_between(int a, int b) const {
   return best;
 }
 
+std::vector<const Link*> Accelerator::link_table() const {
+  const std::size_t n = cores.size() + 1;
+  std::vector<const Link*> table(n * n, nullptr);
+  for (const Link& l : links) {  // in file order: a later link wins only when strictly wider (link_between's rule)
+    for (int a : l.endpoints) {
+      for (int b : l.endpoints) {
+        if (a == b) continue;
+        if (l.offchip_only && a != kOffChip && b != kOffChip) continue;
+        const Link*& best = table[link_table_index(a, b)];
+        if (!best || l.bandwidth_bits_per_cycle > best->bandwidth_bits_per_cycle) best = &l;
+      }
+    }
+  }
+  return table;
+}
+
 Core with_offchip(const Core& core, const OffChipMemory& offchip, const StreamedOperands& streamed) {
   Core c = core;
   if (!streamed.any()) return c;

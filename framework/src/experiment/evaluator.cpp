@@ -62,7 +62,12 @@ void Evaluator::prewarm() const {
     for (const ComputationNode& cn : cns_.nodes) {
       const Operator& op = graph_->op(cn.op);
       if (op.is_view()) continue;
-      for (int c : allowed_cores_[static_cast<std::size_t>(cn.op)]) {
+      const std::vector<int>& allowed = allowed_cores_[static_cast<std::size_t>(cn.op)];
+      // An inter-core group over all allowed cores runs on its own core (the scheduler's rule): only that one.
+      const bool grouped = cn.groups > 1 && static_cast<int>(allowed.size()) == cn.groups;
+      for (std::size_t i = grouped ? static_cast<std::size_t>(cn.group) : 0; i < allowed.size(); ++i) {
+        if (grouped && i != static_cast<std::size_t>(cn.group)) break;
+        const int c = allowed[i];
         const Core& core = *accelerator_->cores[static_cast<std::size_t>(c)].core;
         StreamedOperands s;
         for (const Operand& o : op.operands) {

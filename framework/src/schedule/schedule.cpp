@@ -100,6 +100,7 @@ class Scheduler {
  public:
   explicit Scheduler(const ScheduleInputs& in) : in_(in), g_(in.graph), cns_(in.cns), acc_(in.accelerator) {
     for (const Link& l : acc_.links) links_.emplace_back(l.bandwidth_bits_per_cycle);
+    link_table_ = acc_.link_table();
     port_ = BandwidthTimeline(acc_.offchip.total_bandwidth());
     const std::size_t n = cns_.nodes.size();
     const std::size_t cores = acc_.cores.size();
@@ -198,6 +199,7 @@ class Scheduler {
   }
 
   // --------------------------------------------------------------------------------------- helpers
+  [[nodiscard]] const Link* link_between(int a, int b) const { return link_table_[acc_.link_table_index(a, b)]; }
   [[nodiscard]] const Core& core(int id) const { return *acc_.cores[static_cast<std::size_t>(id)].core; }
 
   /// Where data of a slot resident on a core lives: its highest on-chip memory.
@@ -239,7 +241,7 @@ class Scheduler {
   std::int64_t move(int from, int to, std::int64_t bits, OperandSlot slot, std::int64_t earliest, int cn, TensorId tensor,
                     TransferCause cause, int share) {
     if (bits <= 0 || from == to) return earliest;
-    const Link* link = acc_.link_between(from, to);
+    const Link* link = link_between(from, to);
     if (!link) {
       const std::int64_t t = move(from, Accelerator::kOffChip, bits, OperandSlot::O, earliest, cn, tensor, cause, share);
       return move(Accelerator::kOffChip, to, bits, slot, t, cn, tensor, cause, share);
@@ -414,7 +416,7 @@ class Scheduler {
         const ScheduledNode& src = result_.nodes[static_cast<std::size_t>(edge.src)];
         std::int64_t arrive = src.end;
         if (src.core != c) {
-          const Link* l = acc_.link_between(src.core, c);
+          const Link* l = link_between(src.core, c);
           const double bw = l ? l->bandwidth_bits_per_cycle : acc_.offchip.bandwidth_bits_per_cycle / 2;
           arrive += static_cast<std::int64_t>(std::ceil(static_cast<double>(edge.bits) / bw));
         }
@@ -693,7 +695,7 @@ class Scheduler {
     }
     // Streaming CNs hold their average off-chip bandwidth on the path to off-chip memory for their whole run.
     const std::int64_t stream_bits = cost.offchip_read_bits + cost.offchip_write_bits;
-    const Link* off_link = mask.any() ? acc_.link_between(c, Accelerator::kOffChip) : nullptr;
+    const Link* off_link = mask.any() ? link_between(c, Accelerator::kOffChip) : nullptr;
     if (off_link && stream_bits > 0 && cost.cycles > 0) {
       const double average = static_cast<double>(stream_bits) / static_cast<double>(cost.cycles);
       const double wanted = in_.options.peak_offchip_bandwidth && cost.offchip_peak_bandwidth > 0
@@ -910,6 +912,7 @@ class Scheduler {
   const CNGraph& cns_;
   const Accelerator& acc_;
   std::vector<BandwidthTimeline> links_;
+  std::vector<const Link*> link_table_;  // Accelerator::link_table(): the link between two endpoints, by index
   BandwidthTimeline port_;
   std::vector<std::int64_t> core_free_;
   std::vector<std::int64_t> frontier_;

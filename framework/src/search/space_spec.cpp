@@ -125,7 +125,7 @@ std::vector<Change> gene_changes(const GeneSpec& gene, std::int32_t index) {
 }
 
 std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
-  const TomlDocument& doc = source.document();
+  const TomlDocument doc = source.changed_document();  // with --set/--unset: a gene's domain can be narrowed there
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   auto t = root.table("space");
   if (!t) return std::nullopt;

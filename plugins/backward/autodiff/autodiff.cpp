@@ -350,13 +350,13 @@ class Generator {
     std::vector<TensorId> disjoint;
     std::vector<TensorId> summed;
     for (const Piece& p : pieces) (p.disjoint ? disjoint : summed).push_back(p.tensor);
-    const Tensor& x = b_.tensor(inst.tensor[static_cast<std::size_t>(fx)]);
+    const std::string x_name = b_.tensor(inst.tensor[static_cast<std::size_t>(fx)]).name;  // a copy: new tensors move the table
     const Phase phase = phase_for(fx);
     if (disjoint.size() == 1) {
       summed.push_back(disjoint[0]);
     } else if (disjoint.size() > 1) {
       const TensorId joined = grad_tensor(inst, fx);
-      Operator op = make_op("grad_join(" + x.name + ")", OpKind::view, "GradJoin", phase, kNone);
+      Operator op = make_op("grad_join(" + x_name + ")", OpKind::view, "GradJoin", phase, kNone);
       op.ops_per_iteration = 0;
       op.operands.push_back(operand(joined, OperandSlot::O, {}));
       for (TensorId d : disjoint) op.operands.push_back(operand(d, OperandSlot::I1, {}));
@@ -366,7 +366,7 @@ class Generator {
     if (summed.size() == 1) return summed[0];
     // Fan-out: the gradients of every consumer add up.
     const TensorId total = grad_tensor(inst, fx);
-    Operator op = make_op("grad_sum(" + x.name + ")", OpKind::elementwise, "GradSum", phase, kNone);
+    Operator op = make_op("grad_sum(" + x_name + ")", OpKind::elementwise, "GradSum", phase, kNone);
     ops::elementwise(b_, std::move(op), summed, total, static_cast<double>(summed.size() - 1));
     (void)final_weight;
     return total;

@@ -78,6 +78,14 @@ class MONET_API Accelerator {
   [[nodiscard]] std::vector<std::string> core_names() const;
   /// The link used between two endpoints: the widest one connecting both (first on ties); nullptr if none.
   [[nodiscard]] const Link* link_between(int a, int b) const;
+  /// link_between for every pair of endpoints at once (index with link_table_index): what a scheduler looks up
+  /// per transfer, built in O(sum of endpoints^2) instead of a scan over every link per lookup.
+  [[nodiscard]] std::vector<const Link*> link_table() const;
+  [[nodiscard]] std::size_t link_table_index(int a, int b) const {
+    const std::size_t n = cores.size() + 1;  // cores, then the off-chip memory
+    const auto slot = [&](int e) { return e == kOffChip ? cores.size() : static_cast<std::size_t>(e); };
+    return slot(a) * n + slot(b);
+  }
   [[nodiscard]] std::string endpoint_name(int endpoint) const;
 };
 
