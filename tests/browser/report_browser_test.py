@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """report.html in a real browser: Debian's headless Chromium driven over its DevTools protocol (a pipe, so the
-Python standard library suffices). Runs the quickstart and a small search with the CLI, opens both report.html
-files and checks: no console errors or exceptions, the number of CN rectangles and of scatter points, a tooltip
-on hover, the details of a clicked Pareto point (with the schedule of the point kept in best/).
+Python standard library suffices). Runs the quickstart, Stream's fused ResNet-18 and a small search with the CLI,
+opens their report.html files and checks: no console errors or exceptions, the number of CN rectangles and of
+scatter points, a tooltip on hover, per-pixel-column drawing when zoomed out and exact rectangles when zoomed in,
+the details of a clicked Pareto point (with the schedule of the point kept in best/).
 
   report_browser_test.py --monet build/bin/monet --source .           the ctest test (exit 77: no chromium)
   report_browser_test.py --screenshots DIR --monet ... --source ...    also writes a PNG of each view (docs)
@@ -235,6 +236,36 @@ def test_run_report(b, folder, shots):
     check(not b.drain_errors(), "run report: no console errors after hover and zoom")
 
 
+def test_large_run_report(b, folder, shots):
+    """More rectangles than the page draws one by one: per pixel column when zoomed out, exact when zoomed in."""
+    b.open(os.path.join(folder, "report.html"))
+    check(not b.drain_errors(), "large run report: no console errors on load")
+    if shots:
+        b.screenshot(os.path.join(shots, "report_run_large.png"))
+    check(b.evaluate("monetReport.gantt.canvas.dataset.mode") == "aggregated",
+          "large run report: %s items in view drawn per pixel column" % b.evaluate("monetReport.gantt.canvas.dataset.inView"))
+    scroll_to(b, "monetReport.gantt.canvas")
+    box = b.evaluate("(r => [r.left, r.top, r.width, r.height])(monetReport.gantt.canvas.getBoundingClientRect())")
+    x, y = box[0] + box[2] * 0.5, box[1] + 17  # the first core's row, mid-schedule
+    b.mouse("mouseMoved", x, y)
+    text = b.evaluate("(t => t.hidden ? null : t.textContent)(document.getElementById('tooltip'))") or ""
+    check("pixel column" in text and "zoom in" in text, "large run report: a column's tooltip says what it aggregates (%r)" % text[:50])
+    for _ in range(12):
+        if b.evaluate("monetReport.gantt.canvas.dataset.mode") == "exact":
+            break
+        b.call("Input.dispatchMouseEvent", session=True, type="mouseWheel", x=x, y=y, deltaX=0, deltaY=-600)
+    check(b.evaluate("monetReport.gantt.canvas.dataset.mode") == "exact",
+          "large run report: exact after zooming in (%s items in view)" % b.evaluate("monetReport.gantt.canvas.dataset.inView"))
+    drawn = b.evaluate("monetReport.gantt.drawnCns(1)")
+    if drawn:
+        xy = b.evaluate("monetReport.gantt.cnCenter(%d)" % drawn[0])
+        b.mouse("mouseMoved", xy[0], xy[1])
+        text = b.evaluate("(t => t.hidden ? null : t.textContent)(document.getElementById('tooltip'))") or ""
+    check(bool(drawn) and text.startswith(b.evaluate("monetReport.gantt.cnName(%d)" % drawn[0])),
+          "large run report: zoomed in, a CN's tooltip names it (%r)" % text[:50])
+    check(not b.drain_errors(), "large run report: no console errors after zooming")
+
+
 def test_search_report(b, folder, shots):
     b.open(os.path.join(folder, "report.html"))
     check(not b.drain_errors(), "search report: no console errors on load")
@@ -301,7 +332,10 @@ def main():
             run_monet(args.monet, ["run", os.path.join(args.source, "experiments/quickstart.toml"), "--out", os.path.join(work, "quickstart")])
             run_monet(args.monet, ["run", os.path.join(args.source, "tests/data/search/small_allocation.toml"), "--out", os.path.join(work, "search"),
                                    "--set", "search.plugin=\"nsga2\"", "--set", "search.population=16", "--set", "search.generations=6"])
+            run_monet(args.monet, ["run", os.path.join(args.source, "experiments/reference/stream_resnet18_fused.toml"),
+                                   "--out", os.path.join(work, "stream"), "--set", "output.artifacts=[\"report\"]"])
             test_run_report(b, os.path.join(work, "quickstart"), args.screenshots)
+            test_large_run_report(b, os.path.join(work, "stream"), args.screenshots)
             test_search_report(b, os.path.join(work, "search"), args.screenshots)
         finally:
             shutil.rmtree(work, ignore_errors=True)
