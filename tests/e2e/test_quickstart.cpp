@@ -163,6 +163,10 @@ TEST(Quickstart, ArtifactsAreSelectable) {
   const auto csv = test::monet("run " + exp + " --out '" + (dir.path() / "c").string() + "' --set 'output.artifacts=[\"csv\"]'");
   ASSERT_EQ(csv.exit_code, 0) << csv.out;
   EXPECT_EQ(files(dir.path() / "c"), (std::set<std::string>{"results.json", "resolved.toml", "schedule.csv", "transfers.csv"}));
+  const auto page = test::monet("run " + exp + " --out '" + (dir.path() / "r").string() + "' --set 'output.artifacts=[\"report\"]'");
+  ASSERT_EQ(page.exit_code, 0) << page.out;
+  EXPECT_EQ(files(dir.path() / "r"), (std::set<std::string>{"results.json", "resolved.toml", "report.html"}));
+  EXPECT_THAT(test::read_file(dir.path() / "r/report.html"), HasSubstr("\"latency_cycles\":1414"));
   // The same numbers whatever is written.
   EXPECT_EQ(test::read_file(dir.path() / "s/results.json"), test::read_file(dir.path() / "c/results.json"));
   const auto bad = test::monet("run " + exp + " --out '" + (dir.path() / "b").string() + "' --set 'output.artifacts=[\"sumary\"]'");
