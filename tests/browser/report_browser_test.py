@@ -233,6 +233,14 @@ def test_run_report(b, folder, shots):
     b.call("Input.dispatchMouseEvent", session=True, type="mouseWheel", x=xy[0], y=xy[1], deltaX=0, deltaY=-800)
     zoomed = b.evaluate("+monetReport.gantt.canvas.dataset.cnRects")
     check(0 < zoomed <= rects, "run report: zooming in draws %d of the %d rectangles" % (zoomed, rects))
+    # Dragging pans: the window moves later in time by what the pointer moved left, its span unchanged.
+    before = b.evaluate("[+monetReport.gantt.canvas.dataset.t0, +monetReport.gantt.canvas.dataset.t1]")
+    b.mouse("mousePressed", xy[0], xy[1])
+    b.mouse("mouseMoved", xy[0] - 120, xy[1])
+    b.mouse("mouseReleased", xy[0] - 120, xy[1])
+    after = b.evaluate("[+monetReport.gantt.canvas.dataset.t0, +monetReport.gantt.canvas.dataset.t1]")
+    check(after[0] > before[0] and abs((after[1] - after[0]) - (before[1] - before[0])) < 1e-6 * before[1],
+          "run report: dragging left pans later (cycles %.0f-%.0f -> %.0f-%.0f)" % (before[0], before[1], after[0], after[1]))
     check(not b.drain_errors(), "run report: no console errors after hover and zoom")
 
 
