@@ -28,12 +28,12 @@ LargeRun& large_run() {
   return run;
 }
 
-/// Arg: 0 summary only, 1 + csv, 2 + trace, 3 + plots (everything, the default).
+/// Arg: 0 summary only, 1 + csv, 2 + trace, 3 + plots, 4 + report (everything, the default).
 void BM_WriteOutputsMobileNetV2Training(benchmark::State& state) {
   LargeRun& run = large_run();
   monet::PreparedExperiment& p = run.prepared;
   const auto level = state.range(0);
-  p.experiment.artifacts = monet::OutputArtifacts{level >= 1, level >= 2, level >= 3};
+  p.experiment.artifacts = monet::OutputArtifacts{level >= 1, level >= 2, level >= 3, level >= 4};
   const fs::path dir = fs::temp_directory_path() / ("monet_bench_outputs_" + std::to_string(getpid()));
   std::map<std::string, std::size_t> sizes;
   for (auto _ : state) {
@@ -50,6 +50,6 @@ void BM_WriteOutputsMobileNetV2Training(benchmark::State& state) {
   std::error_code ec;
   fs::remove_all(dir, ec);
 }
-BENCHMARK(BM_WriteOutputsMobileNetV2Training)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_WriteOutputsMobileNetV2Training)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Arg(4)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace

@@ -19,6 +19,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libprotobuf-dev protobuf-compiler libonnx-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   librsvg2-bin
+  chromium python3          # the report.html browser test (tests/browser/)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "monet/report/html_report.hpp"
 #include "monet/report/report.hpp"
 #include "monet/report/search_report.hpp"
 #include "monet/search/pareto.hpp"
@@ -178,6 +179,10 @@ int run_command(const RunOptions& o) {
     files.emplace_back("pareto.svg", pareto_svg(evaluator.space(), r));
     files.emplace_back("convergence.svg", convergence_svg(evaluator.space(), r));
   }
+  if (e.artifacts.report) {
+    files.emplace_back("report.html", search_report_html(e, evaluator.space(), r, best, detail ? detail->prepared.get() : nullptr,
+                                                         detail ? &result : nullptr));
+  }
   if (detail) {
     for (auto& [name, content] : output_files(*detail->prepared, result, out_dir / "best")) files.emplace_back("best/" + name, std::move(content));
   }
@@ -215,7 +220,8 @@ int run_command(const RunOptions& o) {
       }
     }
   }
-  out << "results       " << out_dir.string() << "/ (evaluations.csv, pareto.csv, pareto.svg, convergence.svg, search.json, best/)\n";
+  out << "results       " << out_dir.string() << "/ (evaluations.csv, pareto.csv, pareto.svg, convergence.svg, search.json, "
+      << (e.artifacts.report ? "report.html, " : "") << "best/)\n";
   std::cout << out.str();
   return r.stopped ? 130 : 0;
 }

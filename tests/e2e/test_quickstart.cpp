@@ -163,12 +163,16 @@ TEST(Quickstart, ArtifactsAreSelectable) {
   const auto csv = test::monet("run " + exp + " --out '" + (dir.path() / "c").string() + "' --set 'output.artifacts=[\"csv\"]'");
   ASSERT_EQ(csv.exit_code, 0) << csv.out;
   EXPECT_EQ(files(dir.path() / "c"), (std::set<std::string>{"results.json", "resolved.toml", "schedule.csv", "transfers.csv"}));
+  const auto page = test::monet("run " + exp + " --out '" + (dir.path() / "r").string() + "' --set 'output.artifacts=[\"report\"]'");
+  ASSERT_EQ(page.exit_code, 0) << page.out;
+  EXPECT_EQ(files(dir.path() / "r"), (std::set<std::string>{"results.json", "resolved.toml", "report.html"}));
+  EXPECT_THAT(test::read_file(dir.path() / "r/report.html"), HasSubstr("\"latency_cycles\":1414"));
   // The same numbers whatever is written.
   EXPECT_EQ(test::read_file(dir.path() / "s/results.json"), test::read_file(dir.path() / "c/results.json"));
   const auto bad = test::monet("run " + exp + " --out '" + (dir.path() / "b").string() + "' --set 'output.artifacts=[\"sumary\"]'");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.out, HasSubstr("--set output.artifacts=[\"sumary\"]:1:9: error: output.artifacts: 'sumary' is not an "
-                                 "artefact (did you mean 'summary'?); artefacts: summary, csv, trace, plots"));
+                                 "artefact (did you mean 'summary'?); artefacts: summary, csv, trace, plots, report"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "b"));
 }
 
@@ -183,7 +187,7 @@ TEST(Quickstart, WritesCsvAndPrintsASummary) {
   const std::string csv = test::read_file(out / "schedule.csv");
   EXPECT_THAT(csv, HasSubstr("cn,name,operator,kind,phase,core,start_cycle,end_cycle,latency_cycles,macs,energy_pj,"));
   EXPECT_THAT(csv, HasSubstr("3,fc,fc,gemm,forward,core0,708,1412,704,5120,"));
-  EXPECT_THAT(r.out, HasSubstr("(+ resolved.toml, schedule.csv, transfers.csv, trace.json.gz, schedule.svg, memory.svg)"));
+  EXPECT_THAT(r.out, HasSubstr("(+ resolved.toml, schedule.csv, transfers.csv, trace.json.gz, schedule.svg, memory.svg, report.html)"));
 }
 
 }  // namespace

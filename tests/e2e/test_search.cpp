@@ -61,7 +61,8 @@ TEST(Search, IdenticalResultsAtOneAndTwoThreads) {
     const auto two = run(kSmall, dir.path() / (plugin + "2"), extra + " --threads 2");
     ASSERT_EQ(one.exit_code, 0) << one.out;
     ASSERT_EQ(two.exit_code, 0) << two.out;
-    for (const char* f : {"evaluations.csv", "pareto.csv", "journal.jsonl", "best/results.json", "best/schedule.csv"}) {
+    for (const char* f : {"evaluations.csv", "pareto.csv", "journal.jsonl", "best/results.json", "best/schedule.csv", "report.html",
+                          "best/report.html"}) {
       EXPECT_EQ(test::read_file(dir.path() / (plugin + "1") / f), test::read_file(dir.path() / (plugin + "2") / f)) << plugin << " " << f;
     }
   }

@@ -95,10 +95,10 @@ std::vector<std::string> core_list(TableReader& t, const std::string& key, const
   return out;
 }
 
-/// [output] artifacts = ["summary", "csv", "trace", "plots"]: the summary is always written.
+/// [output] artifacts = ["summary", "csv", "trace", "plots", "report"]: the summary is always written.
 OutputArtifacts read_artifacts(TableReader& t, const std::vector<std::string>& names) {
-  const std::vector<std::string> known{"summary", "csv", "trace", "plots"};
-  OutputArtifacts a{false, false, false};
+  const std::vector<std::string> known{"summary", "csv", "trace", "plots", "report"};
+  OutputArtifacts a{false, false, false, false};
   std::set<std::string> seen;
   for (const std::string& n : names) {
     if (std::find(known.begin(), known.end(), n) == known.end()) {
@@ -108,6 +108,7 @@ OutputArtifacts read_artifacts(TableReader& t, const std::vector<std::string>& n
     a.csv = a.csv || n == "csv";
     a.trace = a.trace || n == "trace";
     a.plots = a.plots || n == "plots";
+    a.report = a.report || n == "report";
   }
   return a;
 }

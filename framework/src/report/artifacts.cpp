@@ -1,5 +1,6 @@
 // What a run writes, by [output] artifacts.
 #include "gzip.hpp"
+#include "monet/report/html_report.hpp"
 #include "monet/report/plots.hpp"
 #include "monet/report/report.hpp"
 
@@ -10,6 +11,7 @@ std::vector<std::string> output_file_names(const Experiment& e) {
   if (e.artifacts.csv) names.insert(names.end(), {"schedule.csv", "transfers.csv"});
   if (e.artifacts.trace) names.emplace_back("trace.json.gz");
   if (e.artifacts.plots) names.insert(names.end(), {"schedule.svg", "memory.svg"});
+  if (e.artifacts.report) names.emplace_back("report.html");
   return names;
 }
 
@@ -25,6 +27,7 @@ std::vector<std::pair<std::string, std::string>> output_files(const PreparedExpe
     if (name == "trace.json.gz") content = detail::gzip(trace_json(p, r));
     if (name == "schedule.svg") content = schedule_svg(p, r);
     if (name == "memory.svg") content = memory_svg(p, r);
+    if (name == "report.html") content = run_report_html(p, r);
     files.emplace_back(name, std::move(content));
   }
   return files;

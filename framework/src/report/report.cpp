@@ -266,6 +266,7 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   if (e.artifacts.csv) artifacts.emplace_back("csv");
   if (e.artifacts.trace) artifacts.emplace_back("trace");
   if (e.artifacts.plots) artifacts.emplace_back("plots");
+  if (e.artifacts.report) artifacts.emplace_back("report");
   out << "\n[output]\ndir = " << toml_string(e.output_dir.string()) << "\noverwrite = " << (e.overwrite ? "true" : "false")
       << "\nartifacts = " << string_list(artifacts) << "\n";
 

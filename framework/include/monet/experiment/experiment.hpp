@@ -48,6 +48,7 @@ struct OutputArtifacts {
   bool csv = true;    // schedule.csv (per CN) and transfers.csv (per transfer)
   bool trace = true;  // trace.json.gz (Perfetto, chrome://tracing)
   bool plots = true;  // schedule.svg, memory.svg
+  bool report = true; // report.html (interactive, self-contained)
 };
 
 struct Experiment {

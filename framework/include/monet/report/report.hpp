@@ -23,7 +23,8 @@ MONET_API std::string schedule_csv(const PreparedExperiment& prepared, const Run
 MONET_API std::string transfers_csv(const PreparedExperiment& prepared, const RunResult& result);
 
 /// The files of a run's output folder, by the experiment's [output] artifacts: results.json and resolved.toml,
-/// then schedule.csv and transfers.csv ("csv"), trace.json.gz ("trace"), schedule.svg and memory.svg ("plots").
+/// then schedule.csv and transfers.csv ("csv"), trace.json.gz ("trace"), schedule.svg and memory.svg ("plots"),
+/// report.html ("report").
 MONET_API std::vector<std::string> output_file_names(const Experiment& experiment);
 /// Their contents, in the same order (resolved.toml with paths relative to `output_dir`).
 MONET_API std::vector<std::pair<std::string, std::string>> output_files(const PreparedExperiment& prepared,
