@@ -138,6 +138,9 @@ TEST(Checkpointing, QuadCoreStepRecomputesAndTradesLatencyForMemory) {
   }
   EXPECT_EQ(recompute_macs, seg["training"]["recompute_macs"].get<long>());
   EXPECT_THAT(test::read_file(dir.path() / "seg/resolved.toml"), HasSubstr("[training.checkpoint]\nsegments = 2\n"));
+  // memory.svg marks when recomputation runs, behind each core's and the off-chip memory curve.
+  EXPECT_THAT(test::read_file(dir.path() / "seg/memory.svg"), HasSubstr("recomputation running"));
+  EXPECT_THAT(test::read_file(dir.path() / "none/memory.svg"), ::testing::Not(HasSubstr("recomputation running")));
 }
 
 }  // namespace

@@ -165,6 +165,23 @@ TEST_F(Checkpoint, RecomputeRunsRightBeforeItsFirstBackwardConsumer) {
   EXPECT_LE(m.peak_activation_bytes, m.saved_activation_bytes + 512 + 512);
 }
 
+TEST_F(Checkpoint, EveryMicroBatchGetsTheSameRegions) {
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+  const GraphPtr fwd = r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))->load(dir_.write("w.toml", chain()));
+  const PluginHandle* h = r.find(PluginKind::backward, "autodiff");
+  TrainingSettings settings;
+  settings.micro_batches = 2;
+  const GraphPtr g = r.create<BackwardGenerator>(*h, default_params(h->info.params, "test"))->generate(*fwd, settings);
+  const std::vector<CheckpointRegion> regions =
+      checkpoint_regions(*g, parse_checkpoint_policy("segments=2", SourceLocation{"test"}));
+  ASSERT_EQ(regions.size(), 2u);
+  EXPECT_EQ(regions[1].name, "segment 1: b1 .. b2 (micro-batch 2)");
+  const TrainingSummary s = training_summary(*apply_checkpointing(*g, regions));
+  EXPECT_EQ(s.recompute.macs, 2 * (kBlockMacs + 4 * 32 * 16 + kBlockMacs));
+  EXPECT_EQ(s.memory.saved_activation_bytes, 2 * 1'472);  // each micro-batch's own activations, inputs and labels
+}
+
 TEST_F(Checkpoint, PoliciesThatDoNotFitAreUserErrors) {
   const GraphPtr g = training_graph(dir_, chain());
   try {
