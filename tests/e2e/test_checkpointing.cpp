@@ -143,5 +143,41 @@ TEST(Checkpointing, QuadCoreStepRecomputesAndTradesLatencyForMemory) {
   EXPECT_THAT(test::read_file(dir.path() / "none/memory.svg"), ::testing::Not(HasSubstr("recomputation running")));
 }
 
+// A memory budget as a search constraint (experiments/checkpointing/resnet18_cifar_quad_core_budget.toml): the
+// fastest split whose backward activation peak fits; splits over the budget are infeasible points, not errors, and
+// a budget nothing fits leaves an empty front and reports the point of least violation.
+TEST(Checkpointing, FastestSplitUnderAMemoryBudget) {
+  test::ScratchDir dir;
+  const fs::path experiment = test::source_dir() / "experiments/checkpointing/resnet18_cifar_quad_core_budget.toml";
+  auto r = test::monet("run " + q(experiment) + " --out " + q(dir.path() / "fits") + " --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json best = json::parse(test::read_file(dir.path() / "fits/best/results.json"));
+  EXPECT_LE(best["training"]["peak_activation_bytes"].get<long>(), 6'400'000L);
+  int feasible = 0, over = 0;
+  for (const test::CsvRow& e : test::read_csv(dir.path() / "fits/evaluations.csv")) {
+    if (e["feasible"] == "true") {
+      ++feasible;
+      EXPECT_GE(std::stod(e["latency_cycles"]), best["latency_cycles"].get<double>()) << e["segments"];
+    } else {
+      ++over;
+      EXPECT_THAT(e["reason"], HasSubstr("training.peak_activation_bytes = "));
+    }
+  }
+  EXPECT_EQ(feasible + over, 10);
+  EXPECT_GT(over, 0);  // none (segments = 1) does not fit
+  EXPECT_GT(feasible, 0);
+
+  std::string text = test::read_file(experiment);
+  text.replace(text.find("max = 6_400_000"), 15, "max = 1_000_000");
+  for (std::size_t at = text.find("\"../../"); at != std::string::npos; at = text.find("\"../../")) {
+    text.replace(at, 7, "\"" + test::source_dir().string() + "/");
+  }
+  r = test::monet("run " + q(dir.write("tight.toml", text)) + " --out " + q(dir.path() / "tight") + " --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("0 non-dominated feasible points"));
+  EXPECT_GT(json::parse(test::read_file(dir.path() / "tight/best/results.json"))["training"]["peak_activation_bytes"].get<long>(),
+            1'000'000L);
+}
+
 }  // namespace
 }  // namespace monet
