@@ -132,6 +132,8 @@ int inspect_command(const InspectOptions& o) {
   const ParamValues values = read_params(reader, frontend->info.params);
   reader.finish();
   GraphPtr graph = registry.create<WorkloadFrontend>(*frontend, values)->load(file);
+  std::vector<CheckpointRegion> regions;
+  if (!o.checkpoint.empty() && !o.training) throw UserError(SourceLocation{"--checkpoint"}, "needs --training");
   if (o.training) {
     TrainingSettings settings;
     settings.micro_batches = o.micro_batches;
@@ -146,16 +148,22 @@ int inspect_command(const InspectOptions& o) {
     graph = registry.create<BackwardGenerator>(bw, default_params(bw.info.params, "autodiff"))->generate(*graph, settings);
     const PluginHandle& opt = registry.require(PluginKind::optimizer, o.optimizer, SourceLocation{"--optimizer"});
     graph = registry.create<OptimizerModel>(opt, default_params(opt.info.params, o.optimizer))->apply(*graph, settings);
+    if (!o.checkpoint.empty()) {
+      const CheckpointPolicy policy = parse_checkpoint_policy(o.checkpoint, SourceLocation{"--checkpoint"});
+      regions = checkpoint_regions(*graph, policy);
+      graph = apply_checkpointing(*graph, regions);
+      regions = checkpoint_regions(*graph, policy);  // the same regions, by the operator ids of the new graph
+    }
     if (settings.precision) graph = apply_precision(*graph, *settings.precision);
   }
   if (!o.emit_toml.empty()) {
     write_file_atomically(o.emit_toml, workload_toml(*graph));
   }
   if (o.json) {
-    std::cout << inspect_json(*graph, file.string(), o.training);
+    std::cout << inspect_json(*graph, file.string(), o.training, regions);
   } else {
     std::cout << inspect_text(*graph);
-    if (o.training) std::cout << inspect_training_text(*graph);
+    if (o.training) std::cout << inspect_training_text(*graph, regions);
   }
   return 0;
 }

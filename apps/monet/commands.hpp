@@ -30,6 +30,7 @@ struct InspectOptions {
   std::string optimizer = "sgd";
   std::string precision;          // a precision preset ("" = the workload's element types)
   std::int64_t micro_batches = 1;
+  std::string checkpoint;         // --checkpoint POLICY ("segments=4", "modules=layer*"): activation checkpointing
 };
 int inspect_command(const InspectOptions& options);
 

@@ -50,6 +50,9 @@ int real_main(int argc, char** argv) {
   inspect_cmd->add_flag("--training", inspect.training, "show one training step: forward, loss, backward, optimizer");
   inspect_cmd->add_option("--optimizer", inspect.optimizer, "optimizer plugin for --training")->capture_default_str();
   inspect_cmd->add_option("--precision", inspect.precision, "precision preset for --training (fp32, mixed_bf16, int8_stream)");
+  inspect_cmd->add_option("--checkpoint", inspect.checkpoint,
+                          "activation checkpointing for --training: none, segments=K, modules=GLOB[,GLOB], every_k=K, "
+                          "every_k=sqrt (as in [training.checkpoint])");
   inspect_cmd->add_option("--micro-batches", inspect.micro_batches, "gradient accumulation steps for --training")
       ->check(CLI::PositiveNumber);
 

@@ -182,7 +182,7 @@ TEST_F(TomlFrontendTest, MistakesNameTheLayerKey) {
             path() + ":5:1: error: [layers[0]]: missing required key 'out_channels' (an integer)");
   EXPECT_EQ(fail(kHead + "[[layers]]\nname = \"c\"\nop = \"conv\"\nout_channels = 4\nkernal = 3\n"),
             path() + ":9:1: error: unknown key 'layers[0].kernal' (did you mean 'kernel'?); valid keys here: after, bias, "
-                     "dilation, dtype, groups, input, inputs, kernel, name, op, out_channels, padding, partial_sum_bits, "
+                     "dilation, dtype, groups, input, inputs, kernel, module, name, op, out_channels, padding, partial_sum_bits, "
                      "stride");
   EXPECT_EQ(fail(kHead + "[[layers]]\nname = \"a\"\nop = \"add\"\ninputs = [\"x\"]\n"),
             path() + ":8:10: error: layers[0].inputs: this operator takes 2 input(s), got 1");

@@ -239,12 +239,48 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
   }
 }
 
+/// [training.checkpoint]: exactly one of `segments`, `modules`, `every_k` (or `policy = "none"`).
+CheckpointPolicy read_checkpoint(TableReader& t) {
+  CheckpointPolicy p;
+  p.where = t.where();
+  std::vector<std::string> given;
+  for (const char* key : {"policy", "segments", "modules", "every_k"}) {
+    if (t.has(key)) given.push_back(key);
+  }
+  if (given.size() > 1) {
+    throw UserError(t.where(given[1]), "[training.checkpoint] takes one policy: " + join(given, " and ") + " are given");
+  }
+  if (t.has("policy")) {
+    t.choice("policy", {"none"});  // the other policies are spelled by their own key
+  } else if (t.has("segments")) {
+    p.kind = CheckpointPolicy::Kind::segments;
+    p.where = t.where("segments");
+    p.segments = *t.integer("segments", Bounds::at_least(1));
+  } else if (t.has("modules")) {
+    p.kind = CheckpointPolicy::Kind::modules;
+    p.where = t.where("modules");
+    const toml::node* n = t.raw().get("modules");
+    if (n && n->is_string()) p.modules = {*t.string("modules")};
+    else p.modules = *t.string_list("modules");
+    if (p.modules.empty()) throw UserError(p.where, "[training.checkpoint] modules needs at least one name or glob");
+  } else if (t.has("every_k")) {
+    p.kind = CheckpointPolicy::Kind::every_k;
+    p.where = t.where("every_k");
+    const toml::node* n = t.raw().get("every_k");
+    if (n && n->is_string()) t.choice("every_k", {"sqrt"});
+    else p.every_k = *t.integer("every_k", Bounds::at_least(1));
+  }
+  t.finish();
+  return p;
+}
+
 void read_training(TableReader& root, Experiment& e, const Registry& registry) {
   auto t = root.table("training");
   if (!t) return;
   e.training_mode = t->choice("mode", {"inference", "training"}).value_or("inference");
   e.training.loss = t->choice("loss", {"cross_entropy"}).value_or("cross_entropy");
   e.training.micro_batches = t->integer("micro_batches", Bounds::at_least(1)).value_or(1);
+  if (auto c = t->table("checkpoint")) e.training.checkpoint = read_checkpoint(*c);
   for (const char* section : {"backward", "optimizer"}) {
     const bool backward = std::string(section) == "backward";
     const PluginKind kind = backward ? PluginKind::backward : PluginKind::optimizer;

@@ -234,7 +234,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   std::string graph_key = forward_key + "|" + e.training_mode;
   if (e.training_mode == "training") {
     graph_key += "|" + e.training.loss + "|" + std::to_string(e.training.micro_batches) + "|" + params_text(*e.backward) +
-                 "|" + params_text(*e.optimizer);
+                 "|" + params_text(*e.optimizer) + "|checkpoint:" + e.training.checkpoint.text();
   }
   if (e.precision) graph_key += "|" + precision_toml(*e.precision);
   p.graph = cache->graph(graph_key, [&] {
@@ -244,6 +244,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
       g = backward->generate(*p.forward, e.training);
       auto optimizer = registry.create<OptimizerModel>(*e.optimizer->plugin, e.optimizer->params);
       g = optimizer->apply(*g, e.training);
+      g = apply_checkpointing(g, e.training.checkpoint);  // on the whole step: any backward generator's graph
       spdlog::info("training step: {} operators", g->operators().size());
     }
     if (e.precision) g = apply_precision(*g, *e.precision);

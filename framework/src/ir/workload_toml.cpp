@@ -74,6 +74,7 @@ std::string workload_toml(const Graph& g) {
       }
       out << " }\n";
     }
+    if (!op.module.empty()) out << "module = " << q(op.module) << "\n";
     if (!op.source_nodes.empty()) out << "source_nodes = " << to_string(ParamValue(op.source_nodes)) << "\n";
     if (!op.after.empty()) {
       std::vector<std::string> names;

@@ -117,7 +117,8 @@ std::string inspect_text(const Graph& g) {
   return out.str();
 }
 
-std::string inspect_json(const Graph& g, const std::string& file, bool training) {
+std::string inspect_json(const Graph& g, const std::string& file, bool training,
+                         const std::vector<CheckpointRegion>& regions) {
   const WorkloadTotals t = workload_totals(g);
   json j;
   j["workload"] = g.name();
@@ -163,13 +164,29 @@ std::string inspect_json(const Graph& g, const std::string& file, bool training)
     ops.push_back(std::move(o));
   }
   j["operators"] = ops;
-  if (training) j["training"] = detail::training_json(g, training_summary(g));
+  if (training) j["training"] = detail::training_json(g, training_summary(g), regions);
   return j.dump(1) + "\n";
 }
 
 namespace detail {
 
-nlohmann::ordered_json training_json(const Graph& g, const TrainingSummary& s) {
+namespace {
+/// Forward operators of a region that run again in the graph, and their MACs.
+std::pair<std::size_t, std::int64_t> recomputed(const Graph& g, const CheckpointRegion& r) {
+  std::size_t ops = 0;
+  std::int64_t macs = 0;
+  for (OperatorId o : r.operators) {
+    if (const Operator* c = g.find_operator(g.op(o).name + "@recompute")) {
+      ++ops;
+      macs += c->macs();
+    }
+  }
+  return {ops, macs};
+}
+}  // namespace
+
+
+nlohmann::ordered_json training_json(const Graph& g, const TrainingSummary& s, const std::vector<CheckpointRegion>& regions) {
   const TrainingMemory& m = s.memory;
   json saved = json::array();
   std::map<OperatorId, std::int64_t> by_layer;
@@ -177,7 +194,15 @@ nlohmann::ordered_json training_json(const Graph& g, const TrainingSummary& s) {
   for (const auto& [op, bytes] : by_layer) {
     saved.push_back(json{{"operator", op == kNone ? std::string("(graph inputs)") : g.op(op).name}, {"bytes", bytes}});
   }
-  return json{{"operators_forward", s.forward.operators},
+  json checkpointed = json::array();
+  for (const CheckpointRegion& r : regions) {
+    const auto [ops, macs] = recomputed(g, r);
+    checkpointed.push_back(json{{"name", r.name},
+                                {"operators", r.operators.size()},
+                                {"recomputed_operators", ops},
+                                {"recompute_macs", macs}});
+  }
+  json j{{"operators_forward", s.forward.operators},
               {"operators_backward", s.backward_dx.operators + s.backward_dw.operators},
               {"operators_optimizer", s.optimizer.operators},
               {"macs_forward", s.forward.macs},
@@ -196,12 +221,18 @@ nlohmann::ordered_json training_json(const Graph& g, const TrainingSummary& s) {
               {"optimizer_state_bytes", m.optimizer_state_bytes},
               {"master_weight_bytes", m.master_weight_bytes},
               {"peak_bytes", m.peak_bytes},
+              {"operators_recompute", s.recompute.operators},
+              {"recompute_macs", s.recompute.macs},
+              {"recompute_vector_ops", s.recompute.vector_ops},
+              {"peak_activation_bytes", m.peak_activation_bytes},
               {"saved_by_layer", saved}};
+  if (!regions.empty()) j["checkpoint_regions"] = checkpointed;
+  return j;
 }
 
 }  // namespace detail
 
-std::string inspect_training_text(const Graph& g) {
+std::string inspect_training_text(const Graph& g, const std::vector<CheckpointRegion>& regions) {
   const TrainingSummary s = training_summary(g);
   const TrainingMemory& m = s.memory;
   std::ostringstream out;
@@ -216,6 +247,7 @@ std::string inspect_training_text(const Graph& g) {
   row("backward dX", s.backward_dx);
   row("backward dW", s.backward_dw);
   row("optimizer", s.optimizer);
+  if (s.recompute.operators > 0) row("recompute", s.recompute);
   auto bytes = [&](const char* what, std::int64_t b) {
     out << "  " << what << std::string(26 - std::string(what).size(), ' ') << std::setw(18) << with_thousands(b)
         << " bytes\n";
@@ -229,6 +261,16 @@ std::string inspect_training_text(const Graph& g) {
   bytes("optimizer states", m.optimizer_state_bytes);
   bytes("master weights", m.master_weight_bytes);
   bytes("peak (sequential walk)", m.peak_bytes);
+  bytes("backward peak activations", m.peak_activation_bytes);
+  if (!regions.empty()) {
+    out << "checkpointed regions (" << regions.size() << ")\n";
+    for (const CheckpointRegion& r : regions) {
+      const auto [ops, macs] = detail::recomputed(g, r);
+      out << "  " << std::left << std::setw(44) << r.name << std::right << std::setw(5) << ops << " of "
+          << std::setw(4) << r.operators.size() << " operators recomputed  " << std::setw(16) << with_thousands(macs)
+          << " MACs\n";
+    }
+  }
   return out.str();
 }
 

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "monet/arch/estimation.hpp"
+#include "monet/training/memory.hpp"
 
 namespace monet {
 
@@ -27,7 +28,11 @@ std::vector<std::pair<std::string, std::string>> metric_keys() {
           {"pe_count", ""},
           {"cores", ""},
           {"macs", ""},
-          {"area_mm2", "mm2"}};
+          {"area_mm2", "mm2"},
+          // Training steps (0 for a forward pass): activation memory and recomputation (docs/training.md).
+          {"training.saved_activation_bytes", "B"},
+          {"training.peak_activation_bytes", "B"},
+          {"training.recompute_macs", ""}};
 }
 
 std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleSummary& s) {
@@ -43,6 +48,11 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
   }
   const std::optional<AcceleratorArea> area = accelerator_area(acc);  // NaN when a core's area is unknown
   const double latency = static_cast<double>(s.latency_cycles);
+  const TrainingMemory memory = training_memory(*p.graph);
+  std::int64_t recompute_macs = 0;
+  for (const Operator& op : p.graph->operators()) {
+    if (op.phase == Phase::recompute) recompute_macs += op.macs();
+  }
   const double latency_s = acc.frequency_hz > 0 ? latency / acc.frequency_hz : 0;
   std::vector<Metric> out;
   for (const auto& [key, unit] : metric_keys()) out.push_back(Metric{key, unit, 0});
@@ -53,7 +63,9 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
                    static_cast<double>((s.peak_offchip_bits + 7) / 8), static_cast<double>(onchip),
                    static_cast<double>(max_core), static_cast<double>(capacity), s.capacity_violation,
                    static_cast<double>(pes), static_cast<double>(acc.cores.size()), static_cast<double>(p.graph->total_macs()),
-                   area ? area->total_mm2 : std::numeric_limits<double>::quiet_NaN()}) {
+                   area ? area->total_mm2 : std::numeric_limits<double>::quiet_NaN(),
+                   static_cast<double>(memory.saved_activation_bytes), static_cast<double>(memory.peak_activation_bytes),
+                   static_cast<double>(recompute_macs)}) {
     out[i++].value = v;
   }
   return out;

@@ -215,17 +215,40 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
     std::string title;
     const MemoryTimeline* tl;
     double capacity_bytes;  // 0: none drawn
+    std::vector<std::pair<std::int64_t, std::int64_t>> recompute;  // when recomputation runs (checkpointing)
   };
   std::vector<Panel> panels;
   for (const CoreInstance& c : acc.cores) {
     panels.push_back(Panel{c.name + " (" + c.core->name + ")", &s.memory[static_cast<std::size_t>(c.id)],
-                           static_cast<double>(c.core->resident_capacity_bits()) / 8});
+                           static_cast<double>(c.core->resident_capacity_bits()) / 8, {}});
   }
-  panels.push_back(Panel{acc.offchip.name + " (off chip)", &s.offchip_memory, static_cast<double>(acc.offchip.size_bits) / 8});
+  panels.push_back(Panel{acc.offchip.name + " (off chip)", &s.offchip_memory, static_cast<double>(acc.offchip.size_bits) / 8, {}});
   const double width = 900, left = 78, right = 20, panel_h = 120, gap = 52, top = 58;
   const double plot_w = width - left - right;
   const double height = top + static_cast<double>(panels.size()) * (panel_h + gap) + 10;
   const double t_max = std::max<double>(1.0, static_cast<double>(s.summary.latency_cycles));
+  // Recompute nodes of a checkpointed training step, as bands behind the curves of their core and of the off-chip
+  // memory (merged when less than a pixel apart, so the file stays small).
+  const CNGraph& cns = p.evaluator->cns();
+  bool any_recompute = false;
+  for (const ScheduledNode& n : s.nodes) {
+    if (p.graph->op(cns.nodes[static_cast<std::size_t>(n.cn)].op).phase != Phase::recompute || n.end <= n.start) continue;
+    any_recompute = true;
+    if (n.core >= 0 && static_cast<std::size_t>(n.core) < acc.cores.size()) {
+      panels[static_cast<std::size_t>(n.core)].recompute.emplace_back(n.start, n.end);
+    }
+    panels.back().recompute.emplace_back(n.start, n.end);
+  }
+  const auto pixel = static_cast<std::int64_t>(t_max / plot_w) + 1;
+  for (Panel& pn : panels) {
+    std::sort(pn.recompute.begin(), pn.recompute.end());
+    std::vector<std::pair<std::int64_t, std::int64_t>> merged;
+    for (const auto& iv : pn.recompute) {
+      if (!merged.empty() && iv.first <= merged.back().second + pixel) merged.back().second = std::max(merged.back().second, iv.second);
+      else merged.push_back(iv);
+    }
+    pn.recompute = std::move(merged);
+  }
   std::ostringstream o;
   o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(width) << "' height='" << num(height)
     << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n"
@@ -253,6 +276,12 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
         << "' stroke='#333'/><text x='" << num(left - 6) << "' y='" << num(y + 3) << "' font-size='10' text-anchor='end'>"
         << si(v, "B", 3) << "</text>\n";
     }
+    for (const auto& [from, to] : pn.recompute) {
+      const double x = left + plot_w * static_cast<double>(from) / t_max;
+      o << "<rect x='" << num(x) << "' y='" << num(y0) << "' width='"
+        << num(std::max(0.5, plot_w * static_cast<double>(to - from) / t_max)) << "' height='" << num(panel_h)
+        << "' fill='#ff7f0e' fill-opacity='0.25'/>\n";
+    }
     if (show_capacity) {
       const double y = y0 + panel_h - panel_h * pn.capacity_bytes / y_max;
       o << "<line x1='" << num(left) << "' y1='" << num(y) << "' x2='" << num(left + plot_w) << "' y2='" << num(y)
@@ -262,6 +291,10 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
     x_axis(o, left, y0 + panel_h, plot_w, t_max);
   }
   o << "<text x='" << num(left + plot_w / 2) << "' y='" << num(height - 8) << "' font-size='11' text-anchor='middle'>cycles</text>\n";
+  if (any_recompute) {
+    o << "<rect x='" << num(left) << "' y='34' width='10' height='10' fill='#ff7f0e' fill-opacity='0.25'/><text x='"
+      << num(left + 14) << "' y='43' font-size='11'>recomputation running (activation checkpointing)</text>\n";
+  }
   o << "</svg>\n";
   return o.str();
 }

@@ -134,7 +134,20 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   j["computation_node_count"] = cns.nodes.size();
   j["transfer_count"] = r.best.transfers.size();
   j["transfers_by_cause"] = causes;
-  if (e.training_mode == "training") j["training"] = detail::training_json(g, training_summary(g));
+  if (e.training_mode == "training") {
+    j["training"] = detail::training_json(g, training_summary(g), checkpoint_regions(g, e.training.checkpoint));
+    // What recomputation costs on this accelerator: its computation nodes' busy cycles (summed over cores, so
+    // not the step's latency increase, which depends on overlap) and their energy.
+    std::int64_t recompute_cycles = 0;
+    double recompute_energy = 0;
+    for (const ScheduledNode& n : r.best.nodes) {
+      if (g.op(cns.nodes[static_cast<std::size_t>(n.cn)].op).phase != Phase::recompute) continue;
+      recompute_cycles += n.end - n.start;
+      recompute_energy += n.cost.energy_pj;
+    }
+    j["training"]["recompute_busy_cycles"] = recompute_cycles;
+    j["training"]["recompute_energy_pj"] = recompute_energy;
+  }
   j["search"] = json{{"plugin", e.search.name()}, {"evaluations", r.evaluation_count}, {"reported_points", r.evaluations.size()}};
   j["provenance"] = provenance(p);
   return j.dump(1) + "\n";
@@ -198,6 +211,7 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
     out << "\n[training.optimizer]\nplugin = " << toml_string(e.optimizer->name()) << "\n";
     write_params(out, *e.optimizer, dir);
   }
+  out << "\n[training.checkpoint]\n" << checkpoint_toml(e.training.checkpoint);
 
   if (e.precision) out << "\n[precision]\n" << precision_toml(*e.precision);
 

@@ -31,11 +31,46 @@ TensorId storage_of(const Graph& g, TensorId t) {
 }
 
 namespace {
-bool is_backward(Phase p) { return p == Phase::backward_dx || p == Phase::backward_dw; }
+// Recompute operators run in the backward pass: what they read from the forward pass stays saved.
+bool is_backward(Phase p) { return p == Phase::backward_dx || p == Phase::backward_dw || p == Phase::recompute; }
 bool is_forward(Phase p) { return p == Phase::forward || p == Phase::loss; }
 bool stored_state(TensorRole r) {
   return r == TensorRole::weight || r == TensorRole::buffer || r == TensorRole::optimizer_state ||
          r == TensorRole::master_weight;
+}
+
+/// Activation storages (forward and recomputed results, inputs, labels, constant-derived tensors) live at each
+/// operator of the backward pass: each from its producer (sources: the start) to its last reader.
+std::int64_t peak_activation(const Graph& g, const std::map<TensorId, std::size_t>& last_use) {
+  std::size_t start = g.operators().size();
+  for (const Operator& op : g.operators()) {
+    if (is_backward(op.phase)) {
+      start = static_cast<std::size_t>(op.id);
+      break;
+    }
+  }
+  if (start == g.operators().size()) return 0;
+  std::vector<std::int64_t> delta(g.operators().size() + 1, 0);
+  for (const auto& [r, last] : last_use) {
+    const Tensor& t = g.tensor(r);
+    if (last < start) continue;
+    // As the saved set: no stored state, no gradients; sources too (inputs, labels, constant masks, position ids).
+    if (stored_state(t.role) || t.role == TensorRole::gradient || t.role == TensorRole::weight_gradient) continue;
+    std::size_t from = 0;
+    if (t.producer != kNone) {
+      const Phase p = g.op(t.producer).phase;
+      if (!is_forward(p) && p != Phase::recompute) continue;
+      from = static_cast<std::size_t>(t.producer);
+    }
+    delta[std::max(from, start)] += t.bytes();
+    delta[last + 1] -= t.bytes();
+  }
+  std::int64_t live = 0, peak = 0;
+  for (std::size_t i = start; i < g.operators().size(); ++i) {
+    live += delta[i];
+    peak = std::max(peak, live);
+  }
+  return peak;
 }
 }  // namespace
 
@@ -107,6 +142,7 @@ TrainingMemory training_memory(const Graph& g) {
     }
   }
   m.peak_bytes = live;
+  m.peak_activation_bytes = peak_activation(g, last_use);
   std::vector<std::vector<TensorId>> frees(n);
   for (const auto& [r, l] : last_use) {
     const Tensor& t = g.tensor(r);

@@ -287,6 +287,11 @@ class TomlWorkload {
     op.origin = t.where();
     op.name = t.required_string("name");
     if (builder_->find_tensor(op.name) != kNone) t.fail("name", "'" + op.name + "' is defined twice");
+    // The module this layer belongs to (checkpointing regions follow modules): "block1" or "block1.conv".
+    op.module = t.string("module", "a dotted module name").value_or("");
+    if (op.module.starts_with('.') || op.module.ends_with('.') || op.module.find("..") != std::string::npos) {
+      t.fail("module", "expected a dotted module name such as \"block1.conv\", got \"" + op.module + "\"");
+    }
     const std::string kind = t.required_string("op", "an operator name");
     const ElementType out_dtype = element_type(t, "dtype").value_or(dtype_);
     const int psum = static_cast<int>(t.integer("partial_sum_bits", Bounds::at_least(1)).value_or(partial_sum_bits_));

@@ -49,6 +49,9 @@ struct Operator {
   std::map<std::string, std::vector<std::int64_t>> attributes;  // stride, pads, groups, ... as given
   SourceLocation origin;            // where the user defined it
   std::vector<std::string> source_nodes;  // imported graphs: every original node this operator stands for
+  /// The network module it belongs to, dotted ("block1.conv"), when the workload says so (TOML `module`);
+  /// empty: derived from the name (PyTorch's ONNX node names are module paths). See training/modules.hpp.
+  std::string module;
   /// Tensors this operator needs to exist without reading their data (autograd keeps them, e.g. the input of
   /// average pooling): they count as saved and live until this operator has run.
   std::vector<TensorId> keeps_alive;

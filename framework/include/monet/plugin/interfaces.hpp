@@ -16,6 +16,7 @@
 #include "monet/search/space.hpp"
 #include "monet/schedule/cn_graph.hpp"
 #include "monet/schedule/schedule.hpp"
+#include "monet/training/checkpoint.hpp"
 #include "monet/training/precision.hpp"
 
 namespace monet {
@@ -35,6 +36,8 @@ struct TrainingSettings {
   std::string loss = "cross_entropy";
   std::int64_t micro_batches = 1;  // gradient accumulation: forward + backward this many times per update
   std::optional<Precision> precision;  // [precision] when given (master weights, loss scaling)
+  /// [training.checkpoint]: applied by the kernel to the graph the backward generator and optimizer model built.
+  CheckpointPolicy checkpoint;
 };
 
 // -------------------------------------------------------------------------------- backward generator

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "monet/ir/graph.hpp"
+#include "monet/training/checkpoint.hpp"
 
 namespace monet {
 
@@ -28,8 +29,10 @@ MONET_API WorkloadTotals workload_totals(const Graph& graph);
 MONET_API std::string inspect_text(const Graph& graph);
 /// The same as JSON: {"workload", "params_trainable", "params_frozen", "params_buffers", "forward_macs",
 /// "vector_ops", "activation_bytes", "inputs", "outputs", "operators": [...]}.
-MONET_API std::string inspect_json(const Graph& graph, const std::string& file, bool training = false);
+/// With `training`, a "training" object; `regions`: the checkpointed regions of the graph (see checkpoint.hpp).
+MONET_API std::string inspect_json(const Graph& graph, const std::string& file, bool training = false,
+                                   const std::vector<CheckpointRegion>& regions = {});
 /// The training view: operators, MACs and vector operations per phase, and the memory table.
-MONET_API std::string inspect_training_text(const Graph& graph);
+MONET_API std::string inspect_training_text(const Graph& graph, const std::vector<CheckpointRegion>& regions = {});
 
 }  // namespace monet

@@ -18,7 +18,8 @@ struct SavedStorage {
 };
 
 /// The saved set: distinct storages of forward tensors (activations, inputs, labels, indices, statistics)
-/// that backward operators read or keep alive. Parameters and buffers are not counted.
+/// that backward operators read or keep alive, and the inputs of checkpointed regions that recompute operators
+/// read. Parameters and buffers are not counted.
 MONET_API std::vector<SavedStorage> saved_tensors(const Graph& graph);
 
 struct TrainingMemory {
@@ -30,6 +31,9 @@ struct TrainingMemory {
   std::int64_t master_weight_bytes = 0;
   std::int64_t input_bytes = 0;             // inputs and labels of the step
   std::int64_t peak_bytes = 0;              // sequential liveness walk in operator order
+  /// The largest sum of live saved and recomputed activation storages at any operator of the backward pass
+  /// (from the first backward or recompute operator on, graph order); gradients and stored state excluded.
+  std::int64_t peak_activation_bytes = 0;
   std::vector<SavedStorage> saved;
 };
 

@@ -1,0 +1,57 @@
+#pragma once
+// Activation checkpointing as a transformation of the training-step graph (docs/training.md#checkpointing).
+// A checkpointed region keeps only its inputs after the forward pass; its forward operators run again as real
+// operators (phase `recompute`) right before the first backward operator that needs one of their results, and the
+// region's backward operators read the recomputed tensors. Everything downstream (tiling, costs, schedule,
+// memory) treats them like any other operator.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monet/ir/graph.hpp"
+#include "monet/util/error.hpp"
+
+namespace monet {
+
+/// [training.checkpoint]: which forward operators are recomputed instead of saved.
+struct CheckpointPolicy {
+  enum class Kind { none, segments, modules, every_k };
+  Kind kind = Kind::none;
+  std::int64_t segments = 0;         // segments: torch.utils.checkpoint.checkpoint_sequential(top level, k)
+  std::vector<std::string> modules;  // modules: globs of module names, each match checkpointed as checkpoint(m, x)
+  std::int64_t every_k = 0;          // every_k: blocks per segment; 0 = ceil(sqrt(blocks)) (Chen et al. 2016)
+  SourceLocation where;              // for messages about a policy that does not fit the workload
+
+  [[nodiscard]] bool active() const { return kind != Kind::none; }
+  /// As written in TOML and on the command line: "none", "segments=4", "modules=layer*,fc", "every_k=3",
+  /// "every_k=sqrt".
+  [[nodiscard]] MONET_API std::string text() const;
+};
+
+/// The [training.checkpoint] table's body for resolved.toml ("segments = 4\n").
+MONET_API std::string checkpoint_toml(const CheckpointPolicy& policy);
+
+/// Parses the command-line form (see text()); a UserError at `where` for anything else.
+MONET_API CheckpointPolicy parse_checkpoint_policy(const std::string& text, const SourceLocation& where);
+
+/// A set of forward operators recomputed together (one checkpoint() call of PyTorch).
+struct CheckpointRegion {
+  std::string name;               // the module(s) it covers ("layer1", "segment 1: conv1 .. layer2")
+  std::vector<OperatorId> operators;  // forward operators, in graph order
+};
+
+/// The regions a policy selects in a training (or forward) graph, for every micro-batch. A policy that does not
+/// fit the graph (more segments than top-level modules, a glob matching no module) is a UserError at policy.where.
+MONET_API std::vector<CheckpointRegion> checkpoint_regions(const Graph& graph, const CheckpointPolicy& policy);
+
+/// The training graph with the regions recomputed. Region operators must be forward operators. Only operators
+/// whose results backward needs (directly or through other recomputed operators) run again; a region none of
+/// whose results a backward operator reads is not recomputed (PyTorch's non-reentrant checkpoint recomputes on
+/// the first unpack of a saved tensor and stops once all are back). Recompute operators are named "<forward name>@recompute", their tensors
+/// likewise, and derive from the forward operator they repeat.
+MONET_API GraphPtr apply_checkpointing(const Graph& graph, const std::vector<CheckpointRegion>& regions);
+
+/// Both steps; the graph itself when the policy is `none`.
+MONET_API GraphPtr apply_checkpointing(const GraphPtr& graph, const CheckpointPolicy& policy);
+
+}  // namespace monet

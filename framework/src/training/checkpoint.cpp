@@ -1,0 +1,324 @@
+#include "monet/training/checkpoint.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "monet/training/modules.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet {
+
+std::string CheckpointPolicy::text() const {
+  switch (kind) {
+    case Kind::none: return "none";
+    case Kind::segments: return "segments=" + std::to_string(segments);
+    case Kind::modules: return "modules=" + join(modules, ",");
+    case Kind::every_k: return every_k == 0 ? "every_k=sqrt" : "every_k=" + std::to_string(every_k);
+  }
+  return "none";
+}
+
+namespace {
+std::int64_t positive_integer(const std::string& value, const std::string& key, const SourceLocation& where) {
+  std::int64_t v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || value.empty() || v < 1) {
+    throw UserError(where, "checkpoint policy '" + key + "' needs a positive integer, not '" + value + "'");
+  }
+  return v;
+}
+}  // namespace
+
+std::string checkpoint_toml(const CheckpointPolicy& p) {
+  switch (p.kind) {
+    case CheckpointPolicy::Kind::none: return "policy = \"none\"\n";
+    case CheckpointPolicy::Kind::segments: return "segments = " + std::to_string(p.segments) + "\n";
+    case CheckpointPolicy::Kind::every_k:
+      return p.every_k == 0 ? std::string("every_k = \"sqrt\"\n") : "every_k = " + std::to_string(p.every_k) + "\n";
+    case CheckpointPolicy::Kind::modules: {
+      std::string s = "modules = [";
+      for (std::size_t i = 0; i < p.modules.size(); ++i) s += (i ? ", \"" : "\"") + p.modules[i] + "\"";
+      return s + "]\n";
+    }
+  }
+  return "";
+}
+
+CheckpointPolicy parse_checkpoint_policy(const std::string& text, const SourceLocation& where) {
+  CheckpointPolicy p;
+  p.where = where;
+  const auto eq = text.find('=');
+  const std::string key = text.substr(0, eq);
+  const std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
+  if (key == "none" && eq == std::string::npos) return p;
+  if (key == "sqrt" && eq == std::string::npos) {
+    p.kind = CheckpointPolicy::Kind::every_k;
+    return p;
+  }
+  if (key == "segments") {
+    p.kind = CheckpointPolicy::Kind::segments;
+    p.segments = positive_integer(value, key, where);
+  } else if (key == "every_k") {
+    p.kind = CheckpointPolicy::Kind::every_k;
+    p.every_k = value == "sqrt" ? 0 : positive_integer(value, key, where);
+  } else if (key == "modules") {
+    p.kind = CheckpointPolicy::Kind::modules;
+    std::size_t start = 0;
+    while (start <= value.size()) {
+      const auto comma = value.find(',', start);
+      std::string g = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!g.empty()) p.modules.push_back(g);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (p.modules.empty()) throw UserError(where, "checkpoint policy 'modules' needs module names or globs");
+  } else {
+    throw UserError(where, "unknown checkpoint policy '" + text +
+                               "'; expected none, segments=K, modules=GLOB[,GLOB...], every_k=K or every_k=sqrt");
+  }
+  return p;
+}
+
+namespace {
+
+std::string span_name(const Graph& g, const ModuleTree& t, const std::vector<ModuleItem>& items, std::size_t first,
+                      std::size_t last) {
+  const std::string a = t.label(g, items[first]);
+  return first == last ? a : a + " .. " + t.label(g, items[last]);
+}
+
+/// Consecutive items [0, n) cut into `count` checkpointed spans of `size` items (the rest is not checkpointed).
+void add_spans(const Graph& g, const ModuleTree& t, const std::vector<ModuleItem>& items, std::size_t size,
+               std::size_t count, const std::string& what, const std::string& suffix, std::vector<CheckpointRegion>& out) {
+  for (std::size_t s = 0; s < count; ++s) {
+    CheckpointRegion r;
+    const std::size_t first = s * size;
+    const std::size_t last = first + size - 1;
+    r.name = what + " " + std::to_string(s + 1) + ": " + span_name(g, t, items, first, last) + suffix;
+    for (std::size_t i = first; i <= last; ++i) {
+      for (OperatorId o : t.operators_of(items[i])) r.operators.push_back(o);
+    }
+    std::sort(r.operators.begin(), r.operators.end());
+    out.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+std::vector<CheckpointRegion> checkpoint_regions(const Graph& g, const CheckpointPolicy& p) {
+  std::vector<CheckpointRegion> out;
+  if (!p.active()) return out;
+  std::set<std::string> suffixes;
+  for (const Operator& op : g.operators()) {
+    if (op.phase == Phase::forward) suffixes.insert(micro_batch_suffix(op));
+  }
+  for (const std::string& suffix : suffixes) {
+    const ModuleTree tree = module_tree(g, suffix);
+    const std::string tag = suffix.empty() ? "" : " (micro-batch " + suffix.substr(1) + ")";
+    switch (p.kind) {
+      case CheckpointPolicy::Kind::none: break;
+      case CheckpointPolicy::Kind::segments: {
+        // checkpoint_sequential(functions, segments, x): segment_size = n // segments; every segment but the last
+        // is checkpointed, the last runs normally and takes the remainder.
+        const auto& items = tree.root().items;
+        const auto n = static_cast<std::int64_t>(items.size());
+        if (p.segments > n) {
+          throw UserError(p.where, "segments = " + std::to_string(p.segments) + " but " + g.name() + " has only " +
+                                       std::to_string(n) + " top-level modules and operators");
+        }
+        add_spans(g, tree, items, static_cast<std::size_t>(n / p.segments), static_cast<std::size_t>(p.segments - 1),
+                  "segment", tag, out);
+        break;
+      }
+      case CheckpointPolicy::Kind::every_k: {
+        const std::vector<ModuleItem> blocks = tree.blocks();
+        const auto n = static_cast<std::int64_t>(blocks.size());
+        std::int64_t k = p.every_k;
+        if (k == 0) k = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+        if (k < 1 || n == 0) break;
+        const std::int64_t segments = (n + k - 1) / k;  // the last (possibly short) one is not checkpointed
+        add_spans(g, tree, blocks, static_cast<std::size_t>(k), static_cast<std::size_t>(segments - 1), "segment", tag,
+                  out);
+        break;
+      }
+      case CheckpointPolicy::Kind::modules: {
+        std::vector<bool> matched(p.modules.size(), false);
+        std::vector<bool> chosen(tree.modules.size(), false);
+        for (std::size_t m = 1; m < tree.modules.size(); ++m) {
+          const Module& mod = tree.modules[m];
+          bool inside = false;  // an enclosing module is checkpointed already: it recomputes this one too
+          for (int a = mod.parent; a > 0; a = tree.modules[static_cast<std::size_t>(a)].parent) {
+            inside = inside || chosen[static_cast<std::size_t>(a)];
+          }
+          bool hit = false;
+          for (std::size_t i = 0; i < p.modules.size(); ++i) {
+            if (module_glob_match(p.modules[i], mod.name)) {
+              matched[i] = true;
+              hit = true;
+            }
+          }
+          if (hit && !inside) {
+            chosen[m] = true;
+            out.push_back(CheckpointRegion{mod.name + tag, mod.operators});
+          }
+        }
+        for (std::size_t i = 0; i < p.modules.size(); ++i) {
+          if (!matched[i] && suffix.empty()) {
+            std::vector<std::string> names;
+            for (std::size_t m = 1; m < tree.modules.size() && names.size() < 12; ++m) {
+              if (tree.modules[m].parent == 0) names.push_back(tree.modules[m].name);
+            }
+            throw UserError(p.where, "checkpoint module '" + p.modules[i] + "' matches no module of " + g.name() +
+                                         (names.empty() ? std::string(" (its operator names carry no module paths)")
+                                                        : "; top-level modules: " + join(names, ", ")));
+          }
+        }
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+bool is_backward(Phase p) { return p == Phase::backward_dx || p == Phase::backward_dw; }
+}  // namespace
+
+GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>& regions) {
+  const std::size_t n_ops = g.operators().size();
+  std::vector<int> region_of(n_ops, -1);
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    for (OperatorId o : regions[r].operators) {
+      if (g.op(o).phase != Phase::forward) {
+        throw UserError(g.op(o).origin, "operator '" + g.op(o).name + "' of checkpoint region '" + regions[r].name +
+                                            "' is not a forward operator");
+      }
+      if (region_of[static_cast<std::size_t>(o)] >= 0) {
+        throw UserError(g.op(o).origin, "operator '" + g.op(o).name + "' is in two checkpoint regions ('" +
+                                            regions[static_cast<std::size_t>(region_of[static_cast<std::size_t>(o)])].name +
+                                            "' and '" + regions[r].name + "')");
+      }
+      region_of[static_cast<std::size_t>(o)] = static_cast<int>(r);
+    }
+  }
+
+  GraphBuilder b(g.name());
+  for (const Tensor& t : g.tensors()) b.add_tensor(t);
+  // Recomputed copies of the tensors the regions produce: tensor -> copy.
+  std::map<TensorId, TensorId> copy;
+  for (const Operator& op : g.operators()) {
+    if (region_of[static_cast<std::size_t>(op.id)] < 0) continue;
+    for (const Operand& o : op.operands) {
+      if (!o.is_output() || copy.contains(o.tensor)) continue;
+      Tensor t = g.tensor(o.tensor);
+      t.name += "@recompute";
+      t.in_place_of = kNone;
+      copy[o.tensor] = b.add_tensor(std::move(t));
+    }
+  }
+  auto produced_in = [&](TensorId t, int r) {
+    const OperatorId p = g.tensor(t).producer;
+    return p != kNone && region_of[static_cast<std::size_t>(p)] == r;
+  };
+
+  // Backward operators of a region read its recomputed tensors; the region's recomputation goes right before the
+  // first of them (in graph order). Operators outside the region keep the forward tensors they saved.
+  std::vector<Operator> rewritten(g.operators().begin(), g.operators().end());
+  std::vector<std::size_t> first_use(regions.size(), n_ops);
+  for (Operator& op : rewritten) {
+    if (!is_backward(op.phase) || op.derived_from == kNone) continue;
+    const int r = region_of[static_cast<std::size_t>(op.derived_from)];
+    if (r < 0) continue;
+    bool uses = false;
+    for (Operand& o : op.operands) {
+      if (!o.is_output() && produced_in(o.tensor, r)) {
+        o.tensor = copy.at(o.tensor);
+        uses = true;
+      }
+    }
+    for (TensorId& k : op.keeps_alive) {
+      if (produced_in(k, r)) {
+        k = copy.at(k);
+        uses = true;
+      }
+    }
+    if (uses) first_use[static_cast<std::size_t>(r)] = std::min(first_use[static_cast<std::size_t>(r)], static_cast<std::size_t>(op.id));
+  }
+
+  // Only what backward needs is recomputed: an operator none of whose results a backward operator or a needed
+  // recomputation reads is left out (a region's trailing operators whose outputs only feed the next region, as
+  // PyTorch's non-reentrant checkpoint stops recomputing once every saved tensor is back, torch >= 2.1).
+  std::set<TensorId> needed;
+  for (const Operator& op : rewritten) {
+    if (!is_backward(op.phase)) continue;
+    for (const Operand& o : op.operands) {
+      if (!o.is_output()) needed.insert(o.tensor);
+    }
+    needed.insert(op.keeps_alive.begin(), op.keeps_alive.end());
+  }
+  std::vector<bool> live(n_ops, false);
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    const auto& ops = regions[r].operators;
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      const Operator& f = g.op(*it);
+      bool used = false;
+      for (const Operand& o : f.operands) used = used || (o.is_output() && needed.contains(copy.at(o.tensor)));
+      if (!used) continue;
+      live[static_cast<std::size_t>(*it)] = true;
+      for (const Operand& o : f.operands) {
+        if (!o.is_output() && produced_in(o.tensor, static_cast<int>(r))) needed.insert(copy.at(o.tensor));
+      }
+      for (TensorId k : f.keeps_alive) {
+        if (produced_in(k, static_cast<int>(r))) needed.insert(copy.at(k));
+      }
+    }
+  }
+
+  std::vector<std::vector<int>> before(n_ops + 1);  // regions to recompute before operator i
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    if (first_use[r] < n_ops) before[first_use[r]].push_back(static_cast<int>(r));
+  }
+  std::vector<OperatorId> new_id(n_ops, kNone);
+  std::vector<std::pair<OperatorId, OperatorId>> recomputed;  // new recompute op -> forward op (old id)
+  for (std::size_t i = 0; i < n_ops; ++i) {
+    for (int r : before[i]) {
+      for (OperatorId f : regions[static_cast<std::size_t>(r)].operators) {
+        if (!live[static_cast<std::size_t>(f)]) continue;
+        Operator c = g.op(f);
+        c.name += "@recompute";
+        c.phase = Phase::recompute;
+        for (Operand& o : c.operands) {
+          if (o.is_output() || produced_in(o.tensor, r)) o.tensor = copy.at(o.tensor);
+        }
+        for (TensorId& k : c.keeps_alive) {
+          if (produced_in(k, r)) k = copy.at(k);
+        }
+        c.after.clear();  // ordering constraints of the forward pass are met by its region inputs
+        recomputed.emplace_back(b.add_operator(std::move(c)), f);
+      }
+    }
+    new_id[i] = b.add_operator(std::move(rewritten[i]));
+  }
+  // Operator ids moved: references between operators follow them.
+  for (std::size_t i = 0; i < n_ops; ++i) {
+    Operator& op = b.op(new_id[i]);
+    for (OperatorId& a : op.after) a = new_id[static_cast<std::size_t>(a)];
+    if (op.derived_from != kNone) op.derived_from = new_id[static_cast<std::size_t>(op.derived_from)];
+  }
+  for (const auto& [rc, f] : recomputed) b.op(rc).derived_from = new_id[static_cast<std::size_t>(f)];
+  return std::move(b).build();
+}
+
+GraphPtr apply_checkpointing(const GraphPtr& graph, const CheckpointPolicy& policy) {
+  if (!policy.active()) return graph;
+  return apply_checkpointing(*graph, checkpoint_regions(*graph, policy));
+}
+
+}  // namespace monet
