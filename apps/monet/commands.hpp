@@ -14,6 +14,7 @@ struct RunOptions {
   std::vector<std::string> unsets;  // keys removed before the --set values apply
   int threads = 0;  // 0 = all cores
   bool resume = false;  // continue the stopped search in the output folder
+  std::string cost_cache;  // folder of the persistent cost cache ("" = none)
 };
 int run_command(const RunOptions& options);
 

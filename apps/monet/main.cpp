@@ -31,6 +31,9 @@ int real_main(int argc, char** argv) {
   run_cmd->add_option("--unset", run.unsets, "remove a key (its default applies): section.key or architecture.PATH (repeatable; before --set)")->allow_extra_args(false);
   run_cmd->add_option("--threads", run.threads, "worker threads (default: all cores)")->check(CLI::Range(0, 4096));
   run_cmd->add_flag("--resume", run.resume, "continue the search that was stopped (Ctrl-C) in the output folder");
+  run_cmd->add_option("--cost-cache", run.cost_cache,
+                      "folder that keeps cost-model results across runs (created if missing; shared safely by "
+                      "concurrent runs)");
   run_cmd->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 

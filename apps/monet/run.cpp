@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "monet/experiment/cost_cache_file.hpp"
 #include "monet/report/html_report.hpp"
 #include "monet/report/report.hpp"
 #include "monet/report/search_report.hpp"
@@ -124,7 +125,29 @@ int run_command(const RunOptions& o) {
   const bool searching = spec.has_value();
   if (o.resume && !searching) throw UserError(SourceLocation{o.experiment}, "--resume: the experiment has no [space] to search");
 
-  const DesignEvaluator evaluator(source, spec, registry);
+  std::function<void(CostCache&)> preload;
+  if (!o.cost_cache.empty()) {
+    preload = [&](CostCache& cache) {
+      const CostCacheLoad loaded = load_cost_cache(cache, o.cost_cache);
+      if (!loaded.warning.empty()) spdlog::warn("{}", loaded.warning);
+      spdlog::info("cost cache {}: {} entries", cost_cache_file(o.cost_cache).string(), loaded.entries);
+    };
+  }
+  const DesignEvaluator evaluator(source, spec, registry, preload);
+  // Whatever happens next (a finished or stopped search, a point that does not fit), what was costed is kept.
+  struct SaveCosts {
+    const DesignEvaluator& evaluator;
+    const std::string& dir;
+    ~SaveCosts() {
+      if (dir.empty()) return;
+      try {
+        const std::size_t n = save_cost_cache(evaluator.costs(), dir);
+        spdlog::info("cost cache {}: {} entries stored", cost_cache_file(dir).string(), n);
+      } catch (const std::exception& err) {
+        spdlog::warn("{}", err.what());
+      }
+    }
+  } save_costs{evaluator, o.cost_cache};
   auto search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
   SearchOptions options;
   ProgressLine line("search " + e.search.name());

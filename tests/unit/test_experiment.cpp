@@ -58,6 +58,15 @@ TEST_F(ExperimentTest, SetOverridesValuesAndCreatesTables) {
   EXPECT_EQ(e.frontend.params.get_int("batch"), 4);
 }
 
+TEST_F(ExperimentTest, QuotedKeySegmentsKeepTheirDots) {
+  // As in TOML: a constraint on a dotted metric name is reachable from --set.
+  toml::table root;
+  apply_override(root, "space.constraints.\"training.peak_activation_bytes\".max=5");
+  EXPECT_EQ(root.at_path("space.constraints").as_table()->get("training.peak_activation_bytes")->as_table()->get("max")->value<int>(), 5);
+  EXPECT_EQ(error_of([&] { apply_override(root, "space.\"open.max=1"); }),
+            "error: --set 'space.\"open.max=1': unterminated quote in 'space.\"open.max'");
+}
+
 TEST_F(ExperimentTest, BadOverridesNameTheOverride) {
   EXPECT_EQ(fail(experiment_text(), {"cost_model.roofline.utilization=2"}),
             "--set cost_model.roofline.utilization=2:1:9: error: cost_model.roofline.utilization: expected a value in "

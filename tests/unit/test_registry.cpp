@@ -37,7 +37,7 @@ TEST(Registry, MissingEntryPointIsExplained) {
     EXPECT_EQ(std::string(e.what()),
               (kBroken / "monet_test_missing_entry.so").string() +
                   ": error: not a monet plugin: the library has no symbol 'monet_plugin_entry' (expected a library "
-                  "built with MONET_EXPORT_PLUGINS against plugin API 1)");
+                  "built with MONET_EXPORT_PLUGINS against plugin API 2)");
   }
 }
 
@@ -48,7 +48,7 @@ TEST(Registry, WrongApiVersionIsExplained) {
   } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("monet_test_wrong_api.so: error: plugin API version mismatch: the library was built "
                                     "against plugin API 999 (monet 9.9.9), this monet"));
-    EXPECT_THAT(e.what(), HasSubstr("provides plugin API 1; rebuild the plugin"));
+    EXPECT_THAT(e.what(), HasSubstr("provides plugin API 2; rebuild the plugin"));
   }
 }
 

@@ -308,17 +308,24 @@ void read_training(TableReader& root, Experiment& e, const Registry& registry) {
 namespace {
 
 std::vector<std::string> key_parts(const std::string& key, const std::string& what) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto dot = key.find('.', start);
-    parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
+  // Dotted as in TOML: a quoted segment ("training.peak_activation_bytes") keeps its dots.
+  std::vector<std::string> parts(1);
+  bool quoted = false, was_quoted = false;
+  for (const char ch : key) {
+    if (ch == '"') {
+      if (!quoted && !parts.back().empty()) throw UserError(what + ": a quote in the middle of a key segment in '" + key + "'");
+      quoted = !quoted;
+      was_quoted = true;
+    } else if (ch == '.' && !quoted) {
+      if (parts.back().empty() && !was_quoted) throw UserError(what + ": empty key segment in '" + key + "'");
+      parts.emplace_back();
+      was_quoted = false;
+    } else {
+      parts.back() += ch;
+    }
   }
-  for (const std::string& p : parts) {
-    if (p.empty()) throw UserError(what + ": empty key segment in '" + key + "'");
-  }
+  if (quoted) throw UserError(what + ": unterminated quote in '" + key + "'");
+  if (parts.back().empty() && !was_quoted) throw UserError(what + ": empty key segment in '" + key + "'");
   return parts;
 }
 

@@ -197,9 +197,11 @@ struct DesignEvaluator::Impl {
   }
 };
 
-DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpec> spec, const Registry& registry)
+DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpec> spec, const Registry& registry,
+                                 std::function<void(CostCache&)> preload_costs)
     : impl_(std::make_unique<Impl>(std::move(source), std::move(spec), registry)) {
   Impl& m = *impl_;
+  if (preload_costs) preload_costs(*m.cache.costs());  // before the base point: it costs too
   if (!m.spec) {
     m.spec = SpaceSpec{};
     m.spec->objectives = {{"latency_cycles", "cycles"}, {"energy_pj", "pJ"}};
@@ -260,7 +262,7 @@ DesignEvaluator::~DesignEvaluator() = default;
 
 const DesignSpace& DesignEvaluator::space() const { return impl_->space; }
 const PreparedExperiment& DesignEvaluator::base() const { return *impl_->base->prepared; }
-const CostCache& DesignEvaluator::costs() const { return *impl_->cache.costs(); }
+CostCache& DesignEvaluator::costs() const { return *impl_->cache.costs(); }
 
 DesignEvaluator::Stats DesignEvaluator::stats() const {
   std::lock_guard lock(impl_->mutex);

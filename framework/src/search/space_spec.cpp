@@ -172,8 +172,9 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
     gene.name = name;
     gene.where = g->where();
     if (g->has("checkpoint")) {
-      g->fail("checkpoint", "checkpoint genes need the activation-checkpointing issue's training-graph pass, which "
-                            "monet does not have yet");
+      g->fail("checkpoint", "per-region checkpoint genes (keep / recompute / offload) are not built yet; vary a "
+                            "policy with a path gene instead, e.g. path = \"training.checkpoint.segments\" "
+                            "(experiments/checkpointing/)");
     }
     if (g->has("path") == g->has("allocation")) {
       g->fail_table("a gene needs either `path` (a key to vary, with `values` or `range`) or `allocation` (operators "

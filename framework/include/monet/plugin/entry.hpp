@@ -20,7 +20,7 @@
 namespace monet {
 
 /// Bumped whenever an interface in monet/plugin changes incompatibly.
-inline constexpr std::uint32_t kPluginApiVersion = 1;
+inline constexpr std::uint32_t kPluginApiVersion = 2;  // 2: allowed cores in FusionStrategy::partition, Cost::onchip_bits, estimators
 inline constexpr const char* kPluginEntrySymbol = "monet_plugin_entry";
 
 struct PluginDefinition {

@@ -5,6 +5,7 @@
 // search never re-tiles and two hardware points with equal cores share their costs. Allocation genes fix the
 // cores of computation nodes. Thread-safe; an infeasible point is a result (violation, reason), never an
 // exception.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +18,8 @@ namespace monet {
 class MONET_API DesignEvaluator {
  public:
   /// `spec` may be absent: a space with no genes and the default objectives (latency, energy).
-  DesignEvaluator(ExperimentSource source, std::optional<SpaceSpec> spec, const Registry& registry);
+  DesignEvaluator(ExperimentSource source, std::optional<SpaceSpec> spec, const Registry& registry,
+                  std::function<void(CostCache&)> preload_costs = {});  // e.g. costs stored by earlier runs
   ~DesignEvaluator();
   DesignEvaluator(const DesignEvaluator&) = delete;
   DesignEvaluator& operator=(const DesignEvaluator&) = delete;
@@ -42,7 +44,8 @@ class MONET_API DesignEvaluator {
     std::uint64_t cost_misses = 0;
   };
   [[nodiscard]] Stats stats() const;
-  [[nodiscard]] const CostCache& costs() const;
+  /// The shared cost cache (thread-safe): what --cost-cache stores when the run ends.
+  [[nodiscard]] CostCache& costs() const;
 
  private:
   struct Impl;
