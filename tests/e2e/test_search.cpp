@@ -245,5 +245,37 @@ values = [32, 64]
   EXPECT_THAT(test::read_file(dir.path() / "out/resolved.toml"), HasSubstr("values = [ 64 ]"));
 }
 
+TEST(Search, TheHardwareAndFusionExperimentsRunAndTheirGenesAct) {
+  // The shipped experiments, narrowed: area grows with the PE count (x * y, all else equal); fused stacks change
+  // the schedule of the training step; GPT-2 points that hold their weights are feasible.
+  test::ScratchDir dir;
+  const fs::path search = test::source_dir() / "experiments/search";
+  const auto edge = test::monet("run " + q(search / "edge_tpu_hw_sweep.toml") + " --out " + q(dir.path() / "edge") +
+                                " --log-level warn --set 'space.genes.x.values=[1,2]' --set 'space.genes.y.values=[2]' "
+                                "--set 'space.genes.n_simds.values=[64]' --set 'space.genes.compute_lanes.values=[4]' "
+                                "--set 'space.genes.pe_memory.values=[16777216]' --set 'space.genes.register_file.values=[65536]'");
+  ASSERT_EQ(edge.exit_code, 0) << edge.out;
+  const auto rows = test::read_csv(dir.path() / "edge/evaluations.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  for (const test::CsvRow& row : rows) EXPECT_EQ(row["feasible"], "true") << row["reason"];
+  EXPECT_GT(rows[1].number("area_mm2"), rows[0].number("area_mm2"));  // 4 PEs vs 2
+  EXPECT_LT(rows[1].number("latency_cycles"), rows[0].number("latency_cycles"));
+
+  const auto fusion = test::monet("run " + q(search / "resnet18_training_fusion_search.toml") + " --out " +
+                                  q(dir.path() / "fusion") + " --log-level warn --set 'space.genes.backward_stacks.values=[true]'" +
+                                  " --set 'space.genes.rows_per_slot.values=[[\"conv=OY:4\"]]'");
+  ASSERT_EQ(fusion.exit_code, 0) << fusion.out;
+  const auto f = test::read_csv(dir.path() / "fusion/evaluations.csv");
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0]["stacks"], "[]");
+  EXPECT_NE(f[0].number("latency_cycles"), f[1].number("latency_cycles"));
+  EXPECT_NE(f[1].number("latency_cycles"), f[2].number("latency_cycles"));
+
+  const auto gpt2 = test::monet("run " + q(search / "gpt2_small_hw_ga.toml") + " --out " + q(dir.path() / "gpt2") +
+                                " --log-level warn --set search.population=4 --set search.generations=1");
+  ASSERT_EQ(gpt2.exit_code, 0) << gpt2.out;
+  EXPECT_FALSE(test::read_csv(dir.path() / "gpt2/pareto.csv").empty());
+}
+
 }  // namespace
 }  // namespace monet

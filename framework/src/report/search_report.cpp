@@ -31,6 +31,10 @@ std::string exact(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[32];
+  if (v == std::floor(v) && std::fabs(v) < 9007199254740992.0) {  // whole numbers as integers: 46515700, not 4.65157e+07
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
   for (int precision = 6; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, v);
     if (std::strtod(buf, nullptr) == v) break;

@@ -233,7 +233,19 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     gene.key = g.path;
     gene.name = g.name;
     gene.group = g.group;
-    for (const auto& v : g.values) gene.labels.push_back(toml_text(*v));
+    for (const auto& v : g.values) {
+      // One line per value (a list of strings is written over several lines by TOML's formatter).
+      std::string label;
+      bool space = false;
+      for (const char ch : toml_text(*v)) {
+        const bool blank = ch == '\n' || ch == ' ';
+        if (blank && !space && !label.empty() && label.back() != '[') label += ' ';
+        space = blank;
+        if (!blank) label += ch;
+      }
+      if (label.size() > 1 && label[label.size() - 2] == ' ' && label.back() == ']') label.erase(label.size() - 2, 1);
+      gene.labels.push_back(label);
+    }
     gene.ordinal = g.ordinal;
     gene.configured = g.configured;
     m.value_genes.push_back(m.space.genes.size());
