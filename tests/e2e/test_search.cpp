@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support/csv.hpp"
 #include "support/test_support.hpp"
@@ -261,15 +262,27 @@ TEST(Search, TheHardwareAndFusionExperimentsRunAndTheirGenesAct) {
   EXPECT_GT(rows[1].number("area_mm2"), rows[0].number("area_mm2"));  // 4 PEs vs 2
   EXPECT_LT(rows[1].number("latency_cycles"), rows[0].number("latency_cycles"));
 
+  // Stack cuts: 7 cut/fuse genes after the residual blocks; the configured point cuts after every block.
   const auto fusion = test::monet("run " + q(search / "resnet18_training_fusion_search.toml") + " --out " +
-                                  q(dir.path() / "fusion") + " --log-level warn --set 'space.genes.backward_stacks.values=[true]'" +
+                                  q(dir.path() / "fusion") + " --log-level warn --set search.plugin=random --set search.budget=6" +
+                                  " --set 'space.genes.backward_stacks.values=[true]'" +
                                   " --set 'space.genes.rows_per_slot.values=[[\"conv=OY:4\"]]'");
   ASSERT_EQ(fusion.exit_code, 0) << fusion.out;
   const auto f = test::read_csv(dir.path() / "fusion/evaluations.csv");
-  ASSERT_EQ(f.size(), 3u);
-  EXPECT_EQ(f[0]["stacks"], "[]");
-  EXPECT_NE(f[0].number("latency_cycles"), f[1].number("latency_cycles"));
-  EXPECT_NE(f[1].number("latency_cycles"), f[2].number("latency_cycles"));
+  ASSERT_EQ(f.size(), 6u);
+  const std::string first_cut = "cut:/layer1/layer1.0/relu_1/Relu";
+  EXPECT_EQ(f[0][first_cut], "cut");
+  std::set<double> latencies;
+  for (const test::CsvRow& row : f) {
+    EXPECT_EQ(row["feasible"], "true") << row["reason"];
+    latencies.insert(row.number("latency_cycles"));
+  }
+  EXPECT_GT(latencies.size(), 1u);  // where stacks end changes the schedule
+  EXPECT_THAT(test::read_file(dir.path() / "fusion/best/resolved.toml"), HasSubstr("/layer4/layer4.1/relu_1/Relu"));
+  const auto bad = test::monet("run " + q(search / "resnet18_training_fusion_search.toml") + " --out " + q(dir.path() / "bad") +
+                               " --set 'space.genes.cut.stack_cuts=\"*NoSuchOp\"'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("stack_cuts = \"*NoSuchOp\" matches no operator"));
 
   const auto gpt2 = test::monet("run " + q(search / "gpt2_small_hw_ga.toml") + " --out " + q(dir.path() / "gpt2") +
                                 " --log-level warn --set search.population=4 --set search.generations=1");

@@ -286,8 +286,9 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
     auto fusion = registry.create<FusionStrategy>(*e.fusion.plugin, e.fusion.params);
     return connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator, allowed));
   });
-  spdlog::info("{} operators, {} computation nodes, {} edges", p.graph->operators().size(), cns->nodes.size(),
-               cns->edges.size());
+  // Once per run; a search prepares thousands of variants, so there it is a debug line.
+  spdlog::log(cache == &own ? spdlog::level::info : spdlog::level::debug, "{} operators, {} computation nodes, {} edges",
+              p.graph->operators().size(), cns->nodes.size(), cns->edges.size());
   p.configured_cn_core = group_cores(e, *p.graph, *cns);
   p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), *cns, std::move(allowed),
                                             e.schedule, cache == &own ? nullptr : cache->costs());

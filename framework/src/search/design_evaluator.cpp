@@ -1,5 +1,6 @@
 #include "monet/search/design_evaluator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <future>
@@ -48,6 +49,12 @@ struct DesignEvaluator::Impl {
   std::vector<AllocationGene> alloc;
   std::vector<std::size_t> value_genes;  // space gene indices of value genes, in order
   std::vector<std::size_t> value_specs;  // spec gene indices of value genes, in the same order
+  // stack_cuts: the forward operators the stacks cover (graph order), and per cut gene the position it ends a
+  // stack after; the cut genes' values follow the value genes' in a stage key (they change the CN graph)
+  std::vector<std::string> cut_ops;
+  std::vector<std::size_t> cut_after;
+  std::vector<std::size_t> cut_genes;  // space gene indices, in order
+  SourceLocation cut_where;
   SourceLocation space_where;
   mutable PreparationCache cache;
   mutable std::mutex mutex;
@@ -62,6 +69,7 @@ struct DesignEvaluator::Impl {
     std::vector<std::int32_t> key;
     key.reserve(value_genes.size());
     for (std::size_t g : value_genes) key.push_back(p.genes[g]);
+    for (std::size_t g : cut_genes) key.push_back(p.genes[g]);
     return key;
   }
 
@@ -69,9 +77,10 @@ struct DesignEvaluator::Impl {
     auto stage = std::make_shared<Stage>();
     try {
       std::vector<Change> changes;
-      for (std::size_t k = 0; k < key.size(); ++k) {
+      for (std::size_t k = 0; k < value_specs.size(); ++k) {
         for (Change& c : gene_changes(spec->genes[value_specs[k]], key[k])) changes.push_back(std::move(c));
       }
+      if (key.size() > value_specs.size()) changes.push_back(stacks_change(key));
       stage->prepared = std::make_shared<const PreparedExperiment>(prepare(source.build(changes), *registry, &cache));
     } catch (const UserError& e) {
       stage->error = e.what();
@@ -79,6 +88,58 @@ struct DesignEvaluator::Impl {
     }
     place(*stage);
     return stage;
+  }
+
+  /// fusion.stacks from the cut genes' values (0 = a stack ends after the operator, 1 = the next one joins it).
+  [[nodiscard]] Change stacks_change(const std::vector<std::int32_t>& key) const {
+    auto stacks = std::make_shared<toml::array>();
+    std::size_t first = 0;
+    const auto close = [&](std::size_t last) {
+      stacks->push_back(first == last ? cut_ops[first] : cut_ops[first] + ".." + cut_ops[last]);
+      first = last + 1;
+    };
+    for (std::size_t k = 0; k < cut_after.size(); ++k) {
+      if (key[value_specs.size() + k] == 0) close(cut_after[k]);
+    }
+    close(cut_ops.size() - 1);
+    return Change{"fusion.stacks", std::shared_ptr<const toml::node>(std::move(stacks)), cut_where};
+  }
+
+  /// The cut genes of a stack_cuts spec: one per selected forward operator inside `within`, except its last.
+  void expand_cuts(const GeneSpec& g, const PreparedExperiment& p) {
+    const std::size_t dots = g.within.find("..");
+    const std::string first = g.within.substr(0, dots), last = g.within.substr(dots + 2);
+    std::vector<const Operator*> forward;
+    for (const Operator& op : p.graph->operators()) {
+      if (op.phase == Phase::forward) forward.push_back(&op);
+    }
+    const auto at = [&](const std::string& name) {
+      for (std::size_t i = 0; i < forward.size(); ++i) {
+        if (forward[i]->name == name) return i;
+      }
+      throw UserError(g.within_where, "no forward operator named '" + name + "' (`monet inspect` lists them)");
+    };
+    const std::size_t a = at(first), b = at(last);
+    if (b < a) throw UserError(g.within_where, "'" + last + "' comes before '" + first + "' in the graph");
+    cut_where = g.within_where;
+    for (std::size_t i = a; i <= b; ++i) cut_ops.push_back(forward[i]->name);
+    for (std::size_t i = a; i < b; ++i) {
+      if (!selects(g.operators, *forward[i])) continue;
+      cut_after.push_back(i - a);
+      Gene gene;
+      gene.key = "cut:" + forward[i]->name;
+      gene.name = g.name + ":" + forward[i]->name;
+      gene.group = GeneGroup::fusion;
+      gene.labels = {"cut", "fuse"};
+      gene.configured = 0;
+      cut_genes.push_back(space.genes.size());
+      value_spec.push_back(-1);
+      alloc_index.push_back(-1);
+      space.genes.push_back(std::move(gene));
+    }
+    if (cut_after.empty()) {
+      throw UserError(g.where, "stack_cuts = \"" + g.operators + "\" matches no operator before '" + last + "' in " + g.within);
+    }
   }
 
   /// Where the allocation genes act in a stage: the CNs of each gene's operator group, the core of each value.
@@ -229,6 +290,10 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
       m.expand_allocation(g, i, *m.base->prepared);
       continue;
     }
+    if (g.kind == GeneSpec::Kind::stack_cuts) {
+      m.expand_cuts(g, *m.base->prepared);
+      continue;
+    }
     Gene gene;
     gene.key = g.path;
     gene.name = g.name;
@@ -252,6 +317,18 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     m.value_spec.push_back(static_cast<int>(i));
     m.alloc_index.push_back(-1);
     m.space.genes.push_back(std::move(gene));
+  }
+  if (!m.cut_genes.empty()) {
+    for (const GeneSpec& g : m.spec->genes) {
+      if (g.kind == GeneSpec::Kind::value && std::find(g.paths.begin(), g.paths.end(), "fusion.stacks") != g.paths.end()) {
+        throw UserError(g.where, "fusion.stacks is set by the stack_cuts gene; it cannot be a gene of its own too");
+      }
+    }
+    // The configured point cuts everywhere: its stages are the segments between candidate cuts.
+    for (std::size_t k = 0; k < m.cut_genes.size(); ++k) configured.push_back(0);
+    base = std::const_pointer_cast<Stage>(m.make_stage(configured));
+    if (!base->prepared) throw UserError(base->error);
+    m.base = base;
   }
   // The base stage was made before the allocation genes existed.
   m.place(*base);

@@ -176,9 +176,24 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
                             "policy with a path gene instead, e.g. path = \"training.checkpoint.segments\" "
                             "(experiments/checkpointing/)");
     }
-    if (g->has("path") == g->has("allocation")) {
-      g->fail_table("a gene needs either `path` (a key to vary, with `values` or `range`) or `allocation` (operators "
-                    "whose core it chooses)");
+    if (int(g->has("path")) + int(g->has("allocation")) + int(g->has("stack_cuts")) != 1) {
+      g->fail_table("a gene needs one of `path` (a key to vary, with `values` or `range`), `allocation` (operators "
+                    "whose core it chooses) or `stack_cuts` (operators after which a fused stack may end)");
+    }
+    if (g->has("stack_cuts")) {
+      gene.kind = GeneSpec::Kind::stack_cuts;
+      gene.group = GeneGroup::fusion;
+      gene.operators = g->required_string("stack_cuts", "an operator name, ONNX type, kind or glob");
+      if (gene.operators.empty()) g->fail("stack_cuts", "expected an operator name, type, kind or glob");
+      gene.within = g->required_string("within", "\"FIRST..LAST\": the forward operators the stacks cover");
+      gene.within_where = g->where("within");
+      if (gene.within.find("..") == std::string::npos) g->fail("within", "expected \"FIRST..LAST\" (operator names)");
+      for (const GeneSpec& other : spec.genes) {
+        if (other.kind == GeneSpec::Kind::stack_cuts) g->fail("stack_cuts", "one stack_cuts gene per space (it sets fusion.stacks)");
+      }
+      g->finish();
+      spec.genes.push_back(std::move(gene));
+      continue;
     }
     if (g->has("allocation")) {
       gene.kind = GeneSpec::Kind::allocation;

@@ -13,7 +13,7 @@
 namespace monet {
 
 struct GeneSpec {
-  enum class Kind : std::uint8_t { value, allocation };
+  enum class Kind : std::uint8_t { value, allocation, stack_cuts };
   Kind kind = Kind::value;
   std::string name;        // [space.genes.NAME]
   SourceLocation where;    // the gene's table
@@ -29,6 +29,10 @@ struct GeneSpec {
   std::string operators;
   std::vector<std::string> cores;  // empty: every allowed core
   SourceLocation cores_where;
+  // stack_cuts genes: `operators` after which a stack may end, inside the forward-operator range `within`
+  // ("FIRST..LAST"); one cut/fuse gene per such operator, and the stacks they make replace fusion.stacks
+  std::string within;
+  SourceLocation within_where;
 };
 
 struct ConstraintSpec {
