@@ -29,6 +29,17 @@ std::vector<std::pair<double, double>> front(const fs::path& out) {
   return f;
 }
 
+/// The small allocation problem plus `extra` TOML, written in a scratch folder (with its workload beside it).
+fs::path small_with(const test::ScratchDir& dir, const std::string& extra) {
+  const fs::path exp = dir.write("data/search/hw.toml", test::read_file(kSmall) + extra);
+  fs::copy_file(test::source_dir() / "tests/data/search/six_convs.toml", dir.path() / "data/search/six_convs.toml");
+  return exp;
+}
+
+/// The copied experiment's architecture, by absolute path.
+const std::string kQuadCore =
+    " --set 'architecture.file=\"" + (test::source_dir() / "architectures/tpu_like_quad_core.toml").string() + "\"'";
+
 test::CommandResult run(const fs::path& experiment, const fs::path& out, const std::string& extra = "") {
   return test::monet("run " + q(experiment) + " --out " + q(out) + " --log-level warn" + extra);
 }
@@ -191,11 +202,9 @@ values = [32, 64, 128]
 path = "architecture.offchip.size_bits"
 values = [10_000_000_000, 100_000]
 )";
-  const fs::path exp = dir.write("data/search/hw.toml", test::read_file(kSmall) + extra);
-  fs::copy_file(test::source_dir() / "tests/data/search/six_convs.toml", dir.path() / "data/search/six_convs.toml");
+  const fs::path exp = small_with(dir, extra);
   const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "out") + " --log-level warn --set search.plugin=random "
-                             "--set search.budget=300 --set 'architecture.file=\"" +
-                             (test::source_dir() / "architectures/tpu_like_quad_core.toml").string() + "\"'");
+                             "--set search.budget=300" + kQuadCore);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto rows = test::read_csv(dir.path() / "out/evaluations.csv");
   ASSERT_EQ(rows.size(), 300u);
@@ -234,11 +243,9 @@ TEST(Search, SetNarrowsAGenesDomainAndResolvedTomlKeepsIt) {
 path = "architecture.offchip.bandwidth_bits_per_cycle"
 values = [32, 64]
 )";
-  const fs::path exp = dir.write("data/search/hw.toml", test::read_file(kSmall) + extra);
-  fs::copy_file(test::source_dir() / "tests/data/search/six_convs.toml", dir.path() / "data/search/six_convs.toml");
+  const fs::path exp = small_with(dir, extra);
   const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "out") + " --log-level warn " +
-                             "--set 'space.genes.dram_bandwidth.values=[64]' --set 'architecture.file=\"" +
-                             (test::source_dir() / "architectures/tpu_like_quad_core.toml").string() + "\"'");
+                             "--set 'space.genes.dram_bandwidth.values=[64]'" + kQuadCore);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto rows = test::read_csv(dir.path() / "out/evaluations.csv");
   ASSERT_EQ(rows.size(), 4096u);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 
 namespace monet {
 
@@ -63,11 +64,10 @@ void Evaluator::prewarm() const {
       const Operator& op = graph_->op(cn.op);
       if (op.is_view()) continue;
       const std::vector<int>& allowed = allowed_cores_[static_cast<std::size_t>(cn.op)];
-      // An inter-core group over all allowed cores runs on its own core (the scheduler's rule): only that one.
-      const bool grouped = cn.groups > 1 && static_cast<int>(allowed.size()) == cn.groups;
-      for (std::size_t i = grouped ? static_cast<std::size_t>(cn.group) : 0; i < allowed.size(); ++i) {
-        if (grouped && i != static_cast<std::size_t>(cn.group)) break;
-        const int c = allowed[i];
+      // A group the scheduler places by rule runs on that core only; any other CN may run on every allowed one.
+      std::span<const int> cores(allowed);
+      if (group_core(cn, allowed) >= 0) cores = cores.subspan(static_cast<std::size_t>(cn.group), 1);
+      for (int c : cores) {
         const Core& core = *accelerator_->cores[static_cast<std::size_t>(c)].core;
         StreamedOperands s;
         for (const Operand& o : op.operands) {

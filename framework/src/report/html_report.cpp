@@ -266,15 +266,7 @@ std::string search_report_html(const Experiment& e, const DesignSpace& space, co
   d["reasons"] = reasons.names();
   d["front"] = pareto_front(r.archive);
   // Hypervolume per batch under one normalisation (as search.json).
-  const Normalisation n = normalisation(r.archive);
-  json hv = json::array();
-  std::vector<Evaluation> seen;
-  std::size_t next = 0;
-  for (std::size_t b = 0; b < r.batches.size(); ++b) {
-    while (next < r.archive.size() && r.first_batch[next] <= b) seen.push_back(r.archive[next++]);
-    hv.push_back(normalised_hypervolume(seen, n));
-  }
-  d["hypervolume_per_batch"] = hv;
+  d["hypervolume_per_batch"] = hypervolume_per_batch(r, normalisation(r.archive));
   d["best"] = best_index ? json(*best_index) : json(nullptr);
   if (best_index && best_prepared && best) d["best_run"] = run_data(*best_prepared, *best);
   d["provenance"] = json{{"monet_version", kVersion}, {"git_commit", git_commit()}};

@@ -145,13 +145,7 @@ std::string search_json(const Experiment& e, const DesignSpace& space, const Sea
   for (const Objective& o : space.objectives) objectives.push_back(json{{"key", o.key}, {"unit", o.unit}});
   // Hypervolume per batch under one normalisation (the feasible range of the whole archive).
   const Normalisation n = normalisation(r.archive);
-  json hv = json::array();
-  std::vector<Evaluation> seen;
-  std::size_t next = 0;
-  for (std::size_t b = 0; b < r.batches.size(); ++b) {
-    while (next < r.archive.size() && r.first_batch[next] <= b) seen.push_back(r.archive[next++]);
-    hv.push_back(normalised_hypervolume(seen, n));
-  }
+  const std::vector<double> hv = hypervolume_per_batch(r, n);
   std::size_t feasible = 0;
   for (const Evaluation& ev : r.archive) feasible += ev.feasible() ? 1 : 0;
   json j;
@@ -171,7 +165,7 @@ std::string search_json(const Experiment& e, const DesignSpace& space, const Sea
   j["evaluations"] = r.archive.size();
   j["feasible"] = feasible;
   j["pareto_front"] = pareto_front(r.archive).size();
-  j["hypervolume_normalised"] = hv.empty() ? 0.0 : hv.back().get<double>();
+  j["hypervolume_normalised"] = hv.empty() ? 0.0 : hv.back();
   j["hypervolume_per_batch"] = hv;
   j["normalisation"] = json{{"ideal", n.ideal}, {"nadir", n.nadir}, {"reference", 1.1}};
   j["variants_prepared"] = stats.variants;
@@ -278,19 +272,16 @@ std::string convergence_svg(const DesignSpace& space, const SearchResult& r) {
   // scaled to [0, 1] of its range.
   const Normalisation n = normalisation(r.archive);
   const std::size_t batches = r.batches.size(), m = space.objectives.size();
-  std::vector<double> hv;
+  const std::vector<double> hv = hypervolume_per_batch(r, n);
   std::vector<std::vector<double>> best(m);
-  std::vector<Evaluation> seen;
   std::vector<double> running(m, std::numeric_limits<double>::infinity());
   std::size_t next = 0;
   for (std::size_t b = 0; b < batches; ++b) {
     while (next < r.archive.size() && r.first_batch[next] <= b) {
       const Evaluation& e = r.archive[next++];
-      seen.push_back(e);
       if (!e.feasible()) continue;
       for (std::size_t k = 0; k < m; ++k) running[k] = std::min(running[k], e.objectives[k]);
     }
-    hv.push_back(normalised_hypervolume(seen, n));
     for (std::size_t k = 0; k < m; ++k) {
       best[k].push_back(std::isfinite(running[k]) && !n.ideal.empty() ? n.apply(running)[k] : std::nan(""));
     }

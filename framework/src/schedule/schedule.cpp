@@ -403,7 +403,7 @@ class Scheduler {
     if (fixed >= 0) return fixed;
     const auto& allowed = in_.allowed_cores[static_cast<std::size_t>(op.id)];
     ensure(!allowed.empty(), "operator '" + op.name + "' has no core to run on");
-    if (cn.groups > 1 && static_cast<int>(allowed.size()) == cn.groups) return allowed[static_cast<std::size_t>(cn.group)];
+    if (const int c = group_core(cn, allowed); c >= 0) return c;
     if (allowed.size() == 1) return allowed.front();
     // Where it would finish first: the core's free time, its inputs' arrival (bits over the widest link) and
     // its own runtime there.

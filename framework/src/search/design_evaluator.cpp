@@ -32,6 +32,19 @@ struct AllocationGene {
   std::vector<std::string> cores;
 };
 
+/// A value's TOML text on one line (TOML's formatter writes a list of strings over several lines): `["a", "b"]`.
+std::string one_line(const std::string& text) {
+  std::string out;
+  bool blank_before = false;
+  for (const char ch : text) {
+    const bool blank = ch == '\n' || ch == ' ';
+    if (!blank && blank_before && !out.empty() && out.back() != '[' && ch != ']') out += ' ';
+    if (!blank) out += ch;
+    blank_before = blank;
+  }
+  return out;
+}
+
 bool selects(const std::string& selector, const Operator& op) {
   return op.name == selector || op.type == selector || to_string(op.kind) == selector ||
          (is_glob(selector) && glob_match(selector, op.name));
@@ -298,19 +311,7 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     gene.key = g.path;
     gene.name = g.name;
     gene.group = g.group;
-    for (const auto& v : g.values) {
-      // One line per value (a list of strings is written over several lines by TOML's formatter).
-      std::string label;
-      bool space = false;
-      for (const char ch : toml_text(*v)) {
-        const bool blank = ch == '\n' || ch == ' ';
-        if (blank && !space && !label.empty() && label.back() != '[') label += ' ';
-        space = blank;
-        if (!blank) label += ch;
-      }
-      if (label.size() > 1 && label[label.size() - 2] == ' ' && label.back() == ']') label.erase(label.size() - 2, 1);
-      gene.labels.push_back(label);
-    }
+    for (const auto& v : g.values) gene.labels.push_back(one_line(toml_text(*v)));
     gene.ordinal = g.ordinal;
     gene.configured = g.configured;
     m.value_genes.push_back(m.space.genes.size());

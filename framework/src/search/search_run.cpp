@@ -43,6 +43,17 @@ double normalised_hypervolume(const std::vector<Evaluation>& evaluations, const 
   return hypervolume(points, std::vector<double>(n.ideal.size(), 1.1));
 }
 
+std::vector<double> hypervolume_per_batch(const SearchResult& r, const Normalisation& n) {
+  std::vector<double> hv;
+  std::vector<Evaluation> seen;
+  std::size_t next = 0;
+  for (std::size_t b = 0; b < r.batches.size(); ++b) {
+    while (next < r.archive.size() && r.first_batch[next] <= b) seen.push_back(r.archive[next++]);
+    hv.push_back(normalised_hypervolume(seen, n));
+  }
+  return hv;
+}
+
 namespace {
 
 class KernelSearchContext final : public SearchContext {

@@ -20,6 +20,12 @@ struct ComputationNode {
   bool streamed = false;      // operands stream from off-chip memory while it runs (Stream's single-layer stacks)
 };
 
+/// The core of an inter-core group when its operator is split over exactly its allowed cores (group g runs on
+/// the g-th); -1 otherwise (the scheduler chooses).
+inline int group_core(const ComputationNode& cn, const std::vector<int>& allowed) {
+  return cn.groups > 1 && static_cast<int>(allowed.size()) == cn.groups ? allowed[static_cast<std::size_t>(cn.group)] : -1;
+}
+
 struct CNEdge {
   int src = 0;
   int dst = 0;

@@ -62,5 +62,7 @@ struct Normalisation {
 };
 MONET_API Normalisation normalisation(const std::vector<Evaluation>& evaluations);
 MONET_API double normalised_hypervolume(const std::vector<Evaluation>& evaluations, const Normalisation& n);
+/// The hypervolume of everything evaluated up to each batch of a search, under one normalisation.
+MONET_API std::vector<double> hypervolume_per_batch(const SearchResult& result, const Normalisation& n);
 
 }  // namespace monet
