@@ -36,6 +36,9 @@ if ((${#missing[@]})); then
 fi
 
 jobs=$(nproc)
+# ccache (CMakeLists.txt uses it when present) keys on paths relative to the build folder, not on the folder itself,
+# so a fresh clone elsewhere (as CI makes) reuses what earlier builds of the same sources compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 build() {  # build <dir> [cmake options...]
   local dir=$1; shift
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null

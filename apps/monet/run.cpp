@@ -6,6 +6,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "commands.hpp"
@@ -202,9 +203,31 @@ int run_command(const RunOptions& o) {
     files.emplace_back("pareto.svg", pareto_svg(evaluator.space(), r));
     files.emplace_back("convergence.svg", convergence_svg(evaluator.space(), r));
   }
+  // Other points of the front keep their full results too (front/point-I/, I = row of evaluations.csv), spread along it.
+  std::map<std::size_t, std::string> kept;
+  for (std::size_t i : spread_over_front(r.archive, static_cast<std::size_t>(e.artifacts.front_points))) {
+    if (best && r.archive[i].point.genes == best->genes) continue;  // in best/
+    const std::string folder = "front/point-" + std::to_string(i);
+    std::optional<DesignEvaluator::Detail> found;
+    try {
+      found = evaluator.detail(r.archive[i].point);
+    } catch (const UserError& err) {
+      spdlog::warn("front point {} was not kept in {}/: {}", i, folder, err.what());
+      continue;
+    }
+    const DesignEvaluator::Detail& point = *found;
+    RunResult run;
+    run.best_point = r.archive[i].point;
+    run.best = point.schedule;
+    run.evaluations = {r.archive[i]};
+    run.evaluation_count = r.requested;  // as best/: the search that found it
+    run.wall_seconds = r.wall_seconds;
+    for (auto& [name, content] : output_files(*point.prepared, run, out_dir / folder)) files.emplace_back(folder + "/" + name, std::move(content));
+    kept[i] = folder;
+  }
   if (e.artifacts.report) {
     files.emplace_back("report.html", search_report_html(e, evaluator.space(), r, best, detail ? detail->prepared.get() : nullptr,
-                                                         detail ? &result : nullptr));
+                                                         detail ? &result : nullptr, kept));
   }
   if (detail) {
     for (auto& [name, content] : output_files(*detail->prepared, result, out_dir / "best")) files.emplace_back("best/" + name, std::move(content));
@@ -244,7 +267,7 @@ int run_command(const RunOptions& o) {
     }
   }
   out << "results       " << out_dir.string() << "/ (evaluations.csv, pareto.csv, pareto.svg, convergence.svg, search.json, "
-      << (e.artifacts.report ? "report.html, " : "") << "best/)\n";
+      << (e.artifacts.report ? "report.html, " : "") << "best/" << (kept.empty() ? "" : ", front/") << ")\n";
   std::cout << out.str();
   return r.stopped ? 130 : 0;
 }

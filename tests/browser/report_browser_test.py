@@ -150,10 +150,11 @@ class Browser:
             params.update(button="left", clickCount=1)
         self.call("Input.dispatchMouseEvent", session=True, **params)
 
-    def click(self, x, y):
+    def click(self, x, y, shift=False):
         self.mouse("mouseMoved", x, y)
-        self.mouse("mousePressed", x, y)
-        self.mouse("mouseReleased", x, y)
+        extra = {"modifiers": 8} if shift else {}  # 8: Shift (DevTools Input domain)
+        self.call("Input.dispatchMouseEvent", session=True, type="mousePressed", x=x, y=y, button="left", clickCount=1, **extra)
+        self.call("Input.dispatchMouseEvent", session=True, type="mouseReleased", x=x, y=y, button="left", clickCount=1, **extra)
 
     def screenshot(self, file, full_page=True):
         params = {"format": "png"}
@@ -298,6 +299,15 @@ def test_search_report(b, folder, shots):
     b.click(xy[0], xy[1])
     details = b.evaluate("document.getElementById('details').textContent")
     check(("Point %d" % other) in details and "feasible" in details, "search report: clicking front point %d shows its details" % other)
+    kept = "front/point-%d" % other
+    check(os.path.exists(os.path.join(folder, kept, "report.html")) and (kept + "/report.html") in details,
+          "search report: front point %d links to its kept report (%s/report.html)" % (other, kept))
+    scroll_to(b, "monetReport.scatter.canvas")
+    xy = b.evaluate("monetReport.scatter.pointCenter(%d)" % best)
+    b.click(xy[0], xy[1], shift=True)
+    rows_compared = b.evaluate("(t => t ? t.rows.length : 0)(document.querySelector('#details table[data-role=compare]'))")
+    check(rows_compared == 1 + len(genes) + 2 and b.evaluate("document.querySelectorAll('#details td.diff').length") > 0,
+          "search report: shift-clicking the best point compares it with point %d side by side (%d rows)" % (other, rows_compared))
     check(best is not None and best in front_ids, "search report: the point kept in best/ (%s) is on the front" % best)
     scroll_to(b, "monetReport.scatter.canvas")
     xy = b.evaluate("monetReport.scatter.pointCenter(%d)" % best)

@@ -141,6 +141,10 @@ TEST(Checkpointing, QuadCoreStepRecomputesAndTradesLatencyForMemory) {
   // memory.svg marks when recomputation runs, behind each core's and the off-chip memory curve.
   EXPECT_THAT(test::read_file(dir.path() / "seg/memory.svg"), HasSubstr("recomputation running"));
   EXPECT_THAT(test::read_file(dir.path() / "none/memory.svg"), ::testing::Not(HasSubstr("recomputation running")));
+  // Recomputed activations are a use of their own in the stacked memory of the cores (and in report.html's data).
+  EXPECT_THAT(test::read_file(dir.path() / "seg/memory.svg"), HasSubstr(">recomputed activations</text>"));
+  EXPECT_THAT(test::read_file(dir.path() / "none/memory.svg"), ::testing::Not(HasSubstr("recomputed activations")));
+  EXPECT_THAT(test::read_file(dir.path() / "seg/report.html"), HasSubstr("\"recomputed activations\":["));
 }
 
 // A memory budget as a search constraint (experiments/checkpointing/resnet18_cifar_quad_core_budget.toml): the

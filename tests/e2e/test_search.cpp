@@ -64,6 +64,38 @@ TEST(Search, GridFindsTheExactFrontAndNsga2ReachesItWithinItsBudget) {
   }
 }
 
+// Besides best/, up to [output] front_points points spread along the front keep their full results in
+// front/point-I/ (I: the row of evaluations.csv), and report.html links them.
+TEST(Search, FrontPointsKeepTheirResults) {
+  test::ScratchDir dir;
+  const std::string budget = " --set search.plugin=nsga2 --set search.population=16 --set search.generations=6";
+  ASSERT_EQ(run(kSmall, dir.path() / "kept", budget).exit_code, 0);
+  const std::vector<test::CsvRow> evaluations = test::read_csv(dir.path() / "kept/evaluations.csv");
+  const json best = json::parse(test::read_file(dir.path() / "kept/best/results.json"));
+  int kept = 0;
+  for (const test::CsvRow& p : test::read_csv(dir.path() / "kept/pareto.csv")) {
+    const std::string id = p["id"];
+    const fs::path folder = dir.path() / "kept/front" / ("point-" + id);
+    const bool is_best = p.number("latency_cycles") == best["latency_cycles"].get<double>() &&
+                         p.number("energy_pj") == best["energy_pj"].get<double>();
+    EXPECT_EQ(fs::exists(folder), !is_best) << id;
+    if (is_best) continue;
+    ++kept;
+    const json r = json::parse(test::read_file(folder / "results.json"));
+    EXPECT_EQ(r["latency_cycles"].get<double>(), p.number("latency_cycles")) << id;
+    EXPECT_DOUBLE_EQ(r["energy_pj"].get<double>(), p.number("energy_pj")) << id;
+    EXPECT_TRUE(fs::exists(folder / "report.html")) << id;
+    EXPECT_THAT(test::read_file(dir.path() / "kept/report.html"), HasSubstr("\"" + id + "\":\"front/point-" + id + "\""));
+  }
+  EXPECT_GT(kept, 0);
+  ASSERT_EQ(run(kSmall, dir.path() / "none", budget + " --set output.front_points=0").exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir.path() / "none/front"));
+  EXPECT_EQ(test::read_file(dir.path() / "none/pareto.csv"), test::read_file(dir.path() / "kept/pareto.csv"));
+  const auto bad = run(kSmall, dir.path() / "bad", budget + " --set output.front_points=-1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("front_points"));
+}
+
 TEST(Search, IdenticalResultsAtOneAndTwoThreads) {
   // 4,096 distinct points evaluated in parallel batches; and an NSGA-II run.
   test::ScratchDir dir;
@@ -81,10 +113,10 @@ TEST(Search, IdenticalResultsAtOneAndTwoThreads) {
 }
 
 TEST(Search, AStoppedSearchResumesToTheUninterruptedFront) {
-  // Stream's allocation problem at 16 x 30: stopped by SIGINT after its first generation, resumed, it must end
+  // Stream's allocation problem at 16 x 16: stopped by SIGINT after its first generation, resumed, it must end
   // exactly as the uninterrupted run (the journal replays what was evaluated; the plugin repeats its decisions).
   test::ScratchDir dir;
-  const std::string budget = " --set search.population=16 --set search.generations=30";
+  const std::string budget = " --set search.population=16 --set search.generations=16";
   const auto full = run(kStreamGa, dir.path() / "full", budget);
   ASSERT_EQ(full.exit_code, 0) << full.out;
 

@@ -538,6 +538,21 @@ TEST(SchedulerPhysics, AFullCoreSpillsAndFetchesBack) {
   EXPECT_EQ(r.summary.peak_memory_bits[0], 24576);
   // The spill and the fetch back are charged to spills: 2 x 8192 bits x 1 pJ/bit off chip (on chip costs 0).
   EXPECT_DOUBLE_EQ(r.summary.energy.spill_pj, 2 * 8192.0);
+  // The memory by use adds up to the total at every step. The first peak (cycle 128): x and y (graph inputs:
+  // other) and a (an activation); from 384 b's 16,384 activation bits and y hold the same total.
+  const MemoryTimeline& tl = r.memory[0];
+  ASSERT_EQ(tl.by_use.size(), tl.steps.size());
+  for (std::size_t k = 0; k < tl.steps.size(); ++k) {
+    std::int64_t sum = 0;
+    for (std::int64_t bits : tl.by_use[k]) sum += bits;
+    EXPECT_EQ(sum, tl.steps[k].second) << "step " << k;
+  }
+  const PeakComposition& pc = r.peak_composition[0];
+  EXPECT_EQ(pc.time, 128);
+  EXPECT_EQ(pc.other, 16384);
+  EXPECT_EQ(pc.activations, 8192);
+  EXPECT_EQ(pc.recomputed + pc.weights + pc.gradients + pc.optimizer_states + pc.streaming, 0);
+  EXPECT_TRUE(r.offchip_memory.by_use.empty());
 }
 
 }  // namespace

@@ -565,6 +565,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
     }
     e.overwrite = o->boolean("overwrite").value_or(true);
     if (auto list = o->string_list("artifacts")) e.artifacts = read_artifacts(*o, *list);
+    if (auto n = o->integer("front_points", Bounds{0.0, 1000.0, false, false})) e.artifacts.front_points = static_cast<int>(*n);
     o->finish();
   }
   root.finish(kSections);

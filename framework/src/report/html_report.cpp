@@ -47,13 +47,27 @@ double shown(double v) {
   return std::round(v * scale) / scale;
 }
 
+/// Steps of a memory timeline; for cores also the bytes of each use held anywhere in the run, per step.
 json memory_steps(const MemoryTimeline& tl) {
   json t = json::array(), bytes = json::array();
   for (const auto& [time, bits] : tl.steps) {
     t.push_back(time);
     bytes.push_back((bits + 7) / 8);
   }
-  return json{{"t", t}, {"bytes", bytes}};
+  json m{{"t", t}, {"bytes", bytes}};
+  if (tl.by_use.empty()) return m;
+  json by_use = json::object();
+  for (std::size_t u = 0; u < kMemoryUses; ++u) {
+    bool held = false;
+    json series = json::array();
+    for (const auto& step : tl.by_use) {
+      held = held || step[u] != 0;
+      series.push_back((step[u] + 7) / 8);
+    }
+    if (held) by_use[to_string(static_cast<MemoryUse>(u))] = std::move(series);
+  }
+  m["by_use"] = std::move(by_use);
+  return m;
 }
 
 json run_data(const PreparedExperiment& p, const RunResult& r) {
@@ -101,6 +115,7 @@ json run_data(const PreparedExperiment& p, const RunResult& r) {
       const PeakComposition& pc = s.peak_composition[id];
       core["peak_composition_bytes"] = json{{"time_cycle", pc.time},
                                             {"activations", (pc.activations + 7) / 8},
+                                            {"recomputed activations", (pc.recomputed + 7) / 8},
                                             {"weights", (pc.weights + 7) / 8},
                                             {"gradients", (pc.gradients + 7) / 8},
                                             {"optimizer states", (pc.optimizer_states + 7) / 8},
@@ -227,7 +242,7 @@ std::string run_report_html(const PreparedExperiment& p, const RunResult& r) { r
 
 std::string search_report_html(const Experiment& e, const DesignSpace& space, const SearchResult& r,
                                const std::optional<DesignPoint>& best_point, const PreparedExperiment* best_prepared,
-                               const RunResult* best) {
+                               const RunResult* best, const std::map<std::size_t, std::string>& kept) {
   json d;
   d["kind"] = "search";
   d["experiment"] = e.name;
@@ -269,6 +284,9 @@ std::string search_report_html(const Experiment& e, const DesignSpace& space, co
   d["hypervolume_per_batch"] = hypervolume_per_batch(r, normalisation(r.archive));
   d["best"] = best_index ? json(*best_index) : json(nullptr);
   if (best_index && best_prepared && best) d["best_run"] = run_data(*best_prepared, *best);
+  json kept_dirs = json::object();
+  for (const auto& [index, dir] : kept) kept_dirs[std::to_string(index)] = dir;
+  d["kept"] = kept_dirs;
   d["provenance"] = json{{"monet_version", kVersion}, {"git_commit", git_commit()}};
   return page(d);
 }

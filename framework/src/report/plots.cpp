@@ -206,6 +206,89 @@ std::string step_path(const MemoryTimeline& tl, double x0, double width, double 
   return path.str();
 }
 
+/// One colour per memory use, the same in memory.svg and report.html.
+const char* use_colour(MemoryUse u) {
+  switch (u) {
+    case MemoryUse::activations: return "#aec7e8";
+    case MemoryUse::recomputed: return "#ffbb78";
+    case MemoryUse::weights: return "#98df8a";
+    case MemoryUse::gradients: return "#ff9896";
+    case MemoryUse::optimizer_states: return "#c5b0d5";
+    case MemoryUse::streaming: return "#c49c94";
+    case MemoryUse::other: return "#dbdb8d";
+  }
+  return "#cccccc";
+}
+
+/// A piece of the time axis drawn with one step's composition: exact steps when few, else per pixel column the
+/// step holding the most (so the stack reaches the envelope's peaks).
+struct StackSegment {
+  double x0 = 0, x1 = 0;
+  std::size_t step = 0;
+};
+
+std::vector<StackSegment> stack_segments(const MemoryTimeline& tl, double x0, double width, double t_max) {
+  std::vector<StackSegment> out;
+  const std::size_t n = tl.steps.size();
+  if (n == 0) return out;
+  auto x_of = [&](std::int64_t t) { return x0 + width * static_cast<double>(t) / t_max; };
+  if (n <= 2 * static_cast<std::size_t>(width)) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const double to = k + 1 < n ? x_of(tl.steps[k + 1].first) : x0 + width;
+      if (to > x_of(tl.steps[k].first)) out.push_back({x_of(tl.steps[k].first), to, k});
+    }
+    return out;
+  }
+  const auto columns = static_cast<std::size_t>(width);
+  std::size_t k = 0, current = 0;
+  for (std::size_t c = 0; c < columns; ++c) {
+    const double end = t_max * static_cast<double>(c + 1) / static_cast<double>(columns);
+    std::size_t best = current;
+    for (; k < n && static_cast<double>(tl.steps[k].first) < end; ++k) {
+      current = k;
+      if (tl.steps[k].second > tl.steps[best].second) best = k;
+    }
+    out.push_back({x0 + static_cast<double>(c), x0 + static_cast<double>(c + 1), best});
+  }
+  return out;
+}
+
+/// The memory held by each use as stacked areas (one path per use; rectangles of equal height merged).
+void stacked_uses(std::ostringstream& o, const MemoryTimeline& tl, double x0, double width, double t_max,
+                                    const std::function<double(double)>& y_of) {
+  if (tl.by_use.empty()) return;
+  const std::vector<StackSegment> segments = stack_segments(tl, x0, width, t_max);
+  for (std::size_t u = 0; u < kMemoryUses; ++u) {
+    std::ostringstream path;
+    bool any = false;
+    StackSegment open{};
+    double open_lo = 0, open_hi = 0;
+    auto flush = [&] {
+      if (open.x1 > open.x0 && open_hi > open_lo) {
+        path << "M" << num(open.x0) << " " << num(y_of(open_lo)) << "H" << num(open.x1) << "V" << num(y_of(open_hi)) << "H"
+             << num(open.x0) << "Z";
+        any = true;
+      }
+    };
+    for (const StackSegment& sg : segments) {
+      const auto& at = tl.by_use[sg.step];
+      double lo = 0;
+      for (std::size_t v = 0; v < u; ++v) lo += static_cast<double>(at[v]);
+      const double hi = lo + static_cast<double>(at[u]);
+      if (lo == open_lo && hi == open_hi && sg.x0 <= open.x1 + 1e-9) {
+        open.x1 = sg.x1;
+        continue;
+      }
+      flush();
+      open = sg;
+      open_lo = lo;
+      open_hi = hi;
+    }
+    flush();
+    if (any) o << "<path d='" << path.str() << "' fill='" << use_colour(static_cast<MemoryUse>(u)) << "'/>\n";
+  }
+}
+
 }  // namespace
 
 std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
@@ -223,17 +306,47 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
                            static_cast<double>(c.core->resident_capacity_bits()) / 8, {}});
   }
   panels.push_back(Panel{acc.offchip.name + " (off chip)", &s.offchip_memory, static_cast<double>(acc.offchip.size_bits) / 8, {}});
-  const double width = 900, left = 78, right = 20, panel_h = 120, gap = 52, top = 58;
+  const double width = 900, left = 78, right = 20, panel_h = 120, gap = 52;
   const double plot_w = width - left - right;
-  const double height = top + static_cast<double>(panels.size()) * (panel_h + gap) + 10;
   const double t_max = std::max<double>(1.0, static_cast<double>(s.summary.latency_cycles));
+  // The legend: the uses held on any core (stacked under its curve, in this order), then the recompute bands;
+  // wrapped into lines above the panels.
+  std::vector<std::string> legend_names;
+  std::vector<std::string> legend_fills;
+  for (std::size_t u = 0; u < kMemoryUses; ++u) {
+    const bool held = std::any_of(s.memory.begin(), s.memory.end(), [&](const MemoryTimeline& tl) {
+      return std::any_of(tl.by_use.begin(), tl.by_use.end(), [&](const auto& at) { return at[u] != 0; });
+    });
+    if (!held) continue;
+    legend_names.push_back(to_string(static_cast<MemoryUse>(u)));
+    legend_fills.push_back(std::string("fill='") + use_colour(static_cast<MemoryUse>(u)) + "'");
+  }
+  const CNGraph& cns = p.evaluator->cns();
+  const bool any_recompute = std::any_of(s.nodes.begin(), s.nodes.end(), [&](const ScheduledNode& n) {
+    return p.graph->op(cns.nodes[static_cast<std::size_t>(n.cn)].op).phase == Phase::recompute && n.end > n.start;
+  });
+  if (any_recompute) {
+    legend_names.emplace_back("recomputation running");
+    legend_fills.emplace_back("fill='#ff7f0e' fill-opacity='0.25'");
+  }
+  std::ostringstream legend;
+  double lx = left, ly = 34;
+  for (std::size_t i = 0; i < legend_names.size(); ++i) {
+    const double w = 24 + text_width(legend_names[i], 11);
+    if (lx > left && lx + w > width - right) {
+      lx = left;
+      ly += 16;
+    }
+    legend << "<rect x='" << num(lx) << "' y='" << num(ly) << "' width='10' height='10' " << legend_fills[i] << "/><text x='"
+           << num(lx + 14) << "' y='" << num(ly + 9) << "' font-size='11'>" << xml(legend_names[i]) << "</text>\n";
+    lx += w;
+  }
+  const double top = legend_names.empty() ? 58 : ly + 38;
+  const double height = top + static_cast<double>(panels.size()) * (panel_h + gap) + 10;
   // Recompute nodes of a checkpointed training step, as bands behind the curves of their core and of the off-chip
   // memory (merged when less than a pixel apart, so the file stays small).
-  const CNGraph& cns = p.evaluator->cns();
-  bool any_recompute = false;
   for (const ScheduledNode& n : s.nodes) {
     if (p.graph->op(cns.nodes[static_cast<std::size_t>(n.cn)].op).phase != Phase::recompute || n.end <= n.start) continue;
-    any_recompute = true;
     if (n.core >= 0 && static_cast<std::size_t>(n.core) < acc.cores.size()) {
       panels[static_cast<std::size_t>(n.core)].recompute.emplace_back(n.start, n.end);
     }
@@ -254,6 +367,7 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
     << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n"
     << "<text x='" << num(width / 2) << "' y='24' font-size='15' text-anchor='middle'>" << xml(p.experiment.name)
     << ": data held in memory over time</text>\n";
+  o << legend.str();
   for (std::size_t i = 0; i < panels.size(); ++i) {
     const Panel& pn = panels[i];
     const double y0 = top + static_cast<double>(i) * (panel_h + gap);
@@ -282,6 +396,7 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
         << num(std::max(0.5, plot_w * static_cast<double>(to - from) / t_max)) << "' height='" << num(panel_h)
         << "' fill='#ff7f0e' fill-opacity='0.25'/>\n";
     }
+    stacked_uses(o, *pn.tl, left, plot_w, t_max, y_of);
     if (show_capacity) {
       const double y = y0 + panel_h - panel_h * pn.capacity_bytes / y_max;
       o << "<line x1='" << num(left) << "' y1='" << num(y) << "' x2='" << num(left + plot_w) << "' y2='" << num(y)
@@ -291,10 +406,6 @@ std::string memory_svg(const PreparedExperiment& p, const RunResult& r) {
     x_axis(o, left, y0 + panel_h, plot_w, t_max);
   }
   o << "<text x='" << num(left + plot_w / 2) << "' y='" << num(height - 8) << "' font-size='11' text-anchor='middle'>cycles</text>\n";
-  if (any_recompute) {
-    o << "<rect x='" << num(left) << "' y='34' width='10' height='10' fill='#ff7f0e' fill-opacity='0.25'/><text x='"
-      << num(left + 14) << "' y='43' font-size='11'>recomputation running (activation checkpointing)</text>\n";
-  }
   o << "</svg>\n";
   return o.str();
 }

@@ -103,6 +103,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
       const PeakComposition& pc = r.best.peak_composition[id];
       cores.back()["peak_composition"] = json{{"time_cycle", pc.time},
                                               {"activations_bytes", (pc.activations + 7) / 8},
+                                              {"recomputed_activations_bytes", (pc.recomputed + 7) / 8},
                                               {"weights_bytes", (pc.weights + 7) / 8},
                                               {"gradients_bytes", (pc.gradients + 7) / 8},
                                               {"optimizer_states_bytes", (pc.optimizer_states + 7) / 8},
@@ -282,7 +283,7 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   if (e.artifacts.plots) artifacts.emplace_back("plots");
   if (e.artifacts.report) artifacts.emplace_back("report");
   out << "\n[output]\ndir = " << toml_string(e.output_dir.string()) << "\noverwrite = " << (e.overwrite ? "true" : "false")
-      << "\nartifacts = " << string_list(artifacts) << "\n";
+      << "\nartifacts = " << string_list(artifacts) << "\nfront_points = " << e.artifacts.front_points << "\n";
 
   const json prov = provenance(p);
   out << "\n# For the record; not read back.\n[provenance]\nmonet_version = " << toml_string(kVersion)

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <queue>
+#include <tuple>
 
 #include "monet/util/strings.hpp"
 
@@ -19,6 +20,19 @@ std::string to_string(TransferCause c) {
     case TransferCause::spill: return "spill";
     case TransferCause::refetch: return "refetch";
     case TransferCause::stream: return "stream";
+  }
+  return "?";
+}
+
+std::string to_string(MemoryUse u) {
+  switch (u) {
+    case MemoryUse::activations: return "activations";
+    case MemoryUse::recomputed: return "recomputed activations";
+    case MemoryUse::weights: return "weights";
+    case MemoryUse::gradients: return "gradients";
+    case MemoryUse::optimizer_states: return "optimizer states";
+    case MemoryUse::streaming: return "streaming";
+    case MemoryUse::other: return "other";
   }
   return "?";
 }
@@ -803,27 +817,57 @@ class Scheduler {
   }
 
   // ------------------------------------------------------------------------------------ results
-  static MemoryTimeline timeline(std::vector<std::pair<std::int64_t, std::int64_t>>& events, std::int64_t& peak,
-                                 std::int64_t& peak_time) {
-    std::sort(events.begin(), events.end());  // at equal times, releases (negative) first
+  struct MemoryEvent {
+    std::int64_t time = 0;
+    std::int64_t delta = 0;  // bits: + allocated, - released
+    MemoryUse use = MemoryUse::other;
+    bool operator<(const MemoryEvent& o) const { return std::tie(time, delta) < std::tie(o.time, o.delta); }
+  };
+
+  /// The timeline of a memory from its allocation events (and, with `with_uses`, the bits of each use at every
+  /// step). At equal times releases come first, so a step's bits are what the memory holds from then on.
+  static MemoryTimeline timeline(std::vector<MemoryEvent>& events, bool with_uses, std::int64_t& peak,
+                                 std::int64_t& peak_step) {
+    std::sort(events.begin(), events.end());  // equal (time, delta): any order, the step is the same
     MemoryTimeline tl;
     std::int64_t live = 0;
+    std::array<std::int64_t, kMemoryUses> uses{};
     peak = 0;
-    peak_time = 0;
+    peak_step = 0;
     tl.steps.emplace_back(0, 0);
-    for (const auto& [time, delta] : events) {
-      live += delta;
-      if (tl.steps.back().first == time) {
-        tl.steps.back().second = live;
-      } else {
-        tl.steps.emplace_back(time, live);
+    if (with_uses) tl.by_use.emplace_back(uses);
+    for (const MemoryEvent& ev : events) {
+      live += ev.delta;
+      uses[static_cast<std::size_t>(ev.use)] += ev.delta;
+      if (tl.steps.back().first != ev.time) {
+        tl.steps.emplace_back(ev.time, live);
+        if (with_uses) tl.by_use.emplace_back(uses);
       }
+      tl.steps.back().second = live;
+      if (with_uses) tl.by_use.back() = uses;
       if (live > peak) {
         peak = live;
-        peak_time = time;
+        peak_step = static_cast<std::int64_t>(tl.steps.size()) - 1;
       }
     }
     return tl;
+  }
+
+  /// What a core copy holds, for the composition of the core's memory.
+  [[nodiscard]] MemoryUse use_of(const Copy& cp) const {
+    if (cp.item == kStaging) return MemoryUse::streaming;
+    const auto i = static_cast<std::size_t>(cp.item);
+    switch (items_[i].role) {
+      case TensorRole::activation:
+        return i < cns_.nodes.size() && g_.op(cns_.nodes[i].op).phase == Phase::recompute ? MemoryUse::recomputed
+                                                                                             : MemoryUse::activations;
+      case TensorRole::weight:
+      case TensorRole::buffer: return MemoryUse::weights;
+      case TensorRole::gradient:
+      case TensorRole::weight_gradient: return MemoryUse::gradients;
+      case TensorRole::optimizer_state: return MemoryUse::optimizer_states;
+      default: return MemoryUse::other;
+    }
   }
 
   void finish() {
@@ -835,58 +879,51 @@ class Scheduler {
     s.over_capacity = overflow_;
 
     const std::size_t cores = acc_.cores.size();
-    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> events(cores);
+    std::vector<std::vector<MemoryEvent>> events(cores);
     for (const Copy& cp : copies_) {
       if (cp.bits == 0) continue;
       const std::int64_t free = cp.free == kNever ? latency : cp.free;
       if (free <= cp.alloc) continue;
-      events[static_cast<std::size_t>(cp.core)].emplace_back(cp.alloc, cp.bits);
-      events[static_cast<std::size_t>(cp.core)].emplace_back(free, -cp.bits);
+      const MemoryUse use = use_of(cp);
+      events[static_cast<std::size_t>(cp.core)].push_back({cp.alloc, cp.bits, use});
+      events[static_cast<std::size_t>(cp.core)].push_back({free, -cp.bits, use});
     }
     s.peak_memory_bits.assign(cores, 0);
     result_.memory.resize(cores);
     result_.peak_composition.resize(cores);
     for (std::size_t c = 0; c < cores; ++c) {
-      std::int64_t peak_time = 0;
-      result_.memory[c] = timeline(events[c], s.peak_memory_bits[c], peak_time);
+      std::int64_t peak_step = 0;
+      const MemoryTimeline& tl = result_.memory[c] = timeline(events[c], true, s.peak_memory_bits[c], peak_step);
+      const auto k = static_cast<std::size_t>(peak_step);
+      const auto& at = tl.by_use[k];
+      auto bits = [&](MemoryUse u) { return at[static_cast<std::size_t>(u)]; };
       PeakComposition& pc = result_.peak_composition[c];
-      pc.time = peak_time;
-      for (const Copy& cp : copies_) {
-        if (cp.core != static_cast<int>(c) || cp.bits == 0) continue;
-        const std::int64_t free = cp.free == kNever ? latency : cp.free;
-        if (!(cp.alloc <= peak_time && peak_time < free)) continue;
-        if (cp.item == kStaging) {
-          pc.streaming += cp.bits;
-          continue;
-        }
-        switch (items_[static_cast<std::size_t>(cp.item)].role) {
-          case TensorRole::activation: pc.activations += cp.bits; break;
-          case TensorRole::weight:
-          case TensorRole::buffer: pc.weights += cp.bits; break;
-          case TensorRole::gradient:
-          case TensorRole::weight_gradient: pc.gradients += cp.bits; break;
-          case TensorRole::optimizer_state: pc.optimizer_states += cp.bits; break;
-          default: pc.other += cp.bits; break;
-        }
-      }
+      pc.time = tl.steps[k].first;
+      pc.activations = bits(MemoryUse::activations);
+      pc.recomputed = bits(MemoryUse::recomputed);
+      pc.weights = bits(MemoryUse::weights);
+      pc.gradients = bits(MemoryUse::gradients);
+      pc.optimizer_states = bits(MemoryUse::optimizer_states);
+      pc.streaming = bits(MemoryUse::streaming);
+      pc.other = bits(MemoryUse::other);
     }
     // Off-chip memory: every source tensor from the start, plus what is written there.
-    std::vector<std::pair<std::int64_t, std::int64_t>> dram;
+    std::vector<MemoryEvent> dram;
     std::vector<bool> counted(g_.tensors().size(), false);
     for (const SourceItem& si : cns_.source_items) {
       const auto t = static_cast<std::size_t>(si.tensor);
       if (counted[t]) continue;
       counted[t] = true;
-      dram.emplace_back(0, g_.tensor(si.tensor).bits());
+      dram.push_back({0, g_.tensor(si.tensor).bits()});
     }
     for (const Copy& cp : dram_copies_) {
       if (cp.bits == 0) continue;
-      dram.emplace_back(cp.alloc, cp.bits);
-      if (cp.free != kNever) dram.emplace_back(std::max(cp.free, cp.alloc), -cp.bits);
+      dram.push_back({cp.alloc, cp.bits});
+      if (cp.free != kNever) dram.push_back({std::max(cp.free, cp.alloc), -cp.bits});
     }
-    for (const auto& [time, bits] : dram_releases_) dram.emplace_back(time, -bits);
-    std::int64_t t_peak = 0;
-    result_.offchip_memory = timeline(dram, s.peak_offchip_bits, t_peak);
+    for (const auto& [time, bits] : dram_releases_) dram.push_back({time, -bits});
+    std::int64_t peak_step = 0;
+    result_.offchip_memory = timeline(dram, false, s.peak_offchip_bits, peak_step);
     check_capacities();
   }
 

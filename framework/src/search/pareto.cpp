@@ -122,6 +122,22 @@ std::vector<Evaluation> best_front(const std::vector<Evaluation>& evals) {
   return out;
 }
 
+std::vector<std::size_t> spread_over_front(const std::vector<Evaluation>& evals, std::size_t n) {
+  std::vector<std::size_t> front = pareto_front(evals);
+  if (front.size() <= n) return front;
+  std::stable_sort(front.begin(), front.end(),
+                   [&](std::size_t a, std::size_t b) { return evals[a].objectives < evals[b].objectives; });
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < n; ++k) {
+    // Positions 0 and size-1 (the extremes of the first objective) and evenly spaced ones between.
+    const std::size_t at = n == 1 ? 0 : (k * (front.size() - 1) + (n - 1) / 2) / (n - 1);
+    out.push_back(front[at]);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 // ------------------------------------------------------------------------------------------- hypervolume
 
 namespace {

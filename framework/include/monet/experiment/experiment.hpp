@@ -49,6 +49,9 @@ struct OutputArtifacts {
   bool trace = true;  // trace.json.gz (Perfetto, chrome://tracing)
   bool plots = true;  // schedule.svg, memory.svg
   bool report = true; // report.html (interactive, self-contained)
+  /// Searches: the full results of up to this many Pareto-front points (spread along the front) are kept in
+  /// front/point-I/ besides best/, so that report.html can open their schedules.
+  int front_points = 5;
 };
 
 struct Experiment {

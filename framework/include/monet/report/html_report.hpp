@@ -2,6 +2,7 @@
 // report.html: one self-contained page per run and per search (no network, no server). The page is a template
 // kept in the repository (framework/src/report/report_template.html, compiled into libmonet) with the data
 // embedded as one JSON document; its script draws the views (docs/experiments.md#reporthtml).
+#include <map>
 #include <optional>
 #include <string>
 
@@ -16,9 +17,12 @@ MONET_API std::string run_report_html(const PreparedExperiment& prepared, const 
 
 /// report.html of a search: every evaluated point and the front (axis choice, filters, hover, click), hypervolume
 /// per batch; `best` (when a point's full report was kept in best/) adds that point's schedule to its details.
+/// `kept`: the folders (relative to the search's) holding the full results of evaluations other than the best,
+/// by index into result.archive; the page links each point to its folder's report.html.
 MONET_API std::string search_report_html(const Experiment& experiment, const DesignSpace& space, const SearchResult& result,
                                          const std::optional<DesignPoint>& best_point,
-                                         const PreparedExperiment* best_prepared, const RunResult* best);
+                                         const PreparedExperiment* best_prepared, const RunResult* best,
+                                         const std::map<std::size_t, std::string>& kept = {});
 
 /// The data a run's page shows, as JSON (columnar arrays: compact for 10^5 CNs).
 MONET_API std::string run_report_data(const PreparedExperiment& prepared, const RunResult& result);

@@ -3,6 +3,7 @@
 // links, buses and the off-chip ports, keeps every core's memory within its capacity (spilling to off-chip
 // memory and fetching back), and accounts latency, energy by cause and memory over time. A pure function of
 // its inputs: no shared mutable state, so many schedules can run in parallel.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -85,15 +86,24 @@ struct Transfer {
   double energy_pj = 0;  // read + link + write
 };
 
+/// What data in a core's memory is for: its tensor's role, with activations that checkpointing recomputes in
+/// the backward pass apart from those the forward pass produced.
+enum class MemoryUse : std::uint8_t { activations, recomputed, weights, gradients, optimizer_states, streaming, other };
+inline constexpr std::size_t kMemoryUses = 7;
+MONET_API std::string to_string(MemoryUse u);
+
 /// Memory held on a core (or off chip) over time: usage in bits from each time point on.
 struct MemoryTimeline {
   std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // (time, bits), sorted by time
+  /// Cores only (empty off chip): per step, the bits held for each MemoryUse; they add up to the step's bits.
+  std::vector<std::array<std::int64_t, kMemoryUses>> by_use;
 };
 
 /// What occupied a core's memory at its peak, by tensor role.
 struct PeakComposition {
   std::int64_t time = 0;
   std::int64_t activations = 0;  // forward activations (incl. those saved for the backward pass)
+  std::int64_t recomputed = 0;   // activations recomputed in the backward pass (activation checkpointing)
   std::int64_t weights = 0;      // parameters and buffers
   std::int64_t gradients = 0;    // activation and weight gradients
   std::int64_t optimizer_states = 0;

@@ -36,6 +36,10 @@ MONET_API std::vector<std::size_t> pareto_front(const std::vector<Evaluation>& e
 /// evaluation of least violation alone.
 MONET_API std::vector<Evaluation> best_front(const std::vector<Evaluation>& evals);
 
+/// At most `n` points of the Pareto front (pareto_front) spread along it: ordered by their objective vectors, the
+/// two extremes and evenly spaced ones between; indices into `evals`, ascending. All of the front when it has <= n.
+MONET_API std::vector<std::size_t> spread_over_front(const std::vector<Evaluation>& evals, std::size_t n);
+
 /// Hypervolume (Lebesgue measure) dominated by `points` and bounded by the reference point `ref`; only points
 /// strictly better than `ref` in every objective count. Exact: a sweep for 2 objectives, a dimension sweep for
 /// 3, WFG for more.
