@@ -20,6 +20,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   librsvg2-bin
   chromium python3          # the report.html browser test (tests/browser/)
+  libopenmpi-dev openmpi-bin  # distributed searches under mpirun (docs/distributed.md)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -15,6 +15,7 @@ struct RunOptions {
   int threads = 0;  // 0 = all cores
   bool resume = false;  // continue the stopped search in the output folder
   std::string cost_cache;  // folder of the persistent cost cache ("" = none)
+  double checkpoint_every = 0;  // seconds between resumable checkpoints of a search (0 = none; docs/distributed.md)
 };
 int run_command(const RunOptions& options);
 

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "monet/distributed/ranks.hpp"
 #include "monet/plugin/entry.hpp"
 #include "monet/util/error.hpp"
 #include "monet/util/version.hpp"
@@ -34,6 +35,10 @@ int real_main(int argc, char** argv) {
   run_cmd->add_option("--cost-cache", run.cost_cache,
                       "folder that keeps cost-model results across runs (created if missing; shared safely by "
                       "concurrent runs)");
+  run_cmd->add_option("--checkpoint-every", run.checkpoint_every,
+                      "seconds: write a resumable checkpoint of the search (journal.jsonl, search.json) to the output "
+                      "folder after a batch once this long has passed since the last (for runs a node failure may kill)")
+      ->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
@@ -133,15 +138,26 @@ int real_main(int argc, char** argv) {
 
 }  // namespace
 
+/// "rank 2: " before a message of a serving MPI rank (rank 0's messages are the run's own).
+std::string rank_prefix() {
+  const int rank = monet::current_rank();
+  return rank > 0 ? "rank " + std::to_string(rank) + ": " : "";
+}
+
 int main(int argc, char** argv) {
+  // MPI ends with the process: a failing serving rank ends every rank (docs/distributed.md).
   try {
-    return real_main(argc, argv);
+    const int code = real_main(argc, argv);
+    monet::end_ranks(false);
+    return code;
   } catch (const monet::UserError& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << rank_prefix() << e.what() << "\n";
+    monet::end_ranks(true);
     return 2;
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    std::cerr << (what.rfind("internal error", 0) == 0 ? what : "internal error: " + what) << "\n";
+    std::cerr << rank_prefix() << (what.rfind("internal error", 0) == 0 ? what : "internal error: " + what) << "\n";
+    monet::end_ranks(true);
     return 1;
   }
 }

@@ -170,7 +170,10 @@ std::size_t save_cost_cache(const CostCache& cache, const fs::path& dir) {
   std::string warning;
   Entries all = read_file(file, warning);  // what other runs stored since this one started
   for (const auto& [key, entry] : cache.entries()) all.emplace(key, to_json(key, entry));
-  const fs::path tmp = file.string() + ".tmp" + std::to_string(::getpid());
+  // Host and process in the name: the ranks of a distributed run on a shared file system may share a pid.
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const fs::path tmp = file.string() + ".tmp." + host + "." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << header().dump() << "\n";

@@ -160,6 +160,7 @@ std::string search_json(const Experiment& e, const DesignSpace& space, const Sea
   j["space"] = json{{"genes", genes}, {"objectives", objectives}, {"constraints", space.constraints},
                     {"size", space.size()}};
   j["stopped"] = r.stopped;
+  if (!r.failure.empty()) j["failure"] = r.failure;
   j["batches"] = r.batches.size();
   j["evaluations_requested"] = r.requested;
   j["evaluations"] = r.archive.size();
@@ -173,6 +174,10 @@ std::string search_json(const Experiment& e, const DesignSpace& space, const Sea
   const double lookups = static_cast<double>(stats.cost_hits + stats.cost_misses);
   j["cost_cache"] = json{{"hits", stats.cost_hits}, {"misses", stats.cost_misses},
                          {"hit_rate", lookups > 0 ? static_cast<double>(stats.cost_hits) / lookups : 0.0}};
+  // Load balance (docs/distributed.md): one entry per process that evaluated (one without mpirun).
+  json ranks = json::array();
+  for (const RankLoad& l : r.ranks) ranks.push_back(json{{"rank", l.rank}, {"points", l.points}, {"busy_s", l.busy_s}});
+  j["ranks"] = ranks;
   j["provenance"] = json{{"monet_version", kVersion}, {"git_commit", git_commit()}};
   return j.dump(1) + "\n";
 }

@@ -1,7 +1,5 @@
 #include "monet/search/search_run.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -101,9 +99,19 @@ class KernelSearchContext final : public SearchContext {
         in_batch.emplace(points[i], i);
         fresh.push_back(i);
       }
-      tbb::parallel_for(std::size_t{0}, fresh.size(), [&](std::size_t k) {
-        out.evaluations[fresh[k]] = evaluator_.evaluate(points[fresh[k]]);
-      });
+      // On this process's threads, or spread over the ranks of an MPI run; in point order either way.
+      std::vector<DesignPoint> asked;
+      asked.reserve(fresh.size());
+      for (std::size_t k : fresh) asked.push_back(points[k]);
+      Ranks& ranks = options_.ranks ? *options_.ranks : local_ranks();
+      std::vector<Evaluation> got;
+      try {
+        got = ranks.evaluate(asked, result_.archive.size(), [this](const DesignPoint& p) { return evaluator_.evaluate(p); });
+      } catch (const PointFailed& f) {
+        result_.failure = failure_text(f);
+        throw SearchStopped();
+      }
+      for (std::size_t k = 0; k < fresh.size(); ++k) out.evaluations[fresh[k]] = std::move(got[k]);
       for (std::size_t k : fresh) remember(out.evaluations[k], batch);
       for (std::size_t i = 0; i < points.size(); ++i) {
         if (out.evaluations[i].point != points[i]) out.evaluations[i] = result_.archive[index_.at(points[i])];
@@ -118,6 +126,21 @@ class KernelSearchContext final : public SearchContext {
 
  private:
   [[nodiscard]] bool archived(const DesignPoint& p) const { return index_.contains(p); }
+
+  /// "rank 1 failed on point 17 (core = core2, ...): what": the point by its genes, as evaluations.csv has it.
+  [[nodiscard]] std::string failure_text(const PointFailed& f) const {
+    std::string genes;
+    const DesignSpace& s = space();
+    for (std::size_t g = 0; g < s.genes.size() && g < f.point.genes.size(); ++g) {
+      if (g == 6) {
+        genes += ", ...";
+        break;
+      }
+      genes += (g ? ", " : "") + s.genes[g].name + " = " + s.genes[g].labels[static_cast<std::size_t>(f.point.genes[g])];
+    }
+    return "rank " + std::to_string(f.rank) + " failed on point " + std::to_string(f.index) + " (batch " +
+           std::to_string(result_.batches.size()) + (genes.empty() ? "" : "; " + genes) + "): " + f.reason;
+  }
 
   void remember(const Evaluation& e, std::size_t batch) {
     if (archived(e.point)) return;
@@ -169,12 +192,15 @@ SearchResult run_search(const DesignEvaluator& evaluator, const SearchAlgorithm&
                         const SearchOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   SearchResult result;
+  Ranks& ranks = options.ranks ? *options.ranks : local_ranks();
+  ranks.reset_loads();
   KernelSearchContext context(evaluator, seed, options, result);
   try {
     result.chosen = search.run(context);
   } catch (const SearchStopped&) {
     result.stopped = true;
   }
+  result.ranks = ranks.loads();
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }

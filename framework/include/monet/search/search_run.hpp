@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "monet/distributed/ranks.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/search/design_evaluator.hpp"
 
@@ -36,6 +37,8 @@ struct SearchOptions {
   std::vector<SearchBatch> replay;                      // batches of a stopped run, replayed without evaluation
   /// Called after every batch with it (to journal it while the search runs).
   std::function<void(const SearchBatch&)> record;
+  /// The processes that evaluate (world_ranks() under mpirun); null: this process alone (local_ranks()).
+  Ranks* ranks = nullptr;
 };
 
 struct SearchResult {
@@ -45,11 +48,16 @@ struct SearchResult {
   std::vector<std::size_t> first_batch;  // per archive entry: the batch that first asked for it
   std::size_t requested = 0;           // evaluations asked for (duplicates included)
   bool stopped = false;
+  /// A point's evaluation threw (on some rank): the search stopped before that batch (stopped = true, resumable),
+  /// this says which rank and point.
+  std::string failure;
+  std::vector<RankLoad> ranks;  // per rank: points evaluated and busy time (load balance)
   double wall_seconds = 0;
 };
 
 /// Runs `search` over `evaluator`'s space with `seed`. A UserError from the plugin (e.g. a grid too large)
-/// propagates; SearchStopped ends the search early with stopped = true.
+/// propagates; SearchStopped ends the search early with stopped = true, and so does a point whose evaluation
+/// throws (with `failure` set).
 MONET_API SearchResult run_search(const DesignEvaluator& evaluator, const SearchAlgorithm& search, std::uint64_t seed,
                                   const SearchOptions& options = {});
 
