@@ -24,18 +24,18 @@ json run(const test::ScratchDir& dir, const std::string& experiment, const std::
   return json::parse(test::read_file(dir.path() / "out/results.json"));
 }
 
-TEST(ArchitectureLibrary, EveryAcceleratorAndCoreFileValidates) {
+TEST(ArchitectureLibrary, EveryAcceleratorFileValidates) {
+  // An accelerator validates with its core files (and their estimates); the cores no accelerator uses (ZigZag's
+  // imports) are run by the parity tests. One process per file: ~0.2 s each.
   std::size_t files = 0;
-  for (const char* folder : {"architectures", "architectures/cores"}) {
-    for (const auto& entry : fs::directory_iterator(test::source_dir() / folder)) {
-      if (entry.path().extension() != ".toml") continue;
-      const auto r = test::monet("validate " + q(entry.path()));
-      EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.out;
-      EXPECT_THAT(r.out, HasSubstr("valid ")) << entry.path();
-      ++files;
-    }
+  for (const auto& entry : fs::directory_iterator(test::source_dir() / "architectures")) {
+    if (entry.path().extension() != ".toml") continue;
+    const auto r = test::monet("validate " + q(entry.path()));
+    EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("valid accelerator")) << entry.path();
+    ++files;
   }
-  EXPECT_GE(files, 20u);
+  EXPECT_GE(files, 8u);
 }
 
 // TPU v4: 2 TensorCores x 4 MXUs x 128 x 128 bf16 MACs at 1.05 GHz = 275.3 TFLOP/s (Google's published 275).
