@@ -1,0 +1,89 @@
+// The architecture library (architectures/, docs/architectures.md): every file validates, the data-center chips
+// reach their published peaks on a compute-bound and a memory-bound operator, and the library's cheapest
+// training step runs. The full training steps on every architecture run from scripts/studies/edge_to_datacenter.py.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+using test::q;
+namespace fs = std::filesystem;
+
+json run(const test::ScratchDir& dir, const std::string& experiment, const std::string& extra = "") {
+  const auto r = test::monet("run " + q(test::source_dir() / experiment) + " --out " + q(dir.path() / "out") +
+                             " --log-level warn" + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return json::parse(test::read_file(dir.path() / "out/results.json"));
+}
+
+TEST(ArchitectureLibrary, EveryAcceleratorFileValidates) {
+  // An accelerator validates with its core files (and their estimates); the cores no accelerator uses (ZigZag's
+  // imports) are run by the parity tests. One process per file: ~0.2 s each.
+  std::size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(test::source_dir() / "architectures")) {
+    if (entry.path().extension() != ".toml") continue;
+    const auto r = test::monet("validate " + q(entry.path()));
+    EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("valid accelerator")) << entry.path();
+    ++files;
+  }
+  EXPECT_GE(files, 8u);
+}
+
+// TPU v4: 2 TensorCores x 4 MXUs x 128 x 128 bf16 MACs at 1.05 GHz = 275.3 TFLOP/s (Google's published 275).
+constexpr double kTpuV4PeakFlops = 2.0 * 4 * 128 * 128 * 2 * 1.05e9;
+constexpr double kTpuV4HbmBytesPerS = 2.0 * 4571 / 8 * 1.05e9;  // the modelled 2 x 4,571 bits/cycle (1,200 GB/s)
+
+TEST(ArchitectureLibrary, TpuV4GemmReachesItsPeak) {
+  // 8192^3 divides the 128 x 128 x 4 arrays exactly, so the mapping wastes no MAC: what keeps the chip below peak
+  // is filling and draining VMEM from HBM. 2 x 8192^3 FLOP over a 8192^3 x 2-byte x 3 working set needs 2.7 FLOP
+  // per HBM byte at least, far below the chip's 229 FLOP/byte ridge: a good mapping is compute bound.
+  test::ScratchDir dir;
+  const json j = run(dir, "experiments/monet/peak/tpu_v4_gemm.toml");
+  const double flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  const double fraction = flops / j["latency_s"].get<double>() / kTpuV4PeakFlops;
+  EXPECT_GT(fraction, 0.9);
+  EXPECT_LE(fraction, 1.0);
+}
+
+TEST(ArchitectureLibrary, TpuV4ElementwiseAddRunsAtHbmBandwidth) {
+  // 64 Mi bf16 additions: two 128 MiB reads and one 128 MiB write, 1 operation per 6 bytes (the vector cores
+  // do 2 x 1,024 per cycle): memory bound, so the step takes the bytes over the HBM bandwidth.
+  test::ScratchDir dir;
+  const json j = run(dir, "experiments/monet/peak/tpu_v4_add.toml");
+  const double bytes = 3.0 * 64 * 1024 * 1024 * 2;
+  const double bandwidth = bytes / j["latency_s"].get<double>();
+  EXPECT_NEAR(bandwidth / kTpuV4HbmBytesPerS, 1.0, 0.03);
+}
+
+TEST(ArchitectureLibrary, A100ElementwiseAddRunsAtHbmBandwidth) {
+  // The same addition on the A100-class chip: 108 SM cores, each streaming through its 107-bit/cycle HBM port.
+  test::ScratchDir dir;
+  const json j = run(dir, "experiments/monet/peak/gpu_a100_add.toml");
+  const double bytes = 3.0 * 64 * 1024 * 1024 * 2;
+  const double hbm = 108.0 * 107 / 8 * 1.41e9;  // the modelled 11,556 bits/cycle (2,037 of the published 2,039 GB/s)
+  EXPECT_NEAR(bytes / j["latency_s"].get<double>() / hbm, 1.0, 0.03);
+}
+
+TEST(ArchitectureLibrary, CheapestTrainingStepOfTheStudyRuns) {
+  // Study 4's ResNet-18-CIFAR training step on the edge-TPU template (the cheapest of the library to simulate);
+  // scripts/studies/edge_to_datacenter.py runs both training steps on every architecture.
+  test::ScratchDir dir;
+  const json j = run(dir, "experiments/monet/edge_to_datacenter/edge_tpu_mesh.toml");
+  EXPECT_TRUE(j["feasible"].get<bool>());
+  std::int64_t pes = 0;
+  for (const json& c : j["architecture"]["cores"]) pes += c["pe_count"].get<std::int64_t>();
+  // No schedule beats every PE busy every cycle.
+  EXPECT_GE(j["latency_cycles"].get<double>(), j["training"]["macs_total"].get<double>() / static_cast<double>(pes));
+}
+
+}  // namespace
+}  // namespace monet
