@@ -97,11 +97,34 @@ TEST(StreamTrace, PoolingWithoutTheQuirkIsMonetsOwn) {
   EXPECT_EQ(layer(c, "/avgpool/GlobalAveragePool")["runtime_monet"].get<double>(), 3518);
   EXPECT_NEAR(c["totals"]["latency_cycles"]["monet"].get<double>() / 3462368.5, 1.0, 0.05);  // measured -3.6 %
   EXPECT_NEAR(c["totals"]["energy_pj"]["monet"].get<double>() / 4.271e9, 1.0, 0.05);         // measured -1.9 %
+}
+
+TEST(StreamTrace, FusedPoolingWithoutTheQuirkIsMonetsOwn) {
   const json f = compare("experiments/reference/stream_resnet18_fused.toml", "cn_trace_fused.json.gz",
                          "--set compat.stream_pooling_channel_loop=false");
   EXPECT_EQ(layer(f, "/maxpool/MaxPool")["runtime_monet"].get<double>(), 56 * 448);
   EXPECT_NEAR(f["totals"]["latency_cycles"]["monet"].get<double>() / 3224931.5, 1.0, 0.05);  // measured +1.9 %
   EXPECT_NEAR(f["totals"]["energy_pj"]["monet"].get<double>() / 2.762e9, 0.917, 0.01);       // measured -8.3 %
+}
+
+// A quirk set by name wins over its profile, and a key of its own section wins over both; resolved.toml records
+// the resulting values (so it reruns without [compat]).
+TEST(StreamTrace, CompatQuirksOneByOne) {
+  test::ScratchDir dir;
+  const std::string lbl = q(test::source_dir() / "experiments/reference/stream_resnet18_lbl.toml");
+  const auto a = test::monet("run " + lbl + " --out " + q(dir.path() / "a") +
+                             " --set compat.stream=false --set compat.stream_layer_barrier=true --log-level warn");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  const std::string ra = test::read_file(dir.path() / "a/resolved.toml");
+  EXPECT_THAT(ra, HasSubstr("offchip_bandwidth = \"average\"\nlayer_barrier = true\ntransfers = \"exact\""));
+  EXPECT_THAT(ra, HasSubstr("compat_stream_pooling_channel_loop = false"));
+  EXPECT_THAT(ra, ::testing::Not(HasSubstr("offchip.ports")));
+  const auto b = test::monet("run " + lbl + " --out " + q(dir.path() / "b") + " --set schedule.layer_barrier=false --log-level warn");
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  const std::string rb = test::read_file(dir.path() / "b/resolved.toml");
+  EXPECT_THAT(rb, HasSubstr("offchip_bandwidth = \"peak\"\nlayer_barrier = false\ntransfers = \"whole_tile\""));
+  EXPECT_THAT(rb, HasSubstr("compat_stream_pooling_channel_loop = true"));
+  EXPECT_THAT(rb, HasSubstr("\"offchip.ports\" = 6"));  // one port per core: Stream's view of the DRAM
 }
 
 TEST(StreamTrace, CompatRejectsUnknownKeysWhereTheyAre) {
@@ -113,8 +136,8 @@ TEST(StreamTrace, CompatRejectsUnknownKeysWhereTheyAre) {
   const auto r = test::monet("validate " + q(dir.write("typo.toml", typo)));
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("typo.toml:"));
-  EXPECT_THAT(r.out, HasSubstr("'stream_pooling_chanel_loop' is not a compatibility profile or quirk; did you mean "
-                               "'stream_pooling_channel_loop'?"));
+  EXPECT_THAT(r.out, HasSubstr("'stream_pooling_chanel_loop' is not a compatibility profile or quirk (did you mean "
+                               "'stream_pooling_channel_loop'"));
   const std::string not_bool = test::replace_first(text, "[compat]\nstream = true\n", "[compat]\nstream = \"yes\"\n");
   const auto b = test::monet("validate " + q(dir.write("not_bool.toml", not_bool)));
   EXPECT_EQ(b.exit_code, 2) << b.out;
