@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "compare_stream.hpp"
 #include "monet/distributed/ranks.hpp"
 #include "monet/plugin/entry.hpp"
 #include "monet/util/error.hpp"
@@ -105,6 +106,13 @@ int real_main(int argc, char** argv) {
   plugins_cmd->add_option("--describe", plugins.describe, "plugin name: print its parameters and documentation");
   plugins_cmd->add_option("--kind", plugins.kind, "only plugins of this kind");
 
+  monet::cli::CompareStreamOptions compare;
+  CLI::App* compare_cmd =
+      app.add_subcommand("compare-stream", "compare a run with Stream's per-CN trace, CN by CN (docs/scheduling.md)");
+  compare_cmd->add_option("trace", compare.trace, "Stream's CN trace (.json or .json.gz, tests/data/stream/cn_trace_README.md)")->required();
+  compare_cmd->add_option("results", compare.results, "the run's results folder (schedule.csv, results.json)")->required();
+  compare_cmd->add_option("--json", compare.json_out, "also write every number to this JSON file");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -132,6 +140,7 @@ int real_main(int argc, char** argv) {
   if (*inspect_cmd) return monet::cli::inspect_command(inspect);
   if (*import_cmd) return monet::cli::import_command(import);
   if (*cost_cmd) return monet::cli::cost_command(cost);
+  if (*compare_cmd) return monet::cli::compare_stream_command(compare);
   std::cout << app.help();
   return 0;
 }

@@ -81,7 +81,7 @@ TEST_F(ExperimentTest, BadOverridesNameTheOverride) {
 TEST_F(ExperimentTest, UnknownSectionSuggestsTheClosest) {
   EXPECT_EQ(fail(experiment_text("\n[serach]\nplugin = \"fixed\"\n")),
             path() + ":11:2: error: unknown key 'serach' (did you mean 'search'?); valid keys here: allocation, "
-                     "architecture, cost_model, experiment, fusion, output, precision, provenance, schedule, search, space, training, "
+                     "architecture, compat, cost_model, experiment, fusion, output, precision, provenance, schedule, search, space, training, "
             "workload");
 }
 
@@ -101,8 +101,8 @@ TEST_F(ExperimentTest, PluginParametersAreValidated) {
             path() + ":11:1: error: no cost_model plugin named 'loopnets' (did you mean 'loopnest'?); available: "
                      "loopnest, roofline, table");
   EXPECT_EQ(fail(experiment_text("\n[cost_model.loopnest]\nx = 1\n")),
-            path() + ":12:1: error: unknown key 'cost_model.loopnest.x'; valid keys here: compat, lpf_limit, "
-                     "mixed_spatial, objective, search, spatial_mappings");
+            path() + ":12:1: error: unknown key 'cost_model.loopnest.x'; valid keys here: compat, "
+                     "compat_stream_pooling_channel_loop, lpf_limit, mixed_spatial, objective, search, spatial_mappings");
 }
 
 TEST_F(ExperimentTest, MissingFilesAndSections) {

@@ -10,6 +10,7 @@
 #include "monet/arch/architecture_documents.hpp"
 #include "monet/arch/estimation.hpp"
 #include "monet/config/toml_reader.hpp"
+#include "monet/experiment/compat.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 
@@ -20,7 +21,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string> kSections{"experiment", "workload", "training", "precision", "architecture", "space",
-                                         "cost_model", "allocation", "fusion", "schedule", "search", "output", "provenance"};
+                                         "cost_model", "allocation", "fusion", "schedule", "search", "output", "provenance",
+                                         "compat"};
 
 /// Sections whose plugin a --set replaced: the file's parameters of the old plugin do not apply to the new one.
 thread_local std::set<std::string> replaced_plugins;
@@ -486,6 +488,8 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
     t->finish();
   }
   root.mark_used("provenance");  // written into resolved.toml for the record; not an input
+  CompatSettings compat;
+  if (auto t = root.table("compat")) compat = read_compat(*t, registry);
   root.mark_used("space");       // the design space: read by read_space_spec
 
   {
@@ -540,22 +544,38 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
         e.architecture_unset.push_back(path);
       }
     }
+    // Stream's view of the DRAM: each core streams at the full port bandwidth however many stream at once.
+    const bool ports_set = std::any_of(e.architecture_set.begin(), e.architecture_set.end(),
+                                       [](const auto& kv) { return kv.first == "offchip.ports"; });
+    if (compat.on("stream_dram_port_per_core") && !ports_set) {
+      const auto cores = static_cast<std::int64_t>(docs.build()->cores.size());
+      docs.set("offchip.ports", toml::value<std::int64_t>(cores), root.where("compat"));
+      e.architecture_set.emplace_back("offchip.ports", std::to_string(cores));
+    }
     e.architecture = std::make_shared<const ArchitectureDocuments>(docs);
     e.accelerator = apply_estimators(docs.build(), registry);
   }
   read_cost_models(root, e, registry);
   read_allocation(root, e);
+  // [schedule]: the defaults follow [compat]; a key the section sets wins.
+  e.schedule.peak_offchip_bandwidth = compat.on("stream_peak_bandwidth");
+  e.schedule.layer_barrier = compat.on("stream_layer_barrier");
+  e.schedule.whole_tile_transfers = compat.on("stream_whole_tile_transfers");
   if (auto t = root.table("schedule")) {
-    const std::string bw = t->choice("offchip_bandwidth", {"average", "peak"}).value_or("average");
-    e.schedule.peak_offchip_bandwidth = bw == "peak";
-    e.schedule.layer_barrier = t->boolean("layer_barrier").value_or(false);
-    const std::string tr = t->choice("transfers", {"exact", "whole_tile"}).value_or("exact");
-    e.schedule.whole_tile_transfers = tr == "whole_tile";
+    if (auto bw = t->choice("offchip_bandwidth", {"average", "peak"})) e.schedule.peak_offchip_bandwidth = *bw == "peak";
+    e.schedule.layer_barrier = t->boolean("layer_barrier").value_or(e.schedule.layer_barrier);
+    if (auto tr = t->choice("transfers", {"exact", "whole_tile"})) e.schedule.whole_tile_transfers = *tr == "whole_tile";
     e.allow_over_capacity = t->boolean("allow_over_capacity").value_or(false);
     t->finish();
   }
   e.fusion = choose_optional(root, "fusion", PluginKind::fusion, "layer_by_layer", registry);
   e.search = choose_optional(root, "search", PluginKind::search, "fixed", registry);
+  // Plugins' own quirks: their compat-tagged parameters that the experiment left at the defaults.
+  for (PluginChoice* c : {&e.frontend, &e.fusion, &e.search}) apply_compat(compat, c->info().params, c->params);
+  for (std::optional<PluginChoice>* c : {&e.backward, &e.optimizer}) {
+    if (*c) apply_compat(compat, (*c)->info().params, (*c)->params);
+  }
+  for (auto& [name, c] : e.cost_models) apply_compat(compat, c.info().params, c.params);
 
   e.output_dir = fs::path("results") / e.name;
   if (auto o = root.table("output")) {

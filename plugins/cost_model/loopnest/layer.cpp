@@ -57,6 +57,15 @@ Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> 
     L.dims.push_back(op.dims[d].name);
     L.size.push_back(tile[d].size());
   }
+  // Stream's pooling quirk: a loop over the full channel count that no operand indexes (every operand sees it as
+  // irrelevant), so the tile repeats its work once per channel.
+  if (options.stream_pooling_channel_loop && op.kind == OpKind::pooling && !op.operands.empty()) {
+    auto out = std::find_if(op.operands.begin(), op.operands.end(), [](const Operand& o) { return o.is_output(); });
+    if (out != op.operands.end() && out->access.size() > 1 && out->access[1].terms.size() == 1) {  // axis 1: channels
+      L.dims.push_back("C");
+      L.size.push_back(op.dims[static_cast<std::size_t>(out->access[1].terms[0].dim)].size);
+    }
+  }
   L.macs = 1;
   for (std::int64_t s : L.size) L.macs *= static_cast<double>(s);
 

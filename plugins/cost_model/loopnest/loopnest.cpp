@@ -44,6 +44,10 @@ class LoopnestModel final : public CostModel {
         ParamSpec::choice("compat", {"none", "zigzag"}, "none")
             .with_doc("'zigzag': ZigZag 3.8.5's conventions and quirks for parity runs (8-bit operands and 16-bit "
                       "partial sums for float tensors, its loop-dim orders, its on-loading reduction)"),
+        ParamSpec::boolean("compat_stream_pooling_channel_loop", false)
+            .with_doc("Stream's pooling bug, for parity runs: a pooling tile gets an extra loop C over the operator's "
+                      "full channel count that no operand uses (Stream's ONNX parser gives pooling both K and C), so "
+                      "it costs channels x its real work (docs/scheduling.md, 'Stream's quirks'); on with [compat] stream = true"),
     };
     return i;
   }
@@ -58,6 +62,7 @@ class LoopnestModel final : public CostModel {
     options_.spatial_candidates = static_cast<int>(p.get_int("spatial_mappings"));
     options_.mixed_spatial = p.get_bool("mixed_spatial");
     options_.set_compat(p.get_string("compat") == "zigzag");
+    options_.stream_pooling_channel_loop = p.get_bool("compat_stream_pooling_channel_loop");
   }
 
   void check_core(const Core& core) const override {

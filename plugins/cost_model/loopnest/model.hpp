@@ -90,6 +90,7 @@ struct Options {
   bool negative_onloading = false;   // issue #125: the water-filling of one-shot loads may go below the minimum
   bool half_shared_assigned = false; // the half-shared on-loading part is assigned, not accumulated
   bool truncated_extents = false;    // input extents from integer-truncated loop products (OX 3.5 -> 3)
+  bool stream_pooling_channel_loop = false;  // Stream's extra pooling loop C (full channel count, used by no operand)
   void set_compat(bool on) { zigzag_compat = negative_onloading = half_shared_assigned = truncated_extents = on; }
   /// CNs that stream from off-chip memory at the same time as this one (inter-core siblings). With more than one,
   /// the latency objective weighs each mapping by how many times its off-chip bandwidth exceeds one port
