@@ -2,6 +2,7 @@
 # installed CMake package (find_package(monet), monet_add_plugin), and runs the example's experiment with the
 # installed CLI finding the new plugin through MONET_PLUGIN_PATH. The per-operator cycles are checked against the
 # hand derivation in examples/out_of_tree_core/README.md.
+cmake_policy(SET CMP0007 NEW)  # list(GET) over CSV cells, empty ones included
 set(PREFIX ${WORK}/prefix)
 set(EXAMPLE_BUILD ${WORK}/example)
 file(REMOVE_RECURSE ${WORK})

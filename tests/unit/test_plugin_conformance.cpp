@@ -100,8 +100,9 @@ TEST(PluginConformance, UnknownKeysAndWrongTypesAreLocatedErrors) {
 /// Runs `f` sequentially once, then on 4 threads at once, and checks every result equals the first.
 template <class F>
 void expect_same_from_parallel_calls(F f, const std::string& what) {
-  const auto reference = f();
-  std::vector<decltype(reference)> results(4);
+  using Result = std::decay_t<decltype(f())>;
+  const Result reference = f();
+  std::vector<Result> results(4);
   std::vector<std::thread> threads;
   for (std::size_t t = 0; t < results.size(); ++t) threads.emplace_back([&, t] { results[t] = f(); });
   for (auto& t : threads) t.join();
