@@ -347,7 +347,12 @@ std::string zigzag_workload_to_toml(const fs::path& layers) {
     auto precision = [&](const std::string& op) -> std::int64_t {
       if (!prec[op]) y.fail(prec, "missing the precision of operand " + op);
       const auto bits = y.as<std::int64_t>(prec[op], "an integer number of bits");
-      if (bits <= 0 || bits > 64) y.fail(prec[op], "the precision of operand " + op + " must be 1 to 64 bits, got " + std::to_string(bits));
+      // W may be 0 bits: ZigZag's pooling "weights", never stored or moved. Everything else is data.
+      const std::int64_t least = op == "W" ? 0 : 1;
+      if (bits < least || bits > 64) {
+        y.fail(prec[op], "the precision of operand " + op + " must be " + std::to_string(least) + " to 64 bits, got " +
+                             std::to_string(bits));
+      }
       return bits;
     };
     std::map<std::string, std::int64_t> source;
