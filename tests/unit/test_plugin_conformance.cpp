@@ -64,7 +64,9 @@ TEST(PluginConformance, EveryPluginDescribesItselfAndEveryParameter) {
     }
     // The defaults satisfy the plugin's own declaration (bounds, choices, types).
     const bool has_required = std::any_of(i.params.begin(), i.params.end(), [](const ParamSpec& p) { return p.required(); });
-    if (!has_required) EXPECT_NO_THROW((void)default_params(i.params, i.name));
+    if (!has_required) {
+      EXPECT_NO_THROW((void)default_params(i.params, i.name));
+    }
   }
 }
 
