@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
@@ -70,7 +71,35 @@ std::string core_numbers_text(const Core& core) {
 
 }  // namespace
 
+namespace {
+/// What a run checks of a core's cost model before costing anything: the plugin exists, takes the core's
+/// [cost_model_params], and accepts the core (check_core).
+void check_cost_model(const Core& core, const Registry& registry) {
+  const PluginHandle& model = registry.require(PluginKind::cost_model, core.cost_model, core.cost_model_origin);
+  const ParamValues values =
+      core.cost_model_params ? core_cost_model_params(core, model)
+                             : default_params(model.info.params, core.file + ": cost model '" + core.cost_model + "'");
+  registry.create<CostModel>(model, values)->check_core(core);
+}
+}  // namespace
+
 int validate_command(const std::string& file) {
+  // Workloads in other formats (.onnx) go to the frontend that reads them, never to the TOML parser.
+  if (fs::path(file).extension() != ".toml") {
+    const Registry& registry = Registry::global();
+    std::error_code ec;
+    if (!fs::exists(file, ec)) throw UserError(SourceLocation{file}, "file not found");
+    const PluginHandle* h = registry.frontend_for(file);
+    if (!h) {
+      throw UserError(SourceLocation{file}, "validate reads TOML files (experiment, accelerator, core, workload) and "
+                                            "workloads of the frontends: " + registry.frontend_extensions() +
+                                            "; this file is '" + fs::path(file).extension().string() + "'");
+    }
+    auto frontend = registry.create<WorkloadFrontend>(*h, default_params(h->info.params, file));
+    const GraphPtr g = frontend->load(file);
+    std::cout << file << ": valid workload '" << g->name() << "' with " << g->operators().size() << " operators\n";
+    return 0;
+  }
   const TomlDocument doc = TomlDocument::parse_file(file);
   const toml::table& root = doc.root();
   const auto has = [&](const char* k) { return root.contains(k); };
@@ -78,10 +107,15 @@ int validate_command(const std::string& file) {
   std::string details;
   if (has("accelerator")) {
     const AcceleratorPtr acc = apply_estimators(load_accelerator(file), Registry::global());
+    std::set<const Core*> checked;
+    for (const CoreInstance& c : acc->cores) {
+      if (checked.insert(c.core.get()).second) check_cost_model(*c.core, Registry::global());
+    }
     what = "accelerator '" + acc->name + "' with " + std::to_string(acc->cores.size()) + " cores";
     if (const auto area = accelerator_area(*acc)) details = "  area " + number(area->total_mm2) + " mm2 (cores)\n";
   } else if (has("core")) {
     const CorePtr core = apply_estimator(load_core(file), Registry::global());
+    check_cost_model(*core, Registry::global());
     what = "core '" + core->name + "' (" + std::to_string(core->array.pe_count()) + " PEs, " +
            std::to_string(core->memories.size()) + " memory levels)";
     details = core_numbers_text(*core);
@@ -243,7 +277,7 @@ int cost_command(const CostOptions& o) {
     }
   }
   const std::string model_name = o.model.empty() ? core.cost_model : o.model;
-  const PluginHandle& model = registry.require(PluginKind::cost_model, model_name, SourceLocation{o.model.empty() ? o.core : "--model"});
+  const PluginHandle& model = registry.require(PluginKind::cost_model, model_name, o.model.empty() ? core.cost_model_origin : SourceLocation{"--model"});
   toml::table params;
   for (const std::string& s : o.sets) apply_override(params, s);
   if (!o.objective.empty() && !params.contains("objective")) params.insert("objective", o.objective);
@@ -318,7 +352,42 @@ int cost_command(const CostOptions& o) {
   return 0;
 }
 
+int import_files(const ImportOptions& o);
+
+namespace {
+/// Reads back a converted file before it is kept; on failure it is removed, and an error inside it names the
+/// input file (the user fixes the input; the converted file, a temporary, never exists for them).
+template <class Read>
+void read_back(const fs::path& converted, const std::string& input, Read&& read) {
+  try {
+    read();
+  } catch (const UserError& e) {
+    std::error_code ec;
+    fs::remove(converted, ec);
+    if (e.where().file != converted.string()) throw;
+    throw UserError(SourceLocation{input}, "converts to an invalid monet file (not written): " + e.message() +
+                                               (e.where().line ? " (line " + std::to_string(e.where().line) + " of the conversion)" : ""));
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(converted, ec);
+    throw;
+  }
+}
+}  // namespace
+
 int import_command(const ImportOptions& o) {
+  try {
+    return import_files(o);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp's own exceptions (a node of an unexpected shape): still the input's fault.
+    const SourceLocation where = e.mark.is_null() ? SourceLocation{o.input}
+                                                  : SourceLocation{o.input, static_cast<std::uint32_t>(e.mark.line + 1),
+                                                                   static_cast<std::uint32_t>(e.mark.column + 1)};
+    throw UserError(where, "unexpected YAML structure: " + e.msg);
+  }
+}
+
+int import_files(const ImportOptions& o) {
   std::string text;
   if (o.format == "stream-accelerator") {
     const fs::path out = fs::absolute(o.output);
@@ -329,25 +398,13 @@ int import_command(const ImportOptions& o) {
     for (const auto& [path, core_text] : imp.cores) {
       const fs::path check = path.parent_path() / ("." + path.filename().string() + ".check");
       write_file_atomically(check, core_text);
-      try {
-        (void)load_core(check);
-      } catch (...) {
-        std::error_code ec;
-        fs::remove(check, ec);
-        throw;
-      }
+      read_back(check, o.input, [&] { (void)load_core(check); });
       fs::rename(check, path);
       std::cout << "wrote " << path.string() << "\n";
     }
     fs::create_directories(out.parent_path());
     write_file_atomically(out, imp.accelerator);
-    try {
-      (void)load_accelerator(out);
-    } catch (...) {
-      std::error_code ec;
-      fs::remove(out, ec);
-      throw;
-    }
+    read_back(out, o.input, [&] { (void)load_accelerator(out); });
     std::cout << "wrote " << o.output << "\n";
     return 0;
   }
@@ -366,7 +423,7 @@ int import_command(const ImportOptions& o) {
   const fs::path check = out.parent_path() / ("." + out.filename().string() + ".check");
   fs::create_directories(out.parent_path());
   write_file_atomically(check, text);
-  try {
+  read_back(check, o.input, [&] {
     if (o.format == "zigzag-core") {
       (void)load_core(check);
     } else if (o.format == "zigzag-mapping" || o.format == "stream-mapping") {
@@ -376,11 +433,7 @@ int import_command(const ImportOptions& o) {
       const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{o.output});
       (void)registry.create<WorkloadFrontend>(h, default_params(h.info.params, "toml"))->load(check);
     }
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(check, ec);
-    throw;
-  }
+  });
   fs::rename(check, out);
   std::cout << "wrote " << o.output << "\n";
   return 0;

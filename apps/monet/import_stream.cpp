@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -225,6 +226,11 @@ std::string stream_mapping_to_toml(const fs::path& mapping, const std::string& f
         std::string dim = trim(s.substr(0, comma));
         const std::string n = trim(s.substr(comma + 1));
         if (n == "*") y.fail(t, "'*' (let Stream's MILP choose) has no equivalent: give a count");
+        // What the fusion plugins accept: a positive count or 'all' (checked here, where the user can fix it).
+        const bool count = !n.empty() && n.size() < 10 && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (n != "all" && !(count && std::stoll(n) > 0)) {
+          y.fail(t, "expected 'DIM, n' with n a positive count or 'all', got '" + s + "'");
+        }
         if (by_axis) {
           const std::map<std::string, std::string> axis{{"B", "axis0"}, {"H", "axis1"}, {"D", "axis2"}, {"K", "axis3"}};
           if (auto it = axis.find(dim); it != axis.end()) dim = it->second;

@@ -282,6 +282,9 @@ std::string zigzag_workload_to_toml(const fs::path& layers) {
     const auto dims = y.as<std::vector<std::string>>(y.need(L, "loop_dims", "loop dimension names"), "a list");
     const auto sizes = y.as<std::vector<std::int64_t>>(y.need(L, "loop_sizes", "loop sizes"), "a list");
     if (dims.size() != sizes.size()) y.fail(L["loop_sizes"], "loop_dims and loop_sizes differ in length");
+    for (std::int64_t n : sizes) {
+      if (n <= 0) y.fail(L["loop_sizes"], "every loop size must be positive, got " + std::to_string(n));
+    }
     std::map<std::string, std::int64_t> size_of;
     for (std::size_t i = 0; i < dims.size(); ++i) size_of[dims[i]] = sizes[i];
     // Partially relevant dims: ix = sa*ox + sb*fx, with padding and explicit sizes when given.
@@ -327,6 +330,8 @@ std::string zigzag_workload_to_toml(const fs::path& layers) {
         ++i;
         while (i < eq.size() && eq[i] == '[') {
           const auto close = eq.find(']', i);
+          // Without it the scan would restart at 0 (npos + 1) and never end.
+          if (close == std::string::npos) y.fail(L["equation"], "'" + eq + "' has a '[' without its ']'");
           std::string idx = eq.substr(i + 1, close - i - 1);
           std::transform(idx.begin(), idx.end(), idx.begin(), ::toupper);
           op.second.push_back(idx);
@@ -341,7 +346,14 @@ std::string zigzag_workload_to_toml(const fs::path& layers) {
     const YAML::Node prec = y.need(L, "operand_precision", "bits per operand: W, I, O, O_final");
     auto precision = [&](const std::string& op) -> std::int64_t {
       if (!prec[op]) y.fail(prec, "missing the precision of operand " + op);
-      return y.as<std::int64_t>(prec[op], "an integer number of bits");
+      const auto bits = y.as<std::int64_t>(prec[op], "an integer number of bits");
+      // W may be 0 bits: ZigZag's pooling "weights", never stored or moved. Everything else is data.
+      const std::int64_t least = op == "W" ? 0 : 1;
+      if (bits < least || bits > 64) {
+        y.fail(prec[op], "the precision of operand " + op + " must be " + std::to_string(least) + " to 64 bits, got " +
+                             std::to_string(bits));
+      }
+      return bits;
     };
     std::map<std::string, std::int64_t> source;
     std::vector<std::string> after;  // the layers this one reads from, in operand_source order

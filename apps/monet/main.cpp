@@ -4,16 +4,38 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <iostream>
 
 #include "commands.hpp"
 #include "compare_stream.hpp"
 #include "monet/distributed/ranks.hpp"
 #include "monet/plugin/entry.hpp"
+#include "monet/plugin/registry.hpp"
 #include "monet/util/error.hpp"
 #include "monet/util/version.hpp"
 
 namespace {
+
+/// A number >= min (inclusive) or > min. CLI11's NonNegativeNumber and PositiveNumber would print their upper
+/// bound, the largest double, written out in 309 digits.
+CLI::Validator number_above(double min, bool inclusive) {
+  const std::string bound = (inclusive ? ">= " : "> ") + std::to_string(static_cast<long long>(min));
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double x = 0;
+        try {
+          std::size_t used = 0;
+          x = std::stod(text, &used);
+          if (used != text.size()) return "expected a number " + bound + ", got '" + text + "'";
+        } catch (const std::exception&) {
+          return "expected a number " + bound + ", got '" + text + "'";
+        }
+        if (!std::isfinite(x) || (inclusive ? x < min : x <= min)) return "expected a number " + bound + ", got " + text;
+        return "";
+      },
+      inclusive ? "NONNEGATIVE" : "POSITIVE");
+}
 
 int real_main(int argc, char** argv) {
   CLI::App app{"monet: model and optimize neural-network training on multi-core dataflow accelerators"};
@@ -52,7 +74,7 @@ int real_main(int argc, char** argv) {
   CLI::App* inspect_cmd = app.add_subcommand("inspect", "show a workload operator by operator, with totals");
   inspect_cmd->add_option("workload", inspect.workload, "workload file (.onnx, .toml)")->required();
   inspect_cmd->add_flag("--json", inspect.json, "print JSON instead of a table");
-  inspect_cmd->add_option("--batch", inspect.batch, "override the batch size")->check(CLI::NonNegativeNumber);
+  inspect_cmd->add_option("--batch", inspect.batch, "override the batch size")->check(number_above(0, true));
   inspect_cmd->add_option("--set", inspect.sets, "a frontend parameter: key=value or workload.key=value (repeatable)");
   inspect_cmd->add_option("--plugin", inspect.plugin, "frontend plugin (default: from the file extension)");
   inspect_cmd->add_option("--emit-toml", inspect.emit_toml, "also write the workload in monet's TOML format");
@@ -63,7 +85,7 @@ int real_main(int argc, char** argv) {
                           "activation checkpointing for --training: none, segments=K, modules=GLOB[,GLOB], every_k=K, "
                           "every_k=sqrt (as in [training.checkpoint])");
   inspect_cmd->add_option("--micro-batches", inspect.micro_batches, "gradient accumulation steps for --training")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0, false));
 
   monet::cli::CostOptions cost;
   CLI::App* cost_cmd = app.add_subcommand("cost", "cost every operator of a workload on one core, layer by layer");
@@ -80,7 +102,7 @@ int real_main(int argc, char** argv) {
   cost_cmd->add_option("--emit-table", cost.emit_table, "write every layer's cycles and energy as a CSV for the 'table' cost model");
   cost_cmd->add_flag("--data-locality", cost.data_locality,
                      "keep a layer's output (and the weights) in the lowest memory that fits them between layers");
-  cost_cmd->add_option("--threads", cost.threads, "worker threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  cost_cmd->add_option("--threads", cost.threads, "worker threads (default: all cores)")->check(CLI::Range(0, 4096));
 
   monet::cli::ImportOptions import;
   CLI::App* import_cmd = app.add_subcommand("import", "convert ZigZag and Stream files (accelerators, mappings, layer lists) to monet's TOML");
@@ -97,9 +119,9 @@ int real_main(int argc, char** argv) {
   import_cmd->add_option("--cost-model", import.cost_model, "zigzag-core: the core's cost model")->capture_default_str();
   import_cmd->add_option("--link-energy", import.link_energy,
                          "stream-accelerator: pJ per bit of point-to-point links instead of Stream's (its examples model 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_above(0, true));
   import_cmd->add_option("--bus-energy", import.bus_energy, "stream-accelerator: pJ per bit of buses instead of Stream's")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_above(0, true));
 
   monet::cli::PluginsOptions plugins;
   CLI::App* plugins_cmd = app.add_subcommand("plugins", "list the plugins found, or describe one");
@@ -120,7 +142,7 @@ int real_main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "error: " << e.what() << "\n(run 'monet --help' for usage)\n";
+    std::cerr << "error: " << e.what() << " (run 'monet --help' for usage)\n";  // one line, like every error
     return 2;
   }
 
@@ -131,7 +153,7 @@ int real_main(int argc, char** argv) {
 
   if (version) {
     std::cout << "monet " << monet::kVersion << " (git " << monet::git_commit() << ", plugin API "
-              << monet::kPluginApiVersion << ")\n";
+              << monet::kPluginApiVersion << ", ABI tag " << monet::abi_tag_hex(monet::kPluginAbiTag) << ")\n";
     return 0;
   }
   if (*run_cmd) return monet::cli::run_command(run);

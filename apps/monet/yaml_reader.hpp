@@ -29,7 +29,14 @@ class Yaml {
     if (m.is_null()) return SourceLocation{file_};
     return SourceLocation{file_, static_cast<std::uint32_t>(m.line + 1), static_cast<std::uint32_t>(m.column + 1)};
   }
-  [[nodiscard]] SourceLocation where(const YAML::Node& n) const { return where(n.Mark()); }
+  /// A node's place; the file alone for nodes without one (a missing key of a const map has no mark at all).
+  [[nodiscard]] SourceLocation where(const YAML::Node& n) const {
+    try {
+      return where(n.Mark());
+    } catch (const YAML::Exception&) {
+      return SourceLocation{file_};
+    }
+  }
   [[noreturn]] void fail(const YAML::Node& n, const std::string& message) const { throw UserError(where(n), message); }
   YAML::Node need(const YAML::Node& map, const std::string& key, const std::string& what) const {
     if (!map.IsMap()) fail(map, "expected a mapping with '" + key + "'");
@@ -39,7 +46,7 @@ class Yaml {
   }
   /// The value of a key; when a key is repeated the last one wins, as in ZigZag's PyYAML loader.
   static YAML::Node get(const YAML::Node& map, const std::string& key) {
-    YAML::Node found;
+    YAML::Node found(YAML::NodeType::Undefined);  // a default Node is a defined null: `!found` would be false
     if (!map.IsMap()) return found;
     for (const auto& kv : map) {
       if (kv.first.as<std::string>() == key) found.reset(kv.second);

@@ -2,6 +2,6 @@
 #include "monet/plugin/entry.hpp"
 
 MONET_PLUGIN_EXPORT const MonetPluginLibrary* monet_plugin_entry() {
-  static const MonetPluginLibrary library{999, "9.9.9", 0, nullptr};
+  static const MonetPluginLibrary library{999, "9.9.9", 0, nullptr, 0};
   return &library;
 }

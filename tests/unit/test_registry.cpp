@@ -37,7 +37,7 @@ TEST(Registry, MissingEntryPointIsExplained) {
     EXPECT_EQ(std::string(e.what()),
               (kBroken / "monet_test_missing_entry.so").string() +
                   ": error: not a monet plugin: the library has no symbol 'monet_plugin_entry' (expected a library "
-                  "built with MONET_EXPORT_PLUGINS against plugin API 2)");
+                  "built with MONET_EXPORT_PLUGINS against plugin API 3)");
   }
 }
 
@@ -48,7 +48,21 @@ TEST(Registry, WrongApiVersionIsExplained) {
   } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("monet_test_wrong_api.so: error: plugin API version mismatch: the library was built "
                                     "against plugin API 999 (monet 9.9.9), this monet"));
-    EXPECT_THAT(e.what(), HasSubstr("provides plugin API 2; rebuild the plugin"));
+    EXPECT_THAT(e.what(), HasSubstr("provides plugin API 3; rebuild the plugin"));
+  }
+}
+
+TEST(Registry, WrongAbiTagIsExplained) {
+  try {
+    Registry::load_library(kBroken / "monet_test_wrong_abi.so");
+    FAIL();
+  } catch (const UserError& e) {
+    const std::string theirs = abi_tag_hex(kPluginAbiTag ^ 1U);
+    EXPECT_EQ(std::string(e.what()),
+              (kBroken / "monet_test_wrong_abi.so").string() +
+                  ": error: plugin ABI mismatch: the library was built against plugin API 3 with ABI tag " + theirs +
+                  " (monet 0.0.9), this monet " + kVersion + " has plugin API 3 with ABI tag " +
+                  abi_tag_hex(kPluginAbiTag) + " (the shared types differ in layout); rebuild the plugin against this monet");
   }
 }
 
@@ -64,7 +78,7 @@ TEST(Registry, FileThatIsNotALibraryIsExplained) {
 
 TEST(Registry, BrokenLibrariesAreRecordedAndReportedWhenAPluginIsMissing) {
   const Registry r({kBroken, kExtra});
-  ASSERT_EQ(r.failures().size(), 3u);
+  ASSERT_EQ(r.failures().size(), 4u);
   EXPECT_EQ(r.failures()[0].library.filename(), "monet_test_garbage.so");  // sorted by file name
   EXPECT_NE(r.find(PluginKind::search, "first_operator_sweep"), nullptr);
   try {

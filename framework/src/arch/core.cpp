@@ -410,6 +410,7 @@ CorePtr core_from_document(const TomlDocument& doc) {
   TableReader head = root.required_table("core");
   core->name = head.required_string("name");
   core->cost_model = head.string("cost_model", "the name of a cost-model plugin").value_or("roofline");
+  core->cost_model_origin = head.has("cost_model") ? head.where("cost_model") : head.where();
   if (auto name = head.string("estimator", "the name of an estimator plugin")) {
     EstimatorChoice e;
     e.name = *name;
@@ -446,6 +447,11 @@ CorePtr core_from_document(const TomlDocument& doc) {
                           std::to_string(sizes.size()));
   }
   std::set<std::string> seen;
+  // PE counts, tile products and instance counts multiply these: refuse an array whose size overflows 64 bits.
+  std::int64_t pes = 1;
+  for (std::int64_t n : sizes) {
+    if (__builtin_mul_overflow(pes, n, &pes)) arr.fail("sizes", "the array's size (the product of its sizes) overflows 64 bits");
+  }
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (!seen.insert(dims[i]).second) arr.fail("dims", "dimension '" + dims[i] + "' is listed twice");
     core->array.dims.push_back(ArrayDim{dims[i], sizes[i]});

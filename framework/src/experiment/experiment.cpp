@@ -166,13 +166,26 @@ void read_allocation(TableReader& root, Experiment& e) {
 
 }  // namespace
 
+namespace {
+/// layered_params, a missing required parameter being an error at `where` (the key that chose the model).
+ParamValues located_params(const std::vector<ParamSpec>& specs, const std::vector<const ParamValues*>& layers,
+                           const SourceLocation& where, const std::string& context) {
+  try {
+    return layered_params(specs, layers, context);
+  } catch (const UserError& e) {
+    if (e.where().known()) throw;
+    throw UserError(where, e.message());
+  }
+}
+}  // namespace
+
 ParamValues core_cost_model_params(const Core& core, const PluginHandle& model, const ParamValues* overrides) {
   const TomlDocument& doc = *core.cost_model_params;
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   auto t = root.required_table("cost_model_params");
   const ParamValues own = read_set_params(t, model.info.params);
   t.finish();
-  return layered_params(model.info.params, {&own, overrides}, doc.file() + ": [cost_model_params]");
+  return located_params(model.info.params, {&own, overrides}, t.where(), "[cost_model_params]");
 }
 
 namespace {
@@ -221,7 +234,7 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
     auto set = e.cost_model_settings.find(name);
     const ParamValues* overrides = set == e.cost_model_settings.end() ? nullptr : &set->second.params;
     PluginChoice c;
-    c.where = set == e.cost_model_settings.end() ? SourceLocation{core.core->file} : set->second.where;
+    c.where = set == e.cost_model_settings.end() ? core.core->cost_model_origin : set->second.where;
     c.plugin = &registry.require(PluginKind::cost_model, name, c.where);
     // A core with its own [cost_model_params] (a measured core's table) gets its own model instance.
     if (core.core->cost_model_params && name == core.core->cost_model) {
@@ -234,9 +247,9 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
     }
     e.core_cost_model.push_back(name);
     if (e.cost_models.contains(name)) continue;
-    c.params = layered_params(c.info().params, {overrides},
-                              root.file() + ": cost model '" + name + "' of core '" + core.name + "' (add [cost_model." +
-                                  name + "])");
+    c.params = located_params(c.info().params, {overrides}, c.where,
+                              "cost model '" + name + "' of core '" + core.name + "' (set it in [cost_model" +
+                                  (e.cost_model_overridden ? "" : "." + name) + "] of " + root.file() + ")");
     e.cost_models[name] = std::move(c);
   }
 }

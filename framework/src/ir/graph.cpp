@@ -79,6 +79,14 @@ TensorId GraphBuilder::add_tensor(Tensor t) {
   for (std::int64_t d : t.shape) {
     if (d <= 0) throw UserError(t.origin, "tensor '" + t.name + "' has a non-positive dimension: " + to_string(t.shape));
   }
+  // Sizes are counted in bits in 64-bit integers, and summed over tensors: keep 8 bits of headroom.
+  std::int64_t bits = 64;
+  for (std::int64_t d : t.shape) {
+    if (__builtin_mul_overflow(bits, d, &bits) || bits > (std::int64_t{1} << 55)) {
+      throw UserError(t.origin, "tensor '" + t.name + "' " + to_string(t.shape) +
+                                    " is too large: its size in bits does not fit monet's 64-bit counters");
+    }
+  }
   t.id = static_cast<TensorId>(tensors_.size());
   t.producer = kNone;
   t.consumers.clear();
@@ -139,6 +147,12 @@ OperatorId GraphBuilder::add_operator(Operator op) {
   if (operator_names_.contains(op.name)) throw UserError(op.origin, "operator '" + op.name + "' is defined twice");
   for (const LoopDim& d : op.dims) {
     if (d.size <= 0) op_error(op, "loop dimension " + d.name + " has size " + std::to_string(d.size));
+  }
+  std::int64_t iterations = 1;  // with headroom for operations per iteration and sums over operators
+  for (const LoopDim& d : op.dims) {
+    if (__builtin_mul_overflow(iterations, d.size, &iterations) || iterations > (std::int64_t{1} << 55)) {
+      op_error(op, "its loop nest is too large: the iteration count does not fit monet's 64-bit counters");
+    }
   }
   for (const Operand& o : op.operands) {
     if (o.tensor < 0 || static_cast<std::size_t>(o.tensor) >= tensors_.size()) op_error(op, "operand refers to no tensor");

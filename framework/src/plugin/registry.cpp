@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
@@ -59,6 +60,12 @@ std::string loader_reason(const fs::path& file) {
 }
 }  // namespace
 
+std::string abi_tag_hex(std::uint64_t tag) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(tag));
+  return buf;
+}
+
 std::vector<PluginHandle> Registry::load_library(const fs::path& file) {
   const SourceLocation where{file.string()};
   auto lib = std::make_shared<LoadedLibrary>();
@@ -78,6 +85,15 @@ std::vector<PluginHandle> Registry::load_library(const fs::path& file) {
                                std::to_string(entry->api_version) + " (monet " +
                                (entry->monet_version ? entry->monet_version : "?") + "), this monet " + kVersion +
                                " provides plugin API " + std::to_string(kPluginApiVersion) + "; rebuild the plugin");
+  }
+  // Same API number, different layouts: headers changed without a version bump, or another compiler/library ABI.
+  if (entry->abi_tag != kPluginAbiTag) {
+    throw UserError(where, "plugin ABI mismatch: the library was built against plugin API " +
+                               std::to_string(entry->api_version) + " with ABI tag " + abi_tag_hex(entry->abi_tag) +
+                               " (monet " + (entry->monet_version ? entry->monet_version : "?") + "), this monet " +
+                               kVersion + " has plugin API " + std::to_string(kPluginApiVersion) + " with ABI tag " +
+                               abi_tag_hex(kPluginAbiTag) +
+                               " (the shared types differ in layout); rebuild the plugin against this monet");
   }
   std::vector<PluginHandle> out;
   for (std::size_t i = 0; i < entry->count; ++i) {

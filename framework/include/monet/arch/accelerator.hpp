@@ -60,7 +60,7 @@ struct Link {
   /// Carries only traffic to and from the off-chip memory (a memory bus, not a path between cores).
   bool offchip_only = false;
   SourceLocation origin;
-  [[nodiscard]] bool connects(int a, int b) const;
+  [[nodiscard]] MONET_API bool connects(int a, int b) const;
 };
 
 class MONET_API Accelerator {

@@ -131,6 +131,7 @@ struct Core {
   std::string name;                 // type name (the [core] name of the file)
   std::string file;                 // path it was read from ("" when built in code)
   std::string cost_model;           // cost-model plugin costing this core
+  SourceLocation cost_model_origin; // its `cost_model` key (the [core] table when defaulted), for messages
   OperationalArray array;
   std::vector<MemoryLevel> memories;  // bottom-up
   std::vector<OpKind> op_kinds;     // kinds this core can run

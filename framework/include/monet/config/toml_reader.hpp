@@ -63,7 +63,7 @@ struct Bounds {
   static Bounds non_negative() { return {0.0, std::nullopt, false, false}; }
   static Bounds at_least(double v) { return {v, std::nullopt, false, false}; }
   static Bounds fraction() { return {0.0, 1.0, true, false}; }  // (0, 1]
-  [[nodiscard]] bool contains(double v) const;
+  [[nodiscard]] MONET_API bool contains(double v) const;
   /// "a value > 0", "a value in (0, 1]", "" for unbounded.
   [[nodiscard]] MONET_API std::string describe() const;
 };

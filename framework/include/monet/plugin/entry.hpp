@@ -1,7 +1,8 @@
 #pragma once
 // The versioned C entry point of a plugin library. A library exports exactly one symbol,
 // `monet_plugin_entry`, returning a MonetPluginLibrary whose first field is the plugin API version: the
-// host reads it before anything else and refuses libraries built against another API.
+// host reads it before anything else and refuses libraries built against another API, then compares the
+// ABI tag (monet/plugin/abi.hpp) and refuses libraries whose view of the shared types differs.
 //
 // In a plugin's source file:
 //     class MyModel final : public monet::CostModel {
@@ -14,13 +15,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "monet/plugin/abi.hpp"
 #include "monet/plugin/plugin.hpp"
 #include "monet/util/version.hpp"
 
 namespace monet {
 
-/// Bumped whenever an interface in monet/plugin changes incompatibly.
-inline constexpr std::uint32_t kPluginApiVersion = 2;  // 2: allowed cores in FusionStrategy::partition, Cost::onchip_bits, estimators
 inline constexpr const char* kPluginEntrySymbol = "monet_plugin_entry";
 
 struct PluginDefinition {
@@ -42,12 +42,13 @@ Plugin* create_plugin(const ParamValues& params) {
 }  // namespace monet
 
 extern "C" {
-/// Layout frozen across API versions: api_version first.
+/// api_version first, in every API version; the rest is read only when it matches.
 struct MonetPluginLibrary {
   std::uint32_t api_version;
   const char* monet_version;  // version of the kernel headers the library was built with
   std::size_t count;
   const monet::PluginDefinition* plugins;
+  std::uint64_t abi_tag;  // monet::kPluginAbiTag of the headers the library was built with
 };
 }
 
@@ -58,7 +59,8 @@ struct MonetPluginLibrary {
   MONET_PLUGIN_EXPORT const MonetPluginLibrary* monet_plugin_entry() {                               \
     static const monet::PluginDefinition definitions[] = {MONET_DETAIL_DEFS(__VA_ARGS__)};           \
     static const MonetPluginLibrary library{monet::kPluginApiVersion, monet::kVersion,               \
-                                            sizeof(definitions) / sizeof(definitions[0]), definitions}; \
+                                            sizeof(definitions) / sizeof(definitions[0]), definitions,  \
+                                            monet::kPluginAbiTag};                                       \
     return &library;                                                                                  \
   }
 

@@ -18,6 +18,9 @@ namespace monet {
 
 class LoadedLibrary;  // a dlopen'ed plugin library (opaque)
 
+/// "0x0123456789abcdef": an ABI tag as messages and `monet --version` print it.
+MONET_API std::string abi_tag_hex(std::uint64_t tag);
+
 struct PluginHandle {
   PluginInfo info;
   std::filesystem::path library;

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "monet/util/export.hpp"
+#include "monet/util/version_config.hpp"
 
 namespace monet {
 
