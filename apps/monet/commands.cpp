@@ -26,6 +26,7 @@
 #include "monet/report/inspect.hpp"
 #include "monet/report/plots.hpp"
 #include "monet/report/report.hpp"
+#include "monet/training/checkpoint_optimal.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 #include "monet/util/version.hpp"
@@ -184,9 +185,19 @@ int inspect_command(const InspectOptions& o) {
     graph = registry.create<OptimizerModel>(opt, default_params(opt.info.params, o.optimizer))->apply(*graph, settings);
     if (!o.checkpoint.empty()) {
       const CheckpointPolicy policy = parse_checkpoint_policy(o.checkpoint, SourceLocation{"--checkpoint"});
-      regions = checkpoint_regions(*graph, policy);
+      if (policy.kind == CheckpointPolicy::Kind::optimal) {
+        // Memory as reported: after mixed precision. Costs: recomputed MACs (no accelerator here).
+        GraphFinish finish;
+        if (settings.precision) finish = [&](const GraphPtr& g) { return apply_precision(*g, *settings.precision); };
+        regions = optimal_regions(graph, policy, {}, finish);
+      } else {
+        regions = checkpoint_regions(*graph, policy);
+      }
+      const GraphPtr before = graph;
       graph = apply_checkpointing(*graph, regions);
-      regions = checkpoint_regions(*graph, policy);  // the same regions, by the operator ids of the new graph
+      for (CheckpointRegion& r : regions) {  // the same regions, by the operator ids of the new graph
+        for (OperatorId& op : r.operators) op = graph->find_operator(before->op(op).name)->id;
+      }
     }
     if (settings.precision) graph = apply_precision(*graph, *settings.precision);
   }

@@ -83,7 +83,8 @@ int real_main(int argc, char** argv) {
   inspect_cmd->add_option("--precision", inspect.precision, "precision preset for --training (fp32, mixed_bf16, int8_stream)");
   inspect_cmd->add_option("--checkpoint", inspect.checkpoint,
                           "activation checkpointing for --training: none, segments=K, modules=GLOB[,GLOB], every_k=K, "
-                          "every_k=sqrt (as in [training.checkpoint])");
+                          "every_k=sqrt, optimal=BUDGET_BYTES (least recomputed MACs with the backward activation peak within it), "
+                          "blocks=NAME[,NAME] (as in [training.checkpoint])");
   inspect_cmd->add_option("--micro-batches", inspect.micro_batches, "gradient accumulation steps for --training")
       ->check(number_above(0, false));
 

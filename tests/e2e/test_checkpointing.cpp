@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support/csv.hpp"
 #include "support/test_support.hpp"
@@ -75,6 +76,25 @@ TEST(Checkpointing, Gpt2PerBlockKeepsOnlyBlockInputs) {
   }
 }
 
+// The optimal policy (DP over ResNet-18's 15 blocks, each checkpointed alone or not) against Chen et al.'s every_k
+// at the same budget: given every_k's backward activation peak as the budget, it fits and recomputes no more MACs.
+TEST(Checkpointing, OptimalIsNeverWorseThanEveryK) {
+  // Only budgets the per-block space can meet: every_k = 2 and 4 reach 11.84 MB with multi-block regions, below
+  // the 12,645,376 B the best per-block choice reaches (Rotor's segments, not built).
+  for (const char* k : {"8"}) {
+    const json every = inspect(std::string("every_k=") + k);
+    const long budget = every["peak_activation_bytes"].get<long>();
+    const json best = inspect("optimal=" + std::to_string(budget));
+    EXPECT_LE(best["peak_activation_bytes"].get<long>(), budget) << k;
+    EXPECT_LE(best["recompute_macs"].get<long>(), every["recompute_macs"].get<long>()) << k;
+  }
+  const json none = inspect("none");
+  const json loose = inspect("optimal=" + std::to_string(none["peak_activation_bytes"].get<long>()));
+  EXPECT_EQ(loose["recompute_macs"].get<long>(), 0);  // nothing to recompute when everything fits
+  // Blocks that recompute nothing (no result backward reads) may still be checkpointed: free, at a lower peak.
+  EXPECT_LE(loose["peak_activation_bytes"].get<long>(), none["peak_activation_bytes"].get<long>());
+}
+
 TEST(Checkpointing, TextReportListsRegions) {
   const auto r = test::monet("inspect " + q(test::source_dir() / "workloads/onnx/resnet18.onnx") +
                              " --training --checkpoint every_k=sqrt");
@@ -94,7 +114,11 @@ TEST(Checkpointing, PoliciesThatDoNotFitAreOneMessage) {
   EXPECT_THAT(r.out, HasSubstr("matches no module of resnet18; top-level modules: conv1, bn1"));
   r = test::monet("inspect " + model + " --training --checkpoint optimal");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.out, HasSubstr("unknown checkpoint policy 'optimal'"));
+  EXPECT_THAT(r.out, HasSubstr("checkpoint policy 'optimal' needs a positive integer"));
+  r = test::monet("inspect " + model + " --training --checkpoint optimal=1000");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--checkpoint: error: checkpoint budget 1000 B is below the smallest backward "
+                               "activation peak any choice of the 15 blocks of resnet18 reaches ("));
 
   test::ScratchDir dir;
   const fs::path exp = dir.write("e.toml", "[experiment]\nname = \"x\"\n[workload]\nfile = " +
@@ -105,6 +129,17 @@ TEST(Checkpointing, PoliciesThatDoNotFitAreOneMessage) {
   r = test::monet("validate " + q(exp));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("e.toml:9:11: error: [training.checkpoint] takes one policy: segments and every_k are given"));
+
+  // A budget nothing fits, in TOML: the error points at it.
+  const fs::path tight = dir.write("t.toml", "[experiment]\nname = \"x\"\n[workload]\nfile = " +
+                                                 q(test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx") +
+                                                 "\n[training]\nmode = \"training\"\n[training.checkpoint]\n"
+                                                 "budget = 1000\ncost = \"latency\"\n[architecture]\nfile = " +
+                                                 q(test::source_dir() / "architectures/tpu_like_quad_core.toml") + "\n");
+  r = test::monet("run " + q(tight) + " --out " + q(dir.path() / "out") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("t.toml:8:10: error: checkpoint budget 1000 B is below the smallest backward activation "
+                               "peak any choice of the 14 blocks of "));
 }
 
 // The quad-core ResNet-18 (CIFAR) training step without and with checkpoint_sequential's two segments.
@@ -181,6 +216,59 @@ TEST(Checkpointing, FastestSplitUnderAMemoryBudget) {
   EXPECT_THAT(r.out, HasSubstr("0 non-dominated feasible points"));
   EXPECT_GT(json::parse(test::read_file(dir.path() / "tight/best/results.json"))["training"]["peak_activation_bytes"].get<long>(),
             1'000'000L);
+}
+
+// Checkpoint genes (one keep / recompute gene per block) searched with NSGA-II on a 7-block chain, objectives the
+// backward activation peak and the recomputed MACs: the grid's exact front over all 128 points, and NSGA-II seeded
+// with none, sqrt(n) and the optimal policy's front, which is that exact front — so NSGA-II's front equals it
+// after one generation.
+TEST(Checkpointing, CheckpointGenesSearchedWithSeededNsga2) {
+  test::ScratchDir dir;
+  std::string w = "[[inputs]]\nname = \"x\"\nshape = [4, 16]\n";
+  const int widths[] = {64, 8, 48, 16, 96, 24};
+  for (int b = 0; b < 6; ++b) {
+    const std::string m = "b" + std::to_string(b);
+    w += "\n[[layers]]\nname = \"" + m + "_fcA\"\nop = \"linear\"\nout_features = " + std::to_string(widths[b]) +
+         "\nbias = false\nmodule = \"" + m + "\"\n\n[[layers]]\nname = \"" + m + "_relu\"\nop = \"relu\"\nmodule = \"" +
+         m + "\"\n\n[[layers]]\nname = \"" + m + "_fcB\"\nop = \"linear\"\nout_features = 16\nbias = false\nmodule = \"" +
+         m + "\"\n";
+  }
+  w += "\n[[layers]]\nname = \"fc\"\nop = \"linear\"\nout_features = 10\nmodule = \"head\"\n";
+  dir.write("chain.toml", w);
+  const fs::path exp = dir.write(
+      "e.toml", "[experiment]\nname = \"ckpt_genes\"\nseed = 3\n[workload]\nfile = \"chain.toml\"\n[training]\n"
+                "mode = \"training\"\n[architecture]\nfile = " +
+                    q(test::source_dir() / "architectures/tpu_like_single.toml") +
+                    "\n[space]\nobjectives = [\"training.peak_activation_bytes\", \"training.recompute_macs\"]\n"
+                    "[space.genes.ckpt]\ncheckpoint = \"blocks\"\n[search]\nplugin = \"grid\"\n");
+  auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "grid") + " --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("128 distinct"));
+  auto front = [&](const std::string& out) {
+    std::set<std::pair<long, long>> f;
+    for (const test::CsvRow& row : test::read_csv(dir.path() / out / "pareto.csv")) {
+      f.emplace(static_cast<long>(row.number("training.peak_activation_bytes")),
+                static_cast<long>(row.number("training.recompute_macs")));
+    }
+    return f;
+  };
+  const auto exact = front("grid");
+  EXPECT_GE(exact.size(), 3u);
+  r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "ga") + " --log-level warn --set search.plugin=nsga2 "
+                  "--set search.population=" + std::to_string(exact.size() + 3) + " --set search.generations=1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(front("ga"), exact);
+  // The seeds are evaluated: no checkpointing (every gene keep) and sqrt(n) (k = 3: b0 .. b5 recomputed, head kept).
+  bool none = false, sqrt_n = false;
+  for (const test::CsvRow& row : test::read_csv(dir.path() / "ga/evaluations.csv")) {
+    std::string genes;
+    for (const char* b : {"b0", "b1", "b2", "b3", "b4", "b5", "head"}) genes += row[std::string("ckpt:") + b] == "recompute" ? "1" : "0";
+    none = none || genes == "0000000";
+    sqrt_n = sqrt_n || genes == "1111110";
+  }
+  EXPECT_TRUE(none);
+  EXPECT_TRUE(sqrt_n);
+  EXPECT_THAT(test::read_file(dir.path() / "ga/best/resolved.toml"), HasSubstr("[training.checkpoint]\nblocks = ["));
 }
 
 }  // namespace

@@ -254,12 +254,13 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
   }
 }
 
-/// [training.checkpoint]: exactly one of `segments`, `modules`, `every_k` (or `policy = "none"`).
+/// [training.checkpoint]: exactly one of `segments`, `modules`, `every_k`, `budget` (the optimal policy, with an
+/// optional `cost`), `blocks` or `policy = "none"`.
 CheckpointPolicy read_checkpoint(TableReader& t) {
   CheckpointPolicy p;
   p.where = t.where();
   std::vector<std::string> given;
-  for (const char* key : {"policy", "segments", "modules", "every_k"}) {
+  for (const char* key : {"policy", "segments", "modules", "every_k", "budget", "blocks"}) {
     if (t.has(key)) given.push_back(key);
   }
   if (given.size() > 1) {
@@ -284,6 +285,15 @@ CheckpointPolicy read_checkpoint(TableReader& t) {
     const toml::node* n = t.raw().get("every_k");
     if (n && n->is_string()) t.choice("every_k", {"sqrt"});
     else p.every_k = *t.integer("every_k", Bounds::at_least(1));
+  } else if (t.has("blocks")) {
+    p.kind = CheckpointPolicy::Kind::blocks;  // may be empty: the checkpoint genes' "keep everything"
+    p.where = t.where("blocks");
+    p.blocks = *t.string_list("blocks");
+  } else if (t.has("budget")) {
+    p.kind = CheckpointPolicy::Kind::optimal;
+    p.where = t.where("budget");
+    p.budget = *t.integer("budget", Bounds::at_least(1));
+    p.cost = t.choice("cost", {"macs", "latency", "energy"}).value_or("macs");
   }
   t.finish();
   return p;

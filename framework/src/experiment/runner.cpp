@@ -9,6 +9,8 @@
 #include <mutex>
 
 #include "monet/arch/estimation.hpp"
+#include "monet/experiment/cost_cache.hpp"
+#include "monet/training/checkpoint_optimal.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 
@@ -208,6 +210,43 @@ std::string params_text(const PluginChoice& c) {
 }
 }  // namespace
 
+namespace {
+/// [training.checkpoint] on the whole training step. The optimal policy costs a block's recomputation with the
+/// accelerator when asked to (each recompute operator on the core whose cost model finds it cheapest, as a whole
+/// operator) and measures memory after mixed precision, as the step will be run.
+GraphPtr checkpoint_step(const Experiment& e, const Registry& registry, const GraphPtr& g) {
+  const CheckpointPolicy& policy = e.training.checkpoint;
+  if (policy.kind != CheckpointPolicy::Kind::optimal) return apply_checkpointing(g, policy);
+  GraphFinish finish;
+  if (e.precision) finish = [&](const GraphPtr& x) { return apply_precision(*x, *e.precision); };
+  RecomputeCost cost;
+  if (policy.cost != "macs") {
+    require_estimates(*e.accelerator);
+    std::vector<std::pair<std::shared_ptr<const CostModel>, const Core*>> cores;
+    for (const CoreInstance& c : e.accelerator->cores) {
+      const PluginChoice& choice = e.cost_models.at(e.core_cost_model[static_cast<std::size_t>(c.id)]);
+      cores.emplace_back(registry.create<CostModel>(*choice.plugin, choice.params), c.core.get());
+    }
+    const bool latency = policy.cost == "latency";
+    cost = [cores, latency](const Graph& graph, const Operator& op) {
+      const std::vector<Range> tile = op.full_ranges();
+      double best = -1;
+      for (const auto& [model, core] : cores) {
+        try {
+          const Cost c = model->evaluate(CostQuery{graph, op, tile, *core});
+          const double v = latency ? static_cast<double>(c.cycles) : c.energy_pj;
+          if (best < 0 || v < best) best = v;
+        } catch (const UserError&) {
+          // this core cannot run the operator
+        }
+      }
+      return std::max(best, 0.0);
+    };
+  }
+  return apply_checkpointing(*g, optimal_regions(g, policy, cost, finish));
+}
+}  // namespace
+
 GraphPtr PreparationCache::graph(const std::string& key, const std::function<GraphPtr()>& compute) {
   return once(impl_->mutex, impl_->graphs, key, compute, &impl_->built);
 }
@@ -237,6 +276,15 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
                  "|" + params_text(*e.optimizer) + "|checkpoint:" + e.training.checkpoint.text();
   }
   if (e.precision) graph_key += "|" + precision_toml(*e.precision);
+  if (e.training_mode == "training" && e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal &&
+      e.training.checkpoint.cost != "macs") {
+    // The optimal policy's choice depends on what recomputation costs on these cores.
+    for (const CoreInstance& c : e.accelerator->cores) {
+      const PluginChoice& m = e.cost_models.at(e.core_cost_model[static_cast<std::size_t>(c.id)]);
+      graph_key += "|" + std::to_string(core_fingerprint(*c.core)) + ":" +
+                   std::to_string(model_fingerprint(m.info(), m.params));
+    }
+  }
   p.graph = cache->graph(graph_key, [&] {
     GraphPtr g = p.forward;
     if (e.training_mode == "training") {
@@ -244,7 +292,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
       g = backward->generate(*p.forward, e.training);
       auto optimizer = registry.create<OptimizerModel>(*e.optimizer->plugin, e.optimizer->params);
       g = optimizer->apply(*g, e.training);
-      g = apply_checkpointing(g, e.training.checkpoint);  // on the whole step: any backward generator's graph
+      g = checkpoint_step(e, registry, g);  // on the whole step: any backward generator's graph
       spdlog::info("training step: {} operators", g->operators().size());
     }
     if (e.precision) g = apply_precision(*g, *e.precision);

@@ -136,7 +136,12 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   j["transfer_count"] = r.best.transfers.size();
   j["transfers_by_cause"] = causes;
   if (e.training_mode == "training") {
-    j["training"] = detail::training_json(g, training_summary(g), checkpoint_regions(g, e.training.checkpoint));
+    j["training"] = detail::training_json(g, training_summary(g), 
+                                              // optimal's regions came from a DP on the uncheckpointed graph: not
+                                              // listed here (re-solving on the rewritten graph would be wrong)
+                                              e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal
+                                                  ? std::vector<CheckpointRegion>{}
+                                                  : checkpoint_regions(g, e.training.checkpoint));
     // What recomputation costs on this accelerator: its computation nodes' busy cycles (summed over cores, so
     // not the step's latency increase, which depends on overlap) and their energy.
     std::int64_t recompute_cycles = 0;

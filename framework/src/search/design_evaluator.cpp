@@ -9,6 +9,8 @@
 #include <mutex>
 
 #include "monet/report/metrics.hpp"
+#include "monet/training/checkpoint_optimal.hpp"
+#include "monet/training/modules.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet {
@@ -68,6 +70,12 @@ struct DesignEvaluator::Impl {
   std::vector<std::size_t> cut_after;
   std::vector<std::size_t> cut_genes;  // space gene indices, in order
   SourceLocation cut_where;
+  // checkpoint genes: the blocks of the chain, one keep / recompute gene each (space gene indices, in order);
+  // their values follow the cut genes' in a stage key (they change the training graph)
+  std::vector<std::string> ckpt_blocks;
+  std::vector<std::size_t> ckpt_genes;
+  SourceLocation ckpt_where;
+  std::vector<DesignPoint> seeds;  // besides the configured point: none, sqrt(n), the DP's front
   SourceLocation space_where;
   mutable PreparationCache cache;
   mutable std::mutex mutex;
@@ -83,6 +91,7 @@ struct DesignEvaluator::Impl {
     key.reserve(value_genes.size());
     for (std::size_t g : value_genes) key.push_back(p.genes[g]);
     for (std::size_t g : cut_genes) key.push_back(p.genes[g]);
+    for (std::size_t g : ckpt_genes) key.push_back(p.genes[g]);
     return key;
   }
 
@@ -93,7 +102,10 @@ struct DesignEvaluator::Impl {
       for (std::size_t k = 0; k < value_specs.size(); ++k) {
         for (Change& c : gene_changes(spec->genes[value_specs[k]], key[k])) changes.push_back(std::move(c));
       }
-      if (key.size() > value_specs.size()) changes.push_back(stacks_change(key));
+      if (!cut_after.empty() && key.size() >= value_specs.size() + cut_after.size()) changes.push_back(stacks_change(key));
+      if (!ckpt_blocks.empty() && key.size() == value_specs.size() + cut_after.size() + ckpt_blocks.size()) {
+        changes.push_back(checkpoint_change(key));
+      }
       stage->prepared = std::make_shared<const PreparedExperiment>(prepare(source.build(changes), *registry, &cache));
     } catch (const UserError& e) {
       stage->error = e.what();
@@ -116,6 +128,66 @@ struct DesignEvaluator::Impl {
     }
     close(cut_ops.size() - 1);
     return Change{"fusion.stacks", std::shared_ptr<const toml::node>(std::move(stacks)), cut_where};
+  }
+
+  /// training.checkpoint.blocks from the checkpoint genes' values (0 = keep, 1 = recompute).
+  [[nodiscard]] Change checkpoint_change(const std::vector<std::int32_t>& key) const {
+    auto blocks = std::make_shared<toml::array>();
+    const std::size_t first = value_specs.size() + cut_after.size();
+    for (std::size_t b = 0; b < ckpt_blocks.size(); ++b) {
+      if (key[first + b] == 1) blocks->push_back(ckpt_blocks[b]);
+    }
+    return Change{"training.checkpoint.blocks", std::shared_ptr<const toml::node>(std::move(blocks)), ckpt_where};
+  }
+
+  /// The checkpoint genes: one per block of the chain of the (uncheckpointed) training graph.
+  void expand_checkpoint(const GeneSpec& g, const PreparedExperiment& p) {
+    if (p.experiment.training_mode != "training") {
+      throw UserError(g.where, "checkpoint genes need a training step ([training] mode = \"training\")");
+    }
+    const CheckpointPolicy& configured = p.experiment.training.checkpoint;
+    if (configured.kind != CheckpointPolicy::Kind::none && configured.kind != CheckpointPolicy::Kind::blocks) {
+      throw UserError(g.where, "checkpoint genes set training.checkpoint; the experiment's own policy (" +
+                                   configured.text() + ") would conflict: remove it");
+    }
+    ckpt_where = g.where;
+    const ModuleTree tree = module_tree(*p.graph);
+    for (const ModuleItem& item : tree.blocks()) {
+      const std::string label = tree.label(*p.graph, item);
+      ckpt_blocks.push_back(label);
+      Gene gene;
+      gene.key = "ckpt:" + label;
+      gene.name = g.name + ":" + label;
+      gene.group = GeneGroup::checkpoint;
+      gene.labels = {"keep", "recompute"};
+      gene.configured = std::find(configured.blocks.begin(), configured.blocks.end(), label) != configured.blocks.end();
+      ckpt_genes.push_back(space.genes.size());
+      value_spec.push_back(-1);
+      alloc_index.push_back(-1);
+      space.genes.push_back(std::move(gene));
+    }
+    if (ckpt_blocks.empty()) throw UserError(g.where, "the workload has no blocks to checkpoint");
+  }
+
+  /// Seeds of a search with checkpoint genes (the configured point aside): no checkpointing, Chen et al.'s sqrt(n)
+  /// segments with every block of them its own region, and every choice on the optimal policy's (peak, recompute
+  /// MACs) front — the DP's optimum at every budget.
+  void checkpoint_seeds(const PreparedExperiment& uncheckpointed) {
+    DesignPoint base = space.configured();
+    const std::size_t n = ckpt_blocks.size();
+    auto point = [&](const std::vector<bool>& c) {
+      DesignPoint p = base;
+      for (std::size_t b = 0; b < n; ++b) p.genes[ckpt_genes[b]] = c[b] ? 1 : 0;
+      return p;
+    };
+    seeds.push_back(point(std::vector<bool>(n, false)));
+    const auto k = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+    std::vector<bool> sqrt_n(n, false);
+    for (std::size_t b = 0; b < n && b / k + 1 < (n + k - 1) / k; ++b) sqrt_n[b] = true;
+    seeds.push_back(point(sqrt_n));
+    const CheckpointChain chain = checkpoint_chain(uncheckpointed.graph);
+    if (chain.size() != n) return;  // micro-batches with different chains: no DP seeds
+    for (const ChainChoice& c : chain_front(chain)) seeds.push_back(point(c.checkpointed));
   }
 
   /// The cut genes of a stack_cuts spec: one per selected forward operator inside `within`, except its last.
@@ -307,6 +379,10 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
       m.expand_cuts(g, *m.base->prepared);
       continue;
     }
+    if (g.kind == GeneSpec::Kind::checkpoint) {
+      m.expand_checkpoint(g, *m.base->prepared);
+      continue;
+    }
     Gene gene;
     gene.key = g.path;
     gene.name = g.name;
@@ -331,6 +407,18 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     if (!base->prepared) throw UserError(base->error);
     m.base = base;
   }
+  if (!m.ckpt_genes.empty()) {
+    // Stage keys: value genes, cut genes (already in `configured`), then the checkpoint genes.
+    for (std::size_t b = 0; b < m.ckpt_genes.size(); ++b) configured.push_back(m.space.genes[m.ckpt_genes[b]].configured);
+    std::vector<std::int32_t> keep_all = configured;
+    std::fill(keep_all.end() - static_cast<std::ptrdiff_t>(m.ckpt_genes.size()), keep_all.end(), 0);
+    const std::shared_ptr<const Stage> plain = m.make_stage(keep_all);
+    if (!plain->prepared) throw UserError(plain->error);
+    m.checkpoint_seeds(*plain->prepared);
+    base = std::const_pointer_cast<Stage>(m.make_stage(configured));
+    if (!base->prepared) throw UserError(base->error);
+    m.base = base;
+  }
   // The base stage was made before the allocation genes existed.
   m.place(*base);
   m.keep(configured, base);
@@ -351,6 +439,13 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
 DesignEvaluator::~DesignEvaluator() = default;
 
 const DesignSpace& DesignEvaluator::space() const { return impl_->space; }
+std::vector<DesignPoint> DesignEvaluator::seeds() const {
+  std::vector<DesignPoint> out{impl_->space.configured()};
+  for (const DesignPoint& p : impl_->seeds) {
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  return out;
+}
 const PreparedExperiment& DesignEvaluator::base() const { return *impl_->base->prepared; }
 CostCache& DesignEvaluator::costs() const { return *impl_->cache.costs(); }
 

@@ -61,6 +61,7 @@ class KernelSearchContext final : public SearchContext {
 
   [[nodiscard]] const DesignSpace& space() const override { return evaluator_.space(); }
   [[nodiscard]] std::uint64_t seed() const override { return seed_; }
+  [[nodiscard]] std::vector<DesignPoint> seeds() const override { return evaluator_.seeds(); }
   void plan(std::size_t total) override { planned_ = total; }
 
   [[nodiscard]] std::vector<Evaluation> evaluate(const std::vector<DesignPoint>& points) override {

@@ -172,13 +172,23 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
     gene.name = name;
     gene.where = g->where();
     if (g->has("checkpoint")) {
-      g->fail("checkpoint", "per-region checkpoint genes (keep / recompute / offload) are not built yet; vary a "
-                            "policy with a path gene instead, e.g. path = \"training.checkpoint.segments\" "
-                            "(experiments/checkpointing/)");
+      gene.kind = GeneSpec::Kind::checkpoint;
+      gene.group = GeneGroup::checkpoint;
+      gene.candidates = g->choice("checkpoint", {"blocks"}).value_or("blocks");
+      for (const GeneSpec& other : spec.genes) {
+        if (other.kind == GeneSpec::Kind::checkpoint) g->fail("checkpoint", "one checkpoint gene per space (it sets training.checkpoint)");
+        if (other.kind == GeneSpec::Kind::value && other.path.rfind("training.checkpoint", 0) == 0) {
+          g->fail("checkpoint", "training.checkpoint is set by the checkpoint gene; it cannot be a path gene too");
+        }
+      }
+      g->finish();
+      spec.genes.push_back(std::move(gene));
+      continue;
     }
     if (int(g->has("path")) + int(g->has("allocation")) + int(g->has("stack_cuts")) != 1) {
       g->fail_table("a gene needs one of `path` (a key to vary, with `values` or `range`), `allocation` (operators "
-                    "whose core it chooses) or `stack_cuts` (operators after which a fused stack may end)");
+                    "whose core it chooses), `stack_cuts` (operators after which a fused stack may end) or "
+                    "`checkpoint` (\"blocks\": keep or recompute each block)");
     }
     if (g->has("stack_cuts")) {
       gene.kind = GeneSpec::Kind::stack_cuts;

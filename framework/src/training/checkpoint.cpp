@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "monet/training/checkpoint_optimal.hpp"
 #include "monet/training/modules.hpp"
 #include "monet/util/strings.hpp"
 
@@ -16,6 +17,8 @@ std::string CheckpointPolicy::text() const {
     case Kind::segments: return "segments=" + std::to_string(segments);
     case Kind::modules: return "modules=" + join(modules, ",");
     case Kind::every_k: return every_k == 0 ? "every_k=sqrt" : "every_k=" + std::to_string(every_k);
+    case Kind::blocks: return "blocks=" + join(blocks, ",");
+    case Kind::optimal: return "optimal=" + std::to_string(budget) + (cost == "macs" ? "" : "," + cost);
   }
   return "none";
 }
@@ -42,9 +45,14 @@ std::string checkpoint_toml(const CheckpointPolicy& p) {
     case CheckpointPolicy::Kind::segments: return "segments = " + std::to_string(p.segments) + "\n";
     case CheckpointPolicy::Kind::every_k:
       return p.every_k == 0 ? std::string("every_k = \"sqrt\"\n") : "every_k = " + std::to_string(p.every_k) + "\n";
-    case CheckpointPolicy::Kind::modules: {
-      std::string s = "modules = [";
-      for (std::size_t i = 0; i < p.modules.size(); ++i) s += (i ? ", \"" : "\"") + p.modules[i] + "\"";
+    case CheckpointPolicy::Kind::optimal:
+      return "budget = " + std::to_string(p.budget) + "\ncost = \"" + p.cost + "\"\n";
+    case CheckpointPolicy::Kind::modules:
+    case CheckpointPolicy::Kind::blocks: {
+      const bool modules = p.kind == CheckpointPolicy::Kind::modules;
+      const auto& names = modules ? p.modules : p.blocks;
+      std::string s = modules ? "modules = [" : "blocks = [";
+      for (std::size_t i = 0; i < names.size(); ++i) s += (i ? ", \"" : "\"") + names[i] + "\"";
       return s + "]\n";
     }
   }
@@ -68,17 +76,29 @@ CheckpointPolicy parse_checkpoint_policy(const std::string& text, const SourceLo
   } else if (key == "every_k") {
     p.kind = CheckpointPolicy::Kind::every_k;
     p.every_k = value == "sqrt" ? 0 : positive_integer(value, key, where);
-  } else if (key == "modules") {
-    p.kind = CheckpointPolicy::Kind::modules;
+  } else if (key == "optimal") {
+    p.kind = CheckpointPolicy::Kind::optimal;
+    const auto comma = value.find(',');
+    p.budget = positive_integer(value.substr(0, comma), key, where);
+    if (comma != std::string::npos) {
+      p.cost = value.substr(comma + 1);
+      if (p.cost != "macs" && p.cost != "latency" && p.cost != "energy") {
+        throw UserError(where, "checkpoint policy 'optimal' minimises macs, latency or energy, not '" + p.cost + "'");
+      }
+    }
+  } else if (key == "modules" || key == "blocks") {
+    const bool modules = key == "modules";
+    p.kind = modules ? CheckpointPolicy::Kind::modules : CheckpointPolicy::Kind::blocks;
+    auto& names = modules ? p.modules : p.blocks;
     std::size_t start = 0;
     while (start <= value.size()) {
       const auto comma = value.find(',', start);
       std::string g = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!g.empty()) p.modules.push_back(g);
+      if (!g.empty()) names.push_back(g);
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
-    if (p.modules.empty()) throw UserError(where, "checkpoint policy 'modules' needs module names or globs");
+    if (modules && names.empty()) throw UserError(where, "checkpoint policy 'modules' needs module names or globs");
   } else {
     throw UserError(where, "unknown checkpoint policy '" + text +
                                "'; expected none, segments=K, modules=GLOB[,GLOB...], every_k=K or every_k=sqrt");
@@ -115,6 +135,8 @@ void add_spans(const Graph& g, const ModuleTree& t, const std::vector<ModuleItem
 std::vector<CheckpointRegion> checkpoint_regions(const Graph& g, const CheckpointPolicy& p) {
   std::vector<CheckpointRegion> out;
   if (!p.active()) return out;
+  // Recompute MACs as the cost; the experiment runner passes the accelerator's costs to optimal_regions itself.
+  if (p.kind == CheckpointPolicy::Kind::optimal) return optimal_regions(GraphPtr(GraphPtr{}, &g), p);
   std::set<std::string> suffixes;
   for (const Operator& op : g.operators()) {
     if (op.phase == Phase::forward) suffixes.insert(micro_batch_suffix(op));
@@ -124,6 +146,26 @@ std::vector<CheckpointRegion> checkpoint_regions(const Graph& g, const Checkpoin
     const std::string tag = suffix.empty() ? "" : " (micro-batch " + suffix.substr(1) + ")";
     switch (p.kind) {
       case CheckpointPolicy::Kind::none: break;
+      case CheckpointPolicy::Kind::optimal: break;  // all micro-batches at once, above
+      case CheckpointPolicy::Kind::blocks: {
+        // Each named block of the chain as a region of its own (the checkpoint genes of a search set these).
+        const std::vector<ModuleItem> blocks = tree.blocks();
+        for (const std::string& name : p.blocks) {
+          std::size_t b = 0;
+          while (b < blocks.size() && tree.label(g, blocks[b]) != name) ++b;
+          if (b == blocks.size()) {
+            if (!suffix.empty()) continue;
+            std::vector<std::string> names;
+            for (const ModuleItem& i : blocks) names.push_back(tree.label(g, i));
+            throw UserError(p.where, "checkpoint block '" + name + "' is not a block of " + g.name() + "; its blocks: " +
+                                         join(names, ", "));
+          }
+          CheckpointRegion r{name + tag, tree.operators_of(blocks[b])};
+          std::sort(r.operators.begin(), r.operators.end());
+          out.push_back(std::move(r));
+        }
+        break;
+      }
       case CheckpointPolicy::Kind::segments: {
         // checkpoint_sequential(functions, segments, x): segment_size = n // segments; every segment but the last
         // is checkpointed, the last runs normally and takes the remainder.

@@ -41,19 +41,38 @@ bool stored_state(TensorRole r) {
 
 /// Activation storages (forward and recomputed results, inputs, labels, constant-derived tensors) live at each
 /// operator of the backward pass: each from its producer (sources: the start) to its last reader.
-std::int64_t peak_activation(const Graph& g, const std::map<TensorId, std::size_t>& last_use) {
-  std::size_t start = g.operators().size();
+std::map<TensorId, std::size_t> last_uses(const Graph& g, const std::vector<TensorId>& root) {
+  std::map<TensorId, std::size_t> last_use;
+  for (const Operator& op : g.operators()) {
+    auto use = [&](TensorId t) {
+      auto& l = last_use[root[static_cast<std::size_t>(t)]];
+      l = std::max(l, static_cast<std::size_t>(op.id));
+    };
+    for (const Operand& o : op.operands) use(o.tensor);
+    for (TensorId k : op.keeps_alive) use(k);
+  }
+  return last_use;
+}
+
+std::vector<TensorId> roots(const Graph& g) {
+  std::vector<TensorId> root(g.tensors().size());
+  for (const Tensor& t : g.tensors()) root[static_cast<std::size_t>(t.id)] = storage_of(g, t.id);
+  return root;
+}
+
+BackwardActivations backward_activations(const Graph& g, const std::map<TensorId, std::size_t>& last_use) {
+  BackwardActivations out;
+  out.start = g.operators().size();
   for (const Operator& op : g.operators()) {
     if (is_backward(op.phase)) {
-      start = static_cast<std::size_t>(op.id);
+      out.start = static_cast<std::size_t>(op.id);
       break;
     }
   }
-  if (start == g.operators().size()) return 0;
-  std::vector<std::int64_t> delta(g.operators().size() + 1, 0);
+  if (out.start == g.operators().size()) return out;
   for (const auto& [r, last] : last_use) {
     const Tensor& t = g.tensor(r);
-    if (last < start) continue;
+    if (last < out.start) continue;
     // As the saved set: no stored state, no gradients; sources too (inputs, labels, constant masks, position ids).
     if (stored_state(t.role) || t.role == TensorRole::gradient || t.role == TensorRole::weight_gradient) continue;
     std::size_t from = 0;
@@ -62,17 +81,29 @@ std::int64_t peak_activation(const Graph& g, const std::map<TensorId, std::size_
       if (!is_forward(p) && p != Phase::recompute) continue;
       from = static_cast<std::size_t>(t.producer);
     }
-    delta[std::max(from, start)] += t.bytes();
-    delta[last + 1] -= t.bytes();
+    out.intervals.push_back(ActivationInterval{r, t.bytes(), std::max(from, out.start), last});
+  }
+  return out;
+}
+
+std::int64_t peak_activation(const Graph& g, const std::map<TensorId, std::size_t>& last_use) {
+  const BackwardActivations a = backward_activations(g, last_use);
+  if (a.start == g.operators().size()) return 0;
+  std::vector<std::int64_t> delta(g.operators().size() + 1, 0);
+  for (const ActivationInterval& i : a.intervals) {
+    delta[i.from] += i.bytes;
+    delta[i.last + 1] -= i.bytes;
   }
   std::int64_t live = 0, peak = 0;
-  for (std::size_t i = start; i < g.operators().size(); ++i) {
+  for (std::size_t i = a.start; i < g.operators().size(); ++i) {
     live += delta[i];
     peak = std::max(peak, live);
   }
   return peak;
 }
 }  // namespace
+
+BackwardActivations backward_activations(const Graph& g) { return backward_activations(g, last_uses(g, roots(g))); }
 
 std::vector<SavedStorage> saved_tensors(const Graph& g) {
   std::set<TensorId> roots;
@@ -121,17 +152,8 @@ TrainingMemory training_memory(const Graph& g) {
   // Sequential liveness: storages are allocated by their producer (stored tensors from the start) and freed
   // after the last operator that reads or keeps alive any tensor using them.
   const std::size_t n = g.operators().size();
-  std::vector<TensorId> root(g.tensors().size());
-  for (const Tensor& t : g.tensors()) root[static_cast<std::size_t>(t.id)] = storage_of(g, t.id);
-  std::map<TensorId, std::size_t> last_use;
-  for (const Operator& op : g.operators()) {
-    auto use = [&](TensorId t) {
-      auto& l = last_use[root[static_cast<std::size_t>(t)]];
-      l = std::max(l, static_cast<std::size_t>(op.id));
-    };
-    for (const Operand& o : op.operands) use(o.tensor);
-    for (TensorId k : op.keeps_alive) use(k);
-  }
+  const std::vector<TensorId> root = roots(g);
+  const std::map<TensorId, std::size_t> last_use = last_uses(g, root);
   std::int64_t live = 0;
   std::set<TensorId> allocated;
   for (const Tensor& t : g.tensors()) {

@@ -25,6 +25,9 @@ class MONET_API DesignEvaluator {
   DesignEvaluator& operator=(const DesignEvaluator&) = delete;
 
   [[nodiscard]] const DesignSpace& space() const;
+  /// Points to start a search from: the configured point, then (with checkpoint genes) no checkpointing,
+  /// sqrt(n) and the optimal policy's front.
+  [[nodiscard]] std::vector<DesignPoint> seeds() const;
   /// The experiment of the configured point (the base of every variant).
   [[nodiscard]] const PreparedExperiment& base() const;
   [[nodiscard]] Evaluation evaluate(const DesignPoint& point) const;

@@ -13,7 +13,7 @@
 namespace monet {
 
 struct GeneSpec {
-  enum class Kind : std::uint8_t { value, allocation, stack_cuts };
+  enum class Kind : std::uint8_t { value, allocation, stack_cuts, checkpoint };
   Kind kind = Kind::value;
   std::string name;        // [space.genes.NAME]
   SourceLocation where;    // the gene's table
@@ -33,6 +33,9 @@ struct GeneSpec {
   // ("FIRST..LAST"); one cut/fuse gene per such operator, and the stacks they make replace fusion.stacks
   std::string within;
   SourceLocation within_where;
+  // checkpoint genes: `candidates` = "blocks": one keep / recompute gene per block of the chain
+  // (ModuleTree::blocks()), together setting training.checkpoint.blocks
+  std::string candidates;
 };
 
 struct ConstraintSpec {

@@ -15,16 +15,20 @@ namespace monet {
 
 /// [training.checkpoint]: which forward operators are recomputed instead of saved.
 struct CheckpointPolicy {
-  enum class Kind { none, segments, modules, every_k };
+  enum class Kind { none, segments, modules, every_k, optimal, blocks };
   Kind kind = Kind::none;
   std::int64_t segments = 0;         // segments: torch.utils.checkpoint.checkpoint_sequential(top level, k)
   std::vector<std::string> modules;  // modules: globs of module names, each match checkpointed as checkpoint(m, x)
   std::int64_t every_k = 0;          // every_k: blocks per segment; 0 = ceil(sqrt(blocks)) (Chen et al. 2016)
+  std::vector<std::string> blocks;   // blocks: names of blocks of the chain (ModuleTree::blocks()), each its own region
+  std::int64_t budget = 0;           // optimal: the largest training.peak_activation_bytes allowed
+  std::string cost = "macs";         // optimal: what recomputation costs, "macs", "latency" or "energy"
   SourceLocation where;              // for messages about a policy that does not fit the workload
 
-  [[nodiscard]] bool active() const { return kind != Kind::none; }
+  [[nodiscard]] bool active() const { return kind != Kind::none && !(kind == Kind::blocks && blocks.empty()); }
   /// As written in TOML and on the command line: "none", "segments=4", "modules=layer*,fc", "every_k=3",
-  /// "every_k=sqrt".
+  /// "every_k=sqrt", "optimal=BUDGET", "optimal=BUDGET,COST" or
+  /// "blocks=NAME[,NAME...]".
   [[nodiscard]] MONET_API std::string text() const;
 };
 

@@ -22,6 +22,21 @@ struct SavedStorage {
 /// read. Parameters and buffers are not counted.
 MONET_API std::vector<SavedStorage> saved_tensors(const Graph& graph);
 
+/// An activation storage live in the backward pass: from `from` (its producer, or the first backward operator for
+/// what the forward pass made) to `last` (its last reader), operator indices of the graph.
+struct ActivationInterval {
+  TensorId storage = kNone;
+  std::int64_t bytes = 0;
+  std::size_t from = 0;
+  std::size_t last = 0;
+};
+struct BackwardActivations {
+  std::size_t start = 0;  // the first backward operator (the operators count when there is none)
+  std::vector<ActivationInterval> intervals;
+};
+/// What peak_activation_bytes sums: the activation storages live at each operator from the first backward one on.
+MONET_API BackwardActivations backward_activations(const Graph& graph);
+
 struct TrainingMemory {
   std::int64_t parameter_bytes = 0;         // weights (trainable and frozen)
   std::int64_t buffer_bytes = 0;            // non-trainable stored tensors

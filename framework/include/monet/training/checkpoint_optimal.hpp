@@ -1,0 +1,68 @@
+#pragma once
+// The `optimal` checkpointing policy: which blocks of the chain (ModuleTree::blocks()) to checkpoint, each as its
+// own region, for the least recompute cost with training.peak_activation_bytes under a budget
+// (docs/training.md#the-optimal-policy). The memory of every choice comes from the rewritten graph itself: four
+// rewrites (no block, every block, every other block, the others) give, per block and per choice of the block and
+// its successor, the bytes it keeps live at each operator of the backward pass; a dynamic programme over the
+// chain then finds the cheapest choice whose peak fits, exactly (no memory discretisation).
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "monet/training/checkpoint.hpp"
+
+namespace monet {
+
+/// The cost of recomputing one operator of a (checkpointed) training graph, in the unit the policy minimises.
+using RecomputeCost = std::function<double(const Graph& graph, const Operator& op)>;
+/// What happens to the checkpointed graph before its memory is measured (e.g. mixed precision); may be empty.
+using GraphFinish = std::function<GraphPtr(const GraphPtr& graph)>;
+
+/// A chain of candidate blocks and the memory and cost of every choice of them.
+struct CheckpointChain {
+  std::vector<std::string> names;                          // per block, for reports
+  std::vector<std::vector<CheckpointRegion>> regions;      // per block: its region in every micro-batch
+  std::vector<double> cost;                                // per block: recompute cost when checkpointed
+  std::vector<std::int64_t> macs;                          // per block: recomputed MACs when checkpointed
+  // Backward-pass positions (operators from the first backward one, recompute operators included).
+  std::vector<int> present_if;                             // -1: always; b: only when block b is checkpointed
+  std::vector<std::int64_t> constant;                      // bytes live there whatever the choice
+  /// table[b][2·c_b + c_{b+1}][p]: bytes of block b's storages live at p for that choice of b and its successor.
+  std::vector<std::array<std::vector<std::int64_t>, 4>> table;
+
+  [[nodiscard]] std::size_t size() const { return names.size(); }
+  /// peak_activation_bytes of the graph with the blocks `checkpointed` (as the rewrite measures it).
+  [[nodiscard]] MONET_API std::int64_t peak(const std::vector<bool>& checkpointed) const;
+  [[nodiscard]] MONET_API double total_cost(const std::vector<bool>& checkpointed) const;
+  /// The regions of a choice, for apply_checkpointing.
+  [[nodiscard]] MONET_API std::vector<CheckpointRegion> regions_of(const std::vector<bool>& checkpointed) const;
+};
+
+/// The chain of ModuleTree::blocks() of a training graph (or of `blocks`, candidate regions per block in forward
+/// order, each with one region per micro-batch). `cost` defaults to MACs.
+MONET_API CheckpointChain checkpoint_chain(const GraphPtr& graph, const RecomputeCost& cost = {},
+                                           const GraphFinish& finish = {});
+MONET_API CheckpointChain checkpoint_chain(const GraphPtr& graph, std::vector<std::vector<CheckpointRegion>> blocks,
+                                           std::vector<std::string> names, const RecomputeCost& cost = {},
+                                           const GraphFinish& finish = {});
+
+struct ChainChoice {
+  std::vector<bool> checkpointed;
+  std::int64_t peak = 0;
+  double cost = 0;
+};
+
+/// Every choice not dominated in (peak, cost), by increasing peak (the dynamic programme's last stage).
+MONET_API std::vector<ChainChoice> chain_front(const CheckpointChain& chain);
+/// The cheapest choice whose peak is at most `budget` (ties: the lower peak); nullopt when none fits.
+MONET_API std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain, std::int64_t budget);
+
+/// The `optimal` policy's regions: a UserError at policy.where when even checkpointing the best blocks cannot
+/// bring the peak under the budget (the message gives the smallest feasible peak).
+MONET_API std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
+                                                        const RecomputeCost& cost = {}, const GraphFinish& finish = {});
+
+}  // namespace monet

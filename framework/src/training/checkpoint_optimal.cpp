@@ -1,0 +1,329 @@
+#include "monet/training/checkpoint_optimal.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "monet/training/memory.hpp"
+#include "monet/training/modules.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet {
+
+namespace {
+
+constexpr std::int64_t kAbsent = std::numeric_limits<std::int64_t>::min() / 4;  // a position this choice lacks
+
+std::string forward_name(std::string name) {
+  const std::string tag = "@recompute";
+  const auto at = name.find(tag);
+  if (at != std::string::npos) name.erase(at, tag.size());
+  return name;
+}
+
+/// One rewritten graph: the live intervals of its activation storages in the positions of the chain.
+struct Measured {
+  GraphPtr graph;
+  BackwardActivations activations;
+};
+
+}  // namespace
+
+std::int64_t CheckpointChain::peak(const std::vector<bool>& c) const {
+  std::int64_t peak = 0;
+  for (std::size_t p = 0; p < constant.size(); ++p) {
+    if (present_if[p] >= 0 && !c[static_cast<std::size_t>(present_if[p])]) continue;
+    std::int64_t live = constant[p];
+    for (std::size_t b = 0; b < size(); ++b) {
+      const bool next = b + 1 < size() && c[b + 1];
+      live += table[b][(c[b] ? 2 : 0) + (next ? 1 : 0)][p];
+    }
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+double CheckpointChain::total_cost(const std::vector<bool>& c) const {
+  double s = 0;
+  for (std::size_t b = 0; b < size(); ++b) s += c[b] ? cost[b] : 0;
+  return s;
+}
+
+std::vector<CheckpointRegion> CheckpointChain::regions_of(const std::vector<bool>& c) const {
+  std::vector<CheckpointRegion> out;
+  for (std::size_t b = 0; b < size(); ++b) {
+    if (c[b]) out.insert(out.end(), regions[b].begin(), regions[b].end());
+  }
+  return out;
+}
+
+CheckpointChain checkpoint_chain(const GraphPtr& graph, std::vector<std::vector<CheckpointRegion>> blocks,
+                                 std::vector<std::string> names, const RecomputeCost& cost, const GraphFinish& finish) {
+  CheckpointChain ch;
+  ch.names = std::move(names);
+  ch.regions = std::move(blocks);
+  const std::size_t n = ch.regions.size();
+  // Which block a forward operator belongs to, by name (names survive the rewrite; ids do not).
+  std::map<std::string, int> block_of;
+  for (std::size_t b = 0; b < n; ++b) {
+    for (const CheckpointRegion& r : ch.regions[b]) {
+      for (OperatorId o : r.operators) block_of[graph->op(o).name] = static_cast<int>(b);
+    }
+  }
+  auto measure = [&](const std::vector<bool>& c) {
+    GraphPtr g = apply_checkpointing(*graph, ch.regions_of(c));
+    if (finish) g = finish(g);
+    Measured m{g, backward_activations(*g)};
+    return m;
+  };
+  // The four rewrites: every pair (c_b, c_{b+1}) of neighbours occurs in one of them.
+  std::vector<bool> all0(n, false), all1(n, true), even(n), odd(n);
+  for (std::size_t b = 0; b < n; ++b) {
+    even[b] = b % 2 == 0;
+    odd[b] = b % 2 == 1;
+  }
+  const Measured m0 = measure(all0), m1 = measure(all1), me = measure(even), mo = measure(odd);
+
+  // Positions: the operators of the all-checkpointed graph from its first backward operator on (every other
+  // rewrite's backward operators are a subsequence of them: recomputations are only inserted).
+  std::map<std::string, std::size_t> position;
+  const Graph& g1 = *m1.graph;
+  for (std::size_t i = m1.activations.start; i < g1.operators().size(); ++i) {
+    const Operator& op = g1.op(static_cast<OperatorId>(i));
+    position[op.name] = ch.present_if.size();
+    int present = -1;
+    if (op.phase == Phase::recompute) {
+      const auto it = block_of.find(forward_name(op.name));
+      present = it == block_of.end() ? -1 : it->second;
+    }
+    ch.present_if.push_back(present);
+  }
+  const std::size_t P = ch.present_if.size();
+  ch.constant.assign(P, 0);
+  ch.table.assign(n, {});
+  for (auto& t : ch.table) {
+    for (auto& row : t) row.assign(P, 0);
+  }
+
+  // The block a storage belongs to: its producer's, else the block of the first forward operator reading it
+  // (a graph input); -1 for storages outside the chain (the loss's, the head's).
+  auto owner = [&](const Graph& g, TensorId storage) {
+    const Tensor& t = g.tensor(storage);
+    if (t.producer != kNone) {
+      const auto it = block_of.find(forward_name(g.op(t.producer).name));
+      return it == block_of.end() ? -1 : it->second;
+    }
+    int first = -1;
+    for (const Operator& op : g.operators()) {
+      if (op.phase != Phase::forward) continue;
+      for (const Operand& o : op.operands) {
+        if (o.is_output() || storage_of(g, o.tensor) != storage) continue;
+        const auto it = block_of.find(op.name);
+        if (it != block_of.end()) first = first < 0 ? it->second : std::min(first, it->second);
+      }
+    }
+    return first;
+  };
+  auto interval = [&](const Measured& m, const ActivationInterval& iv) {
+    const Graph& g = *m.graph;
+    const std::size_t from = iv.from == m.activations.start ? 0 : position.at(g.op(static_cast<OperatorId>(iv.from)).name);
+    const std::size_t last = position.at(g.op(static_cast<OperatorId>(iv.last)).name);
+    return std::pair{from, last};
+  };
+  // Owners depend only on the forward graph: compute them once per rewrite (storage ids differ between rewrites).
+  auto accumulate = [&](const Measured& m, const std::function<std::vector<std::int64_t>*(int block)>& row_of,
+                        bool constants) {
+    for (const ActivationInterval& iv : m.activations.intervals) {
+      const int b = owner(*m.graph, iv.storage);
+      std::vector<std::int64_t>* row = b < 0 ? (constants ? &ch.constant : nullptr) : row_of(b);
+      if (!row) continue;
+      const auto [from, last] = interval(m, iv);
+      for (std::size_t p = from; p <= last; ++p) (*row)[p] += iv.bytes;
+    }
+  };
+  accumulate(m0, [&](int b) { return &ch.table[static_cast<std::size_t>(b)][0]; }, true);
+  accumulate(m1, [&](int b) { return &ch.table[static_cast<std::size_t>(b)][3]; }, false);
+  // Block b is checkpointed in `even` when b is even: there (c_b, c_{b+1}) = (1, 0); for odd b it is (0, 1).
+  accumulate(me, [&](int b) { return &ch.table[static_cast<std::size_t>(b)][b % 2 == 0 ? 2 : 1]; }, false);
+  accumulate(mo, [&](int b) { return &ch.table[static_cast<std::size_t>(b)][b % 2 == 1 ? 2 : 1]; }, false);
+  if (n > 0) {  // the last block has no successor: its "next checkpointed" rows are never read
+    ch.table[n - 1][1] = ch.table[n - 1][0];
+    ch.table[n - 1][3] = ch.table[n - 1][2];
+  }
+
+  // Costs: the recompute operators of each block in the all-checkpointed graph (only those backward needs).
+  ch.cost.assign(n, 0);
+  ch.macs.assign(n, 0);
+  for (const Operator& op : g1.operators()) {
+    if (op.phase != Phase::recompute) continue;
+    const auto it = block_of.find(forward_name(op.name));
+    if (it == block_of.end()) continue;
+    const auto b = static_cast<std::size_t>(it->second);
+    ch.macs[b] += op.macs();
+    ch.cost[b] += cost ? cost(g1, op) : static_cast<double>(op.macs());
+  }
+  return ch;
+}
+
+CheckpointChain checkpoint_chain(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish) {
+  std::set<std::string> suffixes;
+  for (const Operator& op : graph->operators()) {
+    if (op.phase == Phase::forward) suffixes.insert(micro_batch_suffix(op));
+  }
+  std::vector<std::vector<CheckpointRegion>> blocks;
+  std::vector<std::string> names;
+  for (const std::string& suffix : suffixes) {
+    const ModuleTree tree = module_tree(*graph, suffix);
+    const std::vector<ModuleItem> items = tree.blocks();
+    if (blocks.empty()) {
+      blocks.resize(items.size());
+      for (const ModuleItem& i : items) names.push_back(tree.label(*graph, i));
+    }
+    for (std::size_t b = 0; b < items.size() && b < blocks.size(); ++b) {
+      CheckpointRegion r{tree.label(*graph, items[b]) + (suffix.empty() ? "" : " (micro-batch " + suffix.substr(1) + ")"),
+                         tree.operators_of(items[b])};
+      std::sort(r.operators.begin(), r.operators.end());
+      blocks[b].push_back(std::move(r));
+    }
+  }
+  return checkpoint_chain(graph, std::move(blocks), std::move(names), cost, finish);
+}
+
+namespace {
+
+/// A partial choice of blocks 0..k-1: the bytes already summed at each open position, the largest sum at the
+/// closed ones, its cost.
+struct State {
+  std::vector<bool> choice;
+  std::vector<std::int64_t> open;  // per open position (kAbsent: the choice lacks it)
+  std::int64_t closed = 0;
+  double cost = 0;
+};
+
+bool dominates(const State& a, const State& b) {
+  if (a.choice.back() != b.choice.back() || a.cost > b.cost || a.closed > b.closed) return false;
+  for (std::size_t i = 0; i < a.open.size(); ++i) {
+    if (a.open[i] > b.open[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<ChainChoice> chain_front(const CheckpointChain& ch) {
+  const std::size_t n = ch.size();
+  const std::size_t P = ch.constant.size();
+  if (n == 0) return {ChainChoice{{}, ch.peak({}), 0}};
+  // A position is final once the last block contributing to it has its pair term added (block b's term is added
+  // when block b + 1 is chosen, the last block's at the end) and its presence is decided.
+  std::vector<std::size_t> closes(P, 0);  // the stage after which it is final (stage s chooses block s; n: the end)
+  for (std::size_t p = 0; p < P; ++p) {
+    std::size_t s = ch.present_if[p] >= 0 ? static_cast<std::size_t>(ch.present_if[p]) : 0;
+    for (std::size_t b = 0; b < n; ++b) {
+      for (const auto& row : ch.table[b]) {
+        if (row[p] != 0) s = std::max(s, b + 1);
+      }
+    }
+    closes[p] = std::min(s, n);
+  }
+  std::vector<std::size_t> open_positions(P);
+  for (std::size_t p = 0; p < P; ++p) open_positions[p] = p;
+
+  std::vector<State> states{State{{}, ch.constant, 0, 0}};
+  for (std::size_t s = 0; s <= n; ++s) {
+    std::vector<State> next;
+    for (const State& st : states) {
+      for (int c = 0; c < (s < n ? 2 : 1); ++c) {
+        State x = st;
+        if (s < n) {
+          x.choice.push_back(c == 1);
+          if (c == 1) x.cost += ch.cost[s];
+        }
+        if (s > 0) {  // block s-1's pair term is now known
+          const std::size_t b = s - 1;
+          const bool cur = x.choice[b];
+          const bool nxt = s < n && x.choice[s];
+          const auto& row = ch.table[b][(cur ? 2 : 0) + (nxt ? 1 : 0)];
+          for (std::size_t i = 0; i < open_positions.size(); ++i) {
+            if (x.open[i] != kAbsent) x.open[i] += row[open_positions[i]];
+          }
+        }
+        if (s < n) {  // positions that are recomputations of block s exist only when it is checkpointed
+          for (std::size_t i = 0; i < open_positions.size(); ++i) {
+            if (ch.present_if[open_positions[i]] == static_cast<int>(s) && c == 0) x.open[i] = kAbsent;
+          }
+        }
+        next.push_back(std::move(x));
+      }
+    }
+    // Close the positions that are final after this stage.
+    std::vector<std::size_t> still;
+    std::vector<std::size_t> keep_index;
+    for (std::size_t i = 0; i < open_positions.size(); ++i) {
+      if (closes[open_positions[i]] <= s) continue;
+      still.push_back(open_positions[i]);
+      keep_index.push_back(i);
+    }
+    for (State& x : next) {
+      std::vector<std::int64_t> open;
+      open.reserve(still.size());
+      for (std::size_t i = 0; i < x.open.size(); ++i) {
+        if (closes[open_positions[i]] <= s) x.closed = std::max(x.closed, x.open[i]);
+      }
+      for (std::size_t i : keep_index) open.push_back(x.open[i]);
+      x.open = std::move(open);
+    }
+    open_positions = std::move(still);
+    // Keep the states no other dominates (for equal states, the first).
+    std::vector<bool> dominated(next.size(), false);
+    for (std::size_t i = 0; i < next.size(); ++i) {
+      for (std::size_t j = 0; j < next.size() && !dominated[i]; ++j) {
+        if (i == j || dominated[j] || !dominates(next[j], next[i])) continue;
+        dominated[i] = !dominates(next[i], next[j]) || j < i;
+      }
+    }
+    std::vector<State> kept;
+    for (std::size_t i = 0; i < next.size(); ++i) {
+      if (!dominated[i]) kept.push_back(std::move(next[i]));
+    }
+    states = std::move(kept);
+  }
+  std::vector<ChainChoice> front;
+  for (const State& st : states) front.push_back(ChainChoice{st.choice, st.closed, st.cost});
+  std::sort(front.begin(), front.end(), [](const ChainChoice& a, const ChainChoice& b) {
+    return a.peak != b.peak ? a.peak < b.peak : a.cost < b.cost;
+  });
+  std::vector<ChainChoice> out;
+  for (ChainChoice& c : front) {
+    if (out.empty() || c.cost < out.back().cost) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain, std::int64_t budget) {
+  std::optional<ChainChoice> best;
+  for (const ChainChoice& c : chain_front(chain)) {
+    if (c.peak <= budget && (!best || c.cost < best->cost)) best = c;
+  }
+  return best;
+}
+
+std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
+                                              const RecomputeCost& cost, const GraphFinish& finish) {
+  const CheckpointChain chain = checkpoint_chain(graph, cost, finish);
+  const std::vector<ChainChoice> front = chain_front(chain);
+  std::optional<ChainChoice> best;
+  for (const ChainChoice& c : front) {
+    if (c.peak <= policy.budget && (!best || c.cost < best->cost)) best = c;
+  }
+  if (!best) {
+    throw UserError(policy.where, "checkpoint budget " + std::to_string(policy.budget) +
+                                      " B is below the smallest backward activation peak any choice of the " +
+                                      std::to_string(chain.size()) + " blocks of " + graph->name() + " reaches (" +
+                                      std::to_string(front.empty() ? 0 : front.front().peak) + " B)");
+  }
+  return chain.regions_of(best->checkpointed);
+}
+
+}  // namespace monet
