@@ -12,7 +12,7 @@ namespace monet {
 namespace {
 
 // Recorded on x86_64 with libstdc++ (GCC, C++20), the platform monet is built and tested on.
-constexpr std::uint32_t kRecordedApiVersion = 3;
+constexpr std::uint32_t kRecordedApiVersion = 4;
 constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"SourceLocation", 40, 8},
     {"Bounds", 40, 8},
@@ -46,8 +46,8 @@ constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"OperandTraffic", 24, 8},
     {"ComputationNode", 48, 8},
     {"Precision", 48, 8},
-    {"CheckpointPolicy", 88, 8},
-    {"TrainingSettings", 184, 8},
+    {"CheckpointPolicy", 152, 8},
+    {"TrainingSettings", 248, 8},
     {"Gene", 104, 8},
     {"DesignPoint", 24, 8},
     {"Evaluation", 88, 8},

@@ -16,7 +16,9 @@ namespace monet {
 
 /// Bumped whenever an interface in monet/plugin or a type it passes changes incompatibly.
 /// 3: the ABI tag in MonetPluginLibrary (checked at load); exported Bounds::contains and Link::connects.
-inline constexpr std::uint32_t kPluginApiVersion = 3;
+/// 4: CheckpointPolicy and TrainingSettings grew (the optimal and blocks policies: budget, cost, blocks);
+///    SearchContext hands out seed points (checkpoint genes) and distributes evaluation over MPI ranks.
+inline constexpr std::uint32_t kPluginApiVersion = 4;
 
 struct AbiLayoutEntry {
   std::string_view name;
