@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
     return code;
   } catch (const monet::UserError& e) {
     std::cerr << rank_prefix() << e.what() << "\n";
-    monet::end_ranks(true);
+    monet::end_ranks(true, 2);
     return 2;
   } catch (const std::exception& e) {
     const std::string what = e.what();

@@ -111,6 +111,17 @@ TEST(Distributed, AFailingPointEndsTheRunWithAResumableCheckpoint) {
   for (const char* f : kSameFiles) EXPECT_EQ(test::read_file(part / f), test::read_file(dir.path() / "full" / f)) << f;
 }
 
+// Bad input seen by every rank is still one located error with exit code 2 (a serving rank aborts the job with
+// that code), and nothing is written.
+TEST(Distributed, BadInputUnderMpirunIsExitCodeTwo) {
+  test::ScratchDir dir;
+  const fs::path exp = small_problem(dir);
+  const auto r = run(mpirun(2), exp, dir.path() / "out", " --set search.population=zero");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--set search.population=zero:1:"));
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+}
+
 #else
 
 TEST(Distributed, BuiltWithoutMpiMonetRefusesToRunAsSeveralCopies) {

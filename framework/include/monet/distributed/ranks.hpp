@@ -64,8 +64,9 @@ MONET_API Ranks& world_ranks();
 MONET_API Ranks& local_ranks();
 
 /// Ends the ranks before the process exits. `failed`: this process ends with an error; a serving rank then
-/// aborts every rank (rank 0 would otherwise wait for it forever), rank 0 releases the serving ranks.
-MONET_API void end_ranks(bool failed);
+/// aborts every rank with `exit_code` (rank 0 would otherwise wait for it forever; mpirun exits with that code,
+/// so bad input stays exit code 2), rank 0 releases the serving ranks.
+MONET_API void end_ranks(bool failed, int exit_code = 1);
 
 /// This process's rank once world_ranks() set MPI up, else 0 (for messages).
 MONET_API int current_rank();

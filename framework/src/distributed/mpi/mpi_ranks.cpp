@@ -204,8 +204,8 @@ class MpiRanks final : public Ranks {
 
   /// Ends MPI: rank 0 releases the serving ranks first; a serving rank that fails outside serve() (rank 0 would
   /// wait for it forever) ends every rank.
-  void end(bool failed) {
-    if (failed && rank_ != 0) MPI_Abort(MPI_COMM_WORLD, 1);
+  void end(bool failed, int exit_code) {
+    if (failed && rank_ != 0) MPI_Abort(MPI_COMM_WORLD, exit_code);
     finish();
     MPI_Finalize();
   }
@@ -232,9 +232,9 @@ Ranks& world_ranks() {
 
 int current_rank() { return world() ? world()->rank() : 0; }
 
-void end_ranks(bool failed) {
+void end_ranks(bool failed, int exit_code) {
   if (!world()) return;
-  world()->end(failed);
+  world()->end(failed, exit_code);
   world().reset();
 }
 

@@ -15,7 +15,7 @@ Ranks& world_ranks() {
   return local_ranks();
 }
 
-void end_ranks(bool) {}
+void end_ranks(bool, int) {}
 
 }  // namespace monet
 
