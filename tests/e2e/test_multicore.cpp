@@ -282,7 +282,8 @@ struct ChainRun {
   std::string summary;
 };
 
-ChainRun run_chain(const test::ScratchDir& dir, const std::string& fusion) {
+ChainRun run_chain(const test::ScratchDir& dir, const std::string& fusion, const std::string& sets = "",
+                   const std::string& tag = "") {
   std::string core = test::read_file(test::source_dir() / "architectures/cores/systolic_8x8.toml");
   core.replace(core.find("2_097_152"), 9, "196_608");
   dir.write("small_core.toml", core);
@@ -302,8 +303,8 @@ ChainRun run_chain(const test::ScratchDir& dir, const std::string& fusion) {
                              "[experiment]\nname = \"chain_" + fusion + "\"\n[workload]\nfile = \"chain.toml\"\n"
                              "[architecture]\nfile = \"arch.toml\"\n[fusion]\nplugin = \"" + fusion + "\"\n" +
                                  (fusion == "fused_stacks" ? "stacks = [\"conv1..conv3\"]\n" : ""));
-  const fs::path out = dir.path() / ("out_" + fusion);
-  const auto r = test::monet("run " + q(exp) + " --out " + q(out) + " --log-level warn");
+  const fs::path out = dir.path() / ("out_" + fusion + tag);
+  const auto r = test::monet("run " + q(exp) + " --out " + q(out) + " --log-level warn " + sets);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   return {json::parse(test::read_file(out / "results.json")), r.out};
 }
@@ -326,6 +327,25 @@ TEST(Fusion, FusedStackMovesLessDataOffChipThanLayerByLayer) {
     EXPECT_FALSE((*j)["over_capacity"].get<bool>());
     EXPECT_LE((*j)["architecture"]["cores"][0]["peak_memory_bytes"].get<double>(), 196608 / 8);
   }
+}
+
+// stack_tiles gives a stack its own tile count: 8 slots of 4 output rows instead of one row per slot. conv1's
+// tiles then fetch 5, 6 x 6 and 5 image rows (a halo row at each inner edge) instead of 94 rows in all, and the
+// core holds 4 rows of each layer instead of 1. (With 4 slots of 8 rows the 24 KiB core overflows and spills.)
+TEST(Fusion, StackTilesSetAStacksTileCount) {
+  test::ScratchDir dir;
+  const ChainRun eight = run_chain(dir, "fused_stacks", "--set 'fusion.stack_tiles=[8]'", "_8");
+  const ChainRun rows = run_chain(dir, "fused_stacks");
+  EXPECT_EQ(eight.results["offchip_read_bytes"].get<double>(), 46 * 512 + 3 * 2304);
+  EXPECT_EQ(eight.results["spilled_bytes"].get<double>(), 0.0);
+  const auto peak = [](const json& j) { return j["architecture"]["cores"][0]["peak_memory_bytes"].get<double>(); };
+  EXPECT_GT(peak(eight.results), peak(rows.results));
+  const auto bad = test::monet("run " + q(dir.path() / "exp_fused_stacks.toml") + " --out " + q(dir.path() / "bad") +
+                               " --set 'fusion.stack_tiles=[4, 2]'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("--set fusion.stack_tiles"));
+  EXPECT_THAT(bad.out, HasSubstr("expected one tile count per stack of `stacks` (1), got 2"));
+  EXPECT_FALSE(fs::exists(dir.path() / "bad"));
 }
 
 // GPT-2's attention fused through Split, Reshape and Transpose views: the stack holds the score and value

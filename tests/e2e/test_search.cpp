@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 
 #include "support/csv.hpp"
@@ -327,6 +328,68 @@ TEST(Search, TheHardwareAndFusionExperimentsRunAndTheirGenesAct) {
                                 " --log-level warn --set search.population=4 --set search.generations=1");
   ASSERT_EQ(gpt2.exit_code, 0) << gpt2.out;
   EXPECT_FALSE(test::read_csv(dir.path() / "gpt2/pareto.csv").empty());
+}
+
+// `tiles` on the stack_cuts gene: one tile-count gene per residual block; a stack's count (fusion.stack_tiles)
+// is the smallest non-zero count of the blocks it joins, checked on every kept point against its genes.
+TEST(Search, TileGenesSetEachStacksTileCount) {
+  test::ScratchDir dir;
+  const fs::path out = dir.path() / "tiles";
+  const auto r = test::monet(
+      "run " + q(test::source_dir() / "experiments/search/resnet18_training_fusion_search.toml") + " --out " + q(out) +
+      " --log-level warn --set search.plugin=random --set search.budget=8 --set 'space.genes.cut.tiles=[0, 2, 8]'" +
+      " --set 'space.genes.backward_stacks.values=[true]'" +
+      " --set 'space.genes.rows_per_slot.values=[[\"conv=OY:all\", \"pooling=OY:all\", \"elementwise=OY:all,D:all\", \"norm=OY:all,D:all\"]]'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<std::string> header = test::csv_cells(test::read_file(out / "evaluations.csv")).front();
+  std::vector<std::string> heads;  // block heads, in graph order
+  for (const std::string& c : header) {
+    if (c.rfind("cut:tiles:", 0) == 0) heads.push_back(c.substr(10));
+  }
+  ASSERT_EQ(heads.size(), 8u);  // conv1 + stem, then 7 blocks after the 7 cut genes
+  const json best = json::parse(test::read_file(out / "best/results.json"));
+  std::set<double> latencies;
+  int checked = 0;
+  for (const test::CsvRow& row : test::read_csv(out / "evaluations.csv")) {
+    latencies.insert(row.number("latency_cycles"));
+    fs::path folder = out / "front" / ("point-" + row["id"]);
+    if (!fs::exists(folder)) {
+      if (row.number("latency_cycles") != best["latency_cycles"].get<double>() ||
+          row.number("energy_pj") != best["energy_pj"].get<double>()) {
+        continue;
+      }
+      folder = out / "best";
+    }
+    const std::string resolved = test::read_file(folder / "resolved.toml");
+    static const std::regex tiles_re(R"(stack_tiles = \[([^\]]*)\])"), number_re(R"(\d+)");
+    static const std::regex stacks_re(R"(\bstacks = \[([^\]]*)\])"), quoted_re(R"re("([^"]*)")re");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(resolved, m, tiles_re)) << resolved;
+    std::vector<long> got;
+    for (std::sregex_iterator it(m[1].first, m[1].second, number_re), end; it != end; ++it) got.push_back(std::stol(it->str()));
+    ASSERT_TRUE(std::regex_search(resolved, m, stacks_re)) << resolved;
+    std::vector<std::string> firsts;  // each stack's first operator
+    for (std::sregex_iterator it(m[1].first, m[1].second, quoted_re), end; it != end; ++it) {
+      const std::string spec = (*it)[1].str();
+      firsts.push_back(spec.substr(0, spec.find("..")));
+    }
+    ASSERT_EQ(got.size(), firsts.size()) << resolved;
+    std::vector<long> want;
+    for (const std::string& h : heads) {
+      const std::string v = row["cut:tiles:" + h];
+      const long t = v == "intra" ? 0 : std::stol(v);
+      if (std::find(firsts.begin(), firsts.end(), h) != firsts.end()) want.push_back(0);
+      if (t > 0) want.back() = want.back() == 0 ? t : std::min(want.back(), t);
+    }
+    EXPECT_EQ(got, want) << row["id"];
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  EXPECT_GT(latencies.size(), 2u);  // the tile counts act
+  const auto bad = test::monet("run " + q(test::source_dir() / "experiments/search/resnet18_training_fusion_search.toml") +
+                               " --out " + q(dir.path() / "bad") + " --set 'space.genes.cut.tiles=[-1]'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("space.genes.cut.tiles"));
 }
 
 }  // namespace

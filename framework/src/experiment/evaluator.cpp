@@ -91,7 +91,8 @@ void Evaluator::prewarm() const {
   });
 }
 
-ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std::vector<int>& cn_core) const {
+ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std::vector<int>& cn_core,
+                                   bool memory_by_use) const {
   prewarm();
   const CostFunction fn = [this](const ComputationNode& cn, int core, const StreamedOperands& s) { return cost(cn, core, s); };
   std::vector<int> fixed = allocation;
@@ -99,6 +100,7 @@ ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std
   ScheduleInputs in{*graph_, cns_, *accelerator_, allowed_cores_, fixed, fn};
   in.options = options_;
   if (!cn_core.empty()) in.cn_core = &cn_core;
+  in.memory_by_use = memory_by_use;
   return schedule(in);
 }
 

@@ -825,15 +825,17 @@ class Scheduler {
   };
 
   /// The timeline of a memory from its allocation events (and, with `with_uses`, the bits of each use at every
-  /// step). At equal times releases come first, so a step's bits are what the memory holds from then on.
+  /// step); `peak_uses` gets the bits of each use at the peak either way. At equal times releases come first, so
+  /// a step's bits are what the memory holds from then on.
   static MemoryTimeline timeline(std::vector<MemoryEvent>& events, bool with_uses, std::int64_t& peak,
-                                 std::int64_t& peak_step) {
+                                 std::int64_t& peak_step, std::array<std::int64_t, kMemoryUses>& peak_uses) {
     std::sort(events.begin(), events.end());  // equal (time, delta): any order, the step is the same
     MemoryTimeline tl;
     std::int64_t live = 0;
     std::array<std::int64_t, kMemoryUses> uses{};
     peak = 0;
     peak_step = 0;
+    peak_uses = uses;
     tl.steps.emplace_back(0, 0);
     if (with_uses) tl.by_use.emplace_back(uses);
     for (const MemoryEvent& ev : events) {
@@ -845,9 +847,10 @@ class Scheduler {
       }
       tl.steps.back().second = live;
       if (with_uses) tl.by_use.back() = uses;
-      if (live > peak) {
+      if (live > peak) {  // later allocations at the same time come here again: the step's final bits win
         peak = live;
         peak_step = static_cast<std::int64_t>(tl.steps.size()) - 1;
+        peak_uses = uses;
       }
     }
     return tl;
@@ -893,9 +896,10 @@ class Scheduler {
     result_.peak_composition.resize(cores);
     for (std::size_t c = 0; c < cores; ++c) {
       std::int64_t peak_step = 0;
-      const MemoryTimeline& tl = result_.memory[c] = timeline(events[c], true, s.peak_memory_bits[c], peak_step);
+      std::array<std::int64_t, kMemoryUses> at{};
+      const MemoryTimeline& tl = result_.memory[c] =
+          timeline(events[c], in_.memory_by_use, s.peak_memory_bits[c], peak_step, at);
       const auto k = static_cast<std::size_t>(peak_step);
-      const auto& at = tl.by_use[k];
       auto bits = [&](MemoryUse u) { return at[static_cast<std::size_t>(u)]; };
       PeakComposition& pc = result_.peak_composition[c];
       pc.time = tl.steps[k].first;
@@ -923,7 +927,8 @@ class Scheduler {
     }
     for (const auto& [time, bits] : dram_releases_) dram.push_back({time, -bits});
     std::int64_t peak_step = 0;
-    result_.offchip_memory = timeline(dram, false, s.peak_offchip_bits, peak_step);
+    std::array<std::int64_t, kMemoryUses> peak_uses{};  // not kept: off-chip uses are not told apart
+    result_.offchip_memory = timeline(dram, false, s.peak_offchip_bits, peak_step, peak_uses);
     check_capacities();
   }
 

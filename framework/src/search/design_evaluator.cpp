@@ -69,7 +69,11 @@ struct DesignEvaluator::Impl {
   std::vector<std::string> cut_ops;
   std::vector<std::size_t> cut_after;
   std::vector<std::size_t> cut_genes;  // space gene indices, in order
-  SourceLocation cut_where;
+  SourceLocation cut_where, tiles_where;
+  // the stack_cuts gene's tile counts: one gene per block between candidate cuts (block b ends after
+  // cut_after[b], the last at the end); their values follow the cut genes' in a stage key
+  std::vector<std::int64_t> tile_values;
+  std::vector<std::size_t> tile_genes;  // space gene indices, in order
   // checkpoint genes: the blocks of the chain, one keep / recompute gene each (space gene indices, in order);
   // their values follow the cut genes' in a stage key (they change the training graph)
   std::vector<std::string> ckpt_blocks;
@@ -91,6 +95,7 @@ struct DesignEvaluator::Impl {
     key.reserve(value_genes.size());
     for (std::size_t g : value_genes) key.push_back(p.genes[g]);
     for (std::size_t g : cut_genes) key.push_back(p.genes[g]);
+    for (std::size_t g : tile_genes) key.push_back(p.genes[g]);
     for (std::size_t g : ckpt_genes) key.push_back(p.genes[g]);
     return key;
   }
@@ -102,8 +107,11 @@ struct DesignEvaluator::Impl {
       for (std::size_t k = 0; k < value_specs.size(); ++k) {
         for (Change& c : gene_changes(spec->genes[value_specs[k]], key[k])) changes.push_back(std::move(c));
       }
-      if (!cut_after.empty() && key.size() >= value_specs.size() + cut_after.size()) changes.push_back(stacks_change(key));
-      if (!ckpt_blocks.empty() && key.size() == value_specs.size() + cut_after.size() + ckpt_blocks.size()) {
+      const std::size_t cuts_end = value_specs.size() + cut_after.size() + tile_genes.size();
+      if (!cut_after.empty() && key.size() >= cuts_end) {
+        for (Change& c : stacks_changes(key)) changes.push_back(std::move(c));
+      }
+      if (!ckpt_blocks.empty() && key.size() == cuts_end + ckpt_blocks.size()) {
         changes.push_back(checkpoint_change(key));
       }
       stage->prepared = std::make_shared<const PreparedExperiment>(prepare(source.build(changes), *registry, &cache));
@@ -115,19 +123,34 @@ struct DesignEvaluator::Impl {
     return stage;
   }
 
-  /// fusion.stacks from the cut genes' values (0 = a stack ends after the operator, 1 = the next one joins it).
-  [[nodiscard]] Change stacks_change(const std::vector<std::int32_t>& key) const {
+  /// fusion.stacks from the cut genes' values (0 = a stack ends after the operator, 1 = the next one joins it),
+  /// and with tile genes fusion.stack_tiles: per stack the smallest non-zero count of its blocks (0 if none).
+  [[nodiscard]] std::vector<Change> stacks_changes(const std::vector<std::int32_t>& key) const {
     auto stacks = std::make_shared<toml::array>();
+    auto tiles = std::make_shared<toml::array>();
+    const std::size_t tiles_at = value_specs.size() + cut_after.size();
     std::size_t first = 0;
+    std::int64_t count = 0;  // of the stack being closed
+    const auto join = [&](std::size_t block) {
+      if (tile_genes.empty()) return;
+      const std::int64_t t = tile_values[static_cast<std::size_t>(key[tiles_at + block])];
+      if (t > 0) count = count == 0 ? t : std::min(count, t);
+    };
     const auto close = [&](std::size_t last) {
       stacks->push_back(first == last ? cut_ops[first] : cut_ops[first] + ".." + cut_ops[last]);
+      tiles->push_back(count);
       first = last + 1;
+      count = 0;
     };
     for (std::size_t k = 0; k < cut_after.size(); ++k) {
+      join(k);
       if (key[value_specs.size() + k] == 0) close(cut_after[k]);
     }
+    join(cut_after.size());
     close(cut_ops.size() - 1);
-    return Change{"fusion.stacks", std::shared_ptr<const toml::node>(std::move(stacks)), cut_where};
+    std::vector<Change> out{Change{"fusion.stacks", std::shared_ptr<const toml::node>(std::move(stacks)), cut_where}};
+    if (!tile_genes.empty()) out.push_back(Change{"fusion.stack_tiles", std::shared_ptr<const toml::node>(std::move(tiles)), tiles_where});
+    return out;
   }
 
   /// training.checkpoint.blocks from the checkpoint genes' values (0 = keep, 1 = recompute).
@@ -224,6 +247,25 @@ struct DesignEvaluator::Impl {
     }
     if (cut_after.empty()) {
       throw UserError(g.where, "stack_cuts = \"" + g.operators + "\" matches no operator before '" + last + "' in " + g.within);
+    }
+    if (g.tiles.empty()) return;
+    // One tile-count gene per block: a stack's count is then free wherever the cuts put its ends.
+    tile_values = g.tiles;
+    tiles_where = g.tiles_where;
+    const auto zero = std::find(g.tiles.begin(), g.tiles.end(), 0);
+    for (std::size_t b = 0; b <= cut_after.size(); ++b) {
+      const std::string& head = cut_ops[b == 0 ? 0 : cut_after[b - 1] + 1];
+      Gene gene;
+      gene.key = "tiles:" + head;
+      gene.name = g.name + ":tiles:" + head;
+      gene.group = GeneGroup::fusion;
+      for (std::int64_t t : g.tiles) gene.labels.push_back(t == 0 ? "intra" : std::to_string(t));
+      gene.ordinal = true;
+      gene.configured = zero == g.tiles.end() ? 0 : static_cast<std::int32_t>(zero - g.tiles.begin());
+      tile_genes.push_back(space.genes.size());
+      value_spec.push_back(-1);
+      alloc_index.push_back(-1);
+      space.genes.push_back(std::move(gene));
     }
   }
 
@@ -400,15 +442,20 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
       if (g.kind == GeneSpec::Kind::value && std::find(g.paths.begin(), g.paths.end(), "fusion.stacks") != g.paths.end()) {
         throw UserError(g.where, "fusion.stacks is set by the stack_cuts gene; it cannot be a gene of its own too");
       }
+      if (!m.tile_genes.empty() && g.kind == GeneSpec::Kind::value &&
+          std::find(g.paths.begin(), g.paths.end(), "fusion.stack_tiles") != g.paths.end()) {
+        throw UserError(g.where, "fusion.stack_tiles is set by the stack_cuts gene's `tiles`; it cannot be a gene of its own too");
+      }
     }
     // The configured point cuts everywhere: its stages are the segments between candidate cuts.
     for (std::size_t k = 0; k < m.cut_genes.size(); ++k) configured.push_back(0);
+    for (std::size_t g : m.tile_genes) configured.push_back(m.space.genes[g].configured);
     base = std::const_pointer_cast<Stage>(m.make_stage(configured));
     if (!base->prepared) throw UserError(base->error);
     m.base = base;
   }
   if (!m.ckpt_genes.empty()) {
-    // Stage keys: value genes, cut genes (already in `configured`), then the checkpoint genes.
+    // Stage keys: value genes, cut and tile genes (already in `configured`), then the checkpoint genes.
     for (std::size_t b = 0; b < m.ckpt_genes.size(); ++b) configured.push_back(m.space.genes[m.ckpt_genes[b]].configured);
     std::vector<std::int32_t> keep_all = configured;
     std::fill(keep_all.end() - static_cast<std::ptrdiff_t>(m.ckpt_genes.size()), keep_all.end(), 0);
@@ -477,7 +524,7 @@ std::vector<int> cn_cores(const DesignSpace& space, const std::vector<int>& allo
 
 }  // namespace
 
-DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point) const {
+DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point, bool memory_by_use) const {
   const Impl& m = *impl_;
   ensure(point.genes.size() == m.space.genes.size(), "design point of the wrong size");
   for (std::size_t g = 0; g < point.genes.size(); ++g) {
@@ -486,7 +533,8 @@ DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point) const 
   const std::shared_ptr<const Stage> stage = m.stage(m.stage_key(point));
   if (!stage->prepared) throw UserError(stage->error);
   const std::vector<int> cn_core = cn_cores(m.space, m.alloc_index, *stage, point);
-  Detail d{stage->prepared, stage->prepared->evaluator->evaluate(stage->prepared->configured_allocation, cn_core)};
+  Detail d{stage->prepared,
+           stage->prepared->evaluator->evaluate(stage->prepared->configured_allocation, cn_core, memory_by_use)};
   if (!m.alloc.empty()) {
     // The point's allocation genes as [allocation.group] entries: its resolved.toml reproduces it.
     auto copy = std::make_shared<PreparedExperiment>(*stage->prepared);
@@ -512,7 +560,7 @@ Evaluation DesignEvaluator::evaluate(const DesignPoint& point) const {
   const std::size_t n = m.space.objectives.size();
   Detail d;
   try {
-    d = detail(point);
+    d = detail(point, false);
   } catch (const UserError& err) {
     e.objectives.assign(n, std::numeric_limits<double>::quiet_NaN());
     e.violation = std::numeric_limits<double>::infinity();

@@ -198,6 +198,11 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
       gene.within = g->required_string("within", "\"FIRST..LAST\": the forward operators the stacks cover");
       gene.within_where = g->where("within");
       if (gene.within.find("..") == std::string::npos) g->fail("within", "expected \"FIRST..LAST\" (operator names)");
+      if (g->has("tiles")) {
+        gene.tiles = *g->integer_list("tiles", Bounds{0.0, 65536.0});
+        gene.tiles_where = g->where("tiles");
+        if (gene.tiles.empty()) g->fail("tiles", "the domain is empty: give at least one tile count");
+      }
       for (const GeneSpec& other : spec.genes) {
         if (other.kind == GeneSpec::Kind::stack_cuts) g->fail("stack_cuts", "one stack_cuts gene per space (it sets fusion.stacks)");
       }

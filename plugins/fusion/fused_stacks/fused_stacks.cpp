@@ -17,7 +17,7 @@ class FusedStacks final : public FusionStrategy {
     PluginInfo i;
     i.kind = PluginKind::fusion;
     i.name = "fused_stacks";
-    i.version = "1.0.0";
+    i.version = "1.1.0";
     i.summary = "Stacks of consecutive operators executed tile by tile, depth first (layer fusion)";
     i.description =
         "`stacks` lists stacks as \"FIRST..LAST\" (operator names, inclusive, in graph order; a single name is a "
@@ -32,7 +32,9 @@ class FusedStacks final : public FusionStrategy {
         "any stack run whole (split by `inter` only); with "
         "`stream_singletons` their operands stream from/to off-chip memory (Stream's choice). In a training "
         "graph the backward operators of a stack's forward operators form a stack of their own "
-        "(`backward_stacks`). Tiles never cut a reduction dimension.";
+        "(`backward_stacks`). `stack_tiles` gives each listed stack its own tile count: every operator of the "
+        "stack (and of its backward stack) is cut into N parts along each dimension its `intra` rule names (0: the "
+        "rule's own counts). Tiles never cut a reduction dimension.";
     i.params = {
         ParamSpec::string_list("stacks", std::vector<std::string>{})
             .with_doc("stacks as \"FIRST..LAST\" operator-name ranges"),
@@ -48,6 +50,9 @@ class FusedStacks final : public FusionStrategy {
             .with_doc("operands of operators outside the stacks stream from/to off-chip memory while they run"),
         ParamSpec::boolean("backward_stacks", true)
             .with_doc("training graphs: the backward operators of each stack form a stack too"),
+        ParamSpec::integer_list("stack_tiles", std::vector<std::int64_t>{})
+            .with_doc("per listed stack (same order as `stacks`, or empty): the parts each of its operators is cut "
+                      "into along its intra rule's dimensions, 0 = the intra rule's counts"),
     };
     return i;
   }
@@ -59,7 +64,19 @@ class FusedStacks final : public FusionStrategy {
         inter_(parse_tiling_rules(p, "inter")),
         stream_singletons_(p.get_bool("stream_singletons")),
         backward_stacks_(p.get_bool("backward_stacks")),
+        stack_tiles_(p.get_ints("stack_tiles")),
         where_(p.where("stacks")) {
+    if (!stack_tiles_.empty() && stack_tiles_.size() != stack_specs_.size()) {
+      p.fail("stack_tiles", "expected one tile count per stack of `stacks` (" + std::to_string(stack_specs_.size()) +
+                                "), got " + std::to_string(stack_tiles_.size()));
+    }
+    for (std::int64_t t : stack_tiles_) {
+      // A bound, not a cap: a stack of millions of slots would be millions of CNs per operator.
+      if (t < 0 || t > kMaxStackTiles) {
+        p.fail("stack_tiles", "expected tile counts from 0 (the intra rules' own) to " + std::to_string(kMaxStackTiles) +
+                                  ", got " + std::to_string(t));
+      }
+    }
     if (auto_ && !stack_specs_.empty()) {
       p.fail("auto_stacks", "auto_stacks = true forms stacks only when `stacks` is empty, and `stacks` lists " +
                                 std::to_string(stack_specs_.size()) +
@@ -72,7 +89,8 @@ class FusedStacks final : public FusionStrategy {
     const std::size_t n = graph.operators().size();
     std::vector<int> stack_of(n, -1);
     std::vector<std::vector<OperatorId>> stacks;
-    form_stacks(graph, acc, allowed, stack_of, stacks);
+    std::vector<std::int64_t> tiles_of;  // per stack: stack_tiles' count, 0 = the intra rules'
+    form_stacks(graph, acc, allowed, stack_of, stacks, tiles_of);
 
     // Units of execution in priority order: a stack (at its first operator) or a single operator.
     std::vector<bool> emitted(stacks.size(), false);
@@ -92,21 +110,27 @@ class FusedStacks final : public FusionStrategy {
       }
       if (emitted[static_cast<std::size_t>(s)]) continue;
       emitted[static_cast<std::size_t>(s)] = true;
-      emit_stack(graph, allowed, stacks[static_cast<std::size_t>(s)], next_stack_id++, out);
+      emit_stack(graph, allowed, stacks[static_cast<std::size_t>(s)], tiles_of[static_cast<std::size_t>(s)],
+                 next_stack_id++, out);
     }
     return out;
   }
 
  private:
   /// Depth-first order of one stack: slot by slot, each operator's share of tiles (with all its groups).
-  void emit_stack(const Graph& graph, const std::vector<std::vector<int>>& allowed, const std::vector<OperatorId>& ops, int stack_id,
-                  std::vector<ComputationNode>& out) const {
+  /// `parts` > 0 replaces the count of every split of the operators' intra rules.
+  void emit_stack(const Graph& graph, const std::vector<std::vector<int>>& allowed, const std::vector<OperatorId>& ops,
+                  std::int64_t parts, int stack_id, std::vector<ComputationNode>& out) const {
     std::vector<std::vector<ComputationNode>> tiles;
     std::size_t slots = 0;
     for (OperatorId id : ops) {
       const Operator& op = graph.op(id);
       const TilingRule* in = op.is_view() ? nullptr : tiling_rule_for(intra_, op);
-      tiles.push_back(tile_operator(graph, op, inter_splits(graph, op, inter_, allowed[static_cast<std::size_t>(op.id)].size()), in ? in->splits : std::vector<TileSplit>{}));
+      std::vector<TileSplit> splits = in ? in->splits : std::vector<TileSplit>{};
+      if (parts > 0) {
+        for (TileSplit& t : splits) t.parts = parts;
+      }
+      tiles.push_back(tile_operator(graph, op, inter_splits(graph, op, inter_, allowed[static_cast<std::size_t>(op.id)].size()), splits));
       if (op.is_view()) continue;  // a view moves nothing: its readers read through it, tile by tile
       const std::size_t intra = tiles.back().size() / static_cast<std::size_t>(std::max(1, tiles.back().front().groups));
       slots = slots == 0 ? intra : std::min(slots, intra);
@@ -131,12 +155,13 @@ class FusedStacks final : public FusionStrategy {
   }
 
   void form_stacks(const Graph& graph, const Accelerator& acc, const std::vector<std::vector<int>>& allowed, std::vector<int>& stack_of,
-                   std::vector<std::vector<OperatorId>>& stacks) const {
-    auto add = [&](std::vector<OperatorId> ops) {
+                   std::vector<std::vector<OperatorId>>& stacks, std::vector<std::int64_t>& tiles_of) const {
+    auto add = [&](std::vector<OperatorId> ops, std::int64_t tiles) {
       if (ops.empty()) return;
       const int id = static_cast<int>(stacks.size());
       for (OperatorId o : ops) stack_of[static_cast<std::size_t>(o)] = id;
       stacks.push_back(std::move(ops));
+      tiles_of.push_back(tiles);
     };
     auto index_of = [&](const std::string& name) {
       const Operator* op = graph.find_operator(name);
@@ -148,6 +173,7 @@ class FusedStacks final : public FusionStrategy {
       return op->id;
     };
     std::vector<std::vector<OperatorId>> forward;
+    std::vector<std::int64_t> forward_tiles;
     for (const std::string& spec : stack_specs_) {
       const auto dots = spec.find("..");
       const OperatorId first = index_of(trim(dots == std::string::npos ? spec : spec.substr(0, dots)));
@@ -161,8 +187,10 @@ class FusedStacks final : public FusionStrategy {
         }
         ops.push_back(o);
       }
+      const std::int64_t tiles = stack_tiles_.empty() ? 0 : stack_tiles_[forward.size()];
       forward.push_back(ops);
-      add(ops);
+      forward_tiles.push_back(tiles);
+      add(ops, tiles);
     }
     if (stack_specs_.empty() && auto_) {
       // Consecutive forward operators while all their weights fit in the cores' memories for weights. An
@@ -182,7 +210,8 @@ class FusedStacks final : public FusionStrategy {
       auto close = [&] {
         if (cur.empty()) return;
         forward.push_back(cur);
-        add(cur);
+        forward_tiles.push_back(0);
+        add(cur, 0);
         cur.clear();
         weights = 0;
       };
@@ -205,7 +234,8 @@ class FusedStacks final : public FusionStrategy {
       close();
     }
     if (backward_stacks_) {
-      for (const auto& f : forward) {
+      for (std::size_t k = 0; k < forward.size(); ++k) {
+        const auto& f = forward[k];
         std::vector<OperatorId> back;
         for (const Operator& op : graph.operators()) {
           if ((op.phase != Phase::backward_dx && op.phase != Phase::backward_dw) || op.derived_from == kNone) continue;
@@ -213,7 +243,7 @@ class FusedStacks final : public FusionStrategy {
             back.push_back(op.id);
           }
         }
-        if (back.size() > 1) add(back);
+        if (back.size() > 1) add(back, forward_tiles[k]);
       }
     }
   }
@@ -224,7 +254,9 @@ class FusedStacks final : public FusionStrategy {
   std::vector<TilingRule> inter_;
   bool stream_singletons_;
   bool backward_stacks_;
+  std::vector<std::int64_t> stack_tiles_;
   SourceLocation where_;
+  static constexpr std::int64_t kMaxStackTiles = 1 << 16;
 };
 
 }  // namespace

@@ -27,8 +27,10 @@ class MONET_API Evaluator {
             std::shared_ptr<CostCache> cache = nullptr);
 
   /// Schedules with `allocation` (per operator: a fixed core, or -1 to let the scheduler choose; empty: all -1)
-  /// and `cn_core` (per CN: a fixed core that wins over the operator's, or -1; empty: none).
-  [[nodiscard]] ScheduleResult evaluate(const std::vector<int>& allocation, const std::vector<int>& cn_core = {}) const;
+  /// and `cn_core` (per CN: a fixed core that wins over the operator's, or -1; empty: none). `memory_by_use`:
+  /// see ScheduleInputs (off for a search's points, which need no plots).
+  [[nodiscard]] ScheduleResult evaluate(const std::vector<int>& allocation, const std::vector<int>& cn_core = {},
+                                        bool memory_by_use = true) const;
   /// Costs every distinct (tile, allowed core) query in parallel, once per evaluator: a cold run's cost-model
   /// work is known before scheduling.
   void prewarm() const;

@@ -146,6 +146,9 @@ struct ScheduleInputs {
   const CostFunction& cost;
   ScheduleOptions options{};
   const std::vector<int>* cn_core = nullptr;  // per CN: a fixed core that wins over fixed_core, or -1
+  /// Record MemoryTimeline::by_use (what each core's memory holds at every step, for the plots). A search's
+  /// points skip it: only the composition at the peak enters their metrics.
+  bool memory_by_use = true;
 };
 
 /// Event-driven list scheduling (docs/evaluation.md):

@@ -33,12 +33,13 @@ class MONET_API DesignEvaluator {
   [[nodiscard]] Evaluation evaluate(const DesignPoint& point) const;
 
   /// Everything about one point, for its full report: its prepared experiment and schedule. Throws UserError
-  /// when the point cannot be evaluated.
+  /// when the point cannot be evaluated. `memory_by_use = false` skips the per-step memory composition, which
+  /// only the plots need (evaluate() does, for speed).
   struct Detail {
     std::shared_ptr<const PreparedExperiment> prepared;
     ScheduleResult schedule;
   };
-  [[nodiscard]] Detail detail(const DesignPoint& point) const;
+  [[nodiscard]] Detail detail(const DesignPoint& point, bool memory_by_use = true) const;
 
   struct Stats {
     std::size_t variants = 0;        // experiment variants prepared

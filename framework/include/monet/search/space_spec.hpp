@@ -33,6 +33,10 @@ struct GeneSpec {
   // ("FIRST..LAST"); one cut/fuse gene per such operator, and the stacks they make replace fusion.stacks
   std::string within;
   SourceLocation within_where;
+  // and, with `tiles`, one tile-count gene per block between candidate cuts over these counts (0: the intra
+  // rules' own); a stack's count (fusion.stack_tiles) is the smallest non-zero count of its blocks
+  std::vector<std::int64_t> tiles;
+  SourceLocation tiles_where;
   // checkpoint genes: `candidates` = "blocks": one keep / recompute gene per block of the chain
   // (ModuleTree::blocks()), together setting training.checkpoint.blocks
   std::string candidates;
