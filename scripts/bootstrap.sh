@@ -52,6 +52,10 @@ if [[ $mode == run ]]; then
 fi
 
 ctest --test-dir build -j "$jobs" --output-on-failure
+echo "== ThreadSanitizer: parallel searches; and monet built without MPI =="
+build build-tsan -DMONET_TSAN=ON -DMONET_MPI=OFF -DMONET_BUILD_TESTS=OFF -DMONET_BUILD_BENCH=OFF \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -DNDEBUG"
+./scripts/ci/threads_and_no_mpi.sh build-tsan build
 echo "== sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer =="
 # -O1 and line tables only: what sanitizer reports need (file:line stacks) for less compile time than -O2 -g.
 build build-asan -DMONET_SANITIZE=ON -DMONET_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -DNDEBUG"

@@ -18,6 +18,11 @@ struct RunOptions {
   double checkpoint_every = 0;  // seconds between resumable checkpoints of a search (0 = none; docs/distributed.md)
 };
 int run_command(const RunOptions& options);
+/// Under MPI every rank prepares the same experiment; before the work starts they agree on whether one failed.
+/// A rank whose preparation threw calls this from its error handler (failed = true), the others reach it in
+/// run_command: returns the lowest failing rank, which alone reports the error (all ranks then end normally
+/// with exit code 2, no MPI_Abort), or -1 when no agreement is pending (the error came later: abort).
+int agree_on_setup(bool failed);
 
 int validate_command(const std::string& file);
 

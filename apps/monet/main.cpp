@@ -183,8 +183,10 @@ int main(int argc, char** argv) {
     monet::end_ranks(false);
     return code;
   } catch (const monet::UserError& e) {
-    std::cerr << rank_prefix() << e.what() << "\n";
-    monet::end_ranks(true, 2);
+    // Bad input seen while every rank prepares the experiment: the lowest failing rank reports it, once.
+    const int first = monet::cli::agree_on_setup(true);
+    if (first < 0 || first == monet::current_rank()) std::cerr << rank_prefix() << e.what() << "\n";
+    monet::end_ranks(first < 0, 2);
     return 2;
   } catch (const std::exception& e) {
     const std::string what = e.what();

@@ -144,7 +144,16 @@ std::string rank_loads_text(const std::vector<RankLoad>& loads) {
   return out;
 }
 
+/// Set once the ranks exist, until they have agreed on the preparation (agree_on_setup).
+bool setup_agreement_pending = false;
+
 }  // namespace
+
+int agree_on_setup(bool failed) {
+  if (!setup_agreement_pending) return -1;
+  setup_agreement_pending = false;
+  return world_ranks().first_failed(failed);
+}
 
 int run_command(const RunOptions& o) {
   StopOnSignal on_signal;  // from the start: a Ctrl-C while the experiment is prepared stops before the first batch
@@ -155,6 +164,7 @@ int run_command(const RunOptions& o) {
   }
   // Under mpirun/srun every rank runs this; rank 0 runs the search and writes, the others evaluate for it.
   Ranks& ranks = world_ranks();
+  setup_agreement_pending = true;
   if (ranks.rank() != 0) {
     spdlog::set_pattern("[%l] rank " + std::to_string(ranks.rank()) + ": %v");
     if (spdlog::get_level() < spdlog::level::warn) spdlog::set_level(spdlog::level::warn);  // rank 0 tells the story
@@ -196,6 +206,7 @@ int run_command(const RunOptions& o) {
     }
   } save_costs{evaluator, o.cost_cache};
   auto search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
+  if (agree_on_setup(false) >= 0) return 2;  // another rank rejected the input and says why
   if (ranks.rank() != 0) {
     ranks.serve([&evaluator](const DesignPoint& p) { return evaluator.evaluate(p); });
     return 0;

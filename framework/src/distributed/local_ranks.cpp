@@ -85,6 +85,7 @@ class LocalRanks final : public Ranks {
   }
   void serve(const Evaluate&) override {}
   void finish() override {}
+  [[nodiscard]] int first_failed(bool failed) override { return failed ? 0 : -1; }
   [[nodiscard]] std::vector<RankLoad> loads() const override { return {load_}; }
   void reset_loads() override { load_ = RankLoad{}; }
 

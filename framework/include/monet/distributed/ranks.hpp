@@ -50,6 +50,9 @@ class MONET_API Ranks {
   virtual void serve(const Evaluate& evaluate) = 0;
   /// On rank 0: releases the serving ranks (idempotent; also done by end_ranks).
   virtual void finish() = 0;
+  /// Collective (every rank calls it at the same step): the lowest rank whose `failed` is true, or -1. Ranks
+  /// that all reject the same input then end with one message and no MPI_Abort.
+  [[nodiscard]] virtual int first_failed(bool failed) = 0;
   /// Per rank, since the last reset.
   [[nodiscard]] virtual std::vector<RankLoad> loads() const = 0;
   virtual void reset_loads() = 0;

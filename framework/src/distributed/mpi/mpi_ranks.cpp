@@ -71,6 +71,15 @@ class MpiRanks final : public Ranks {
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return size_; }
 
+  [[nodiscard]] int first_failed(bool failed) override {
+    int mine = failed ? rank_ : size_;
+    int lowest = size_;
+    MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (lowest == size_) return -1;
+    finished_ = true;  // no rank serves: nothing to release
+    return lowest;
+  }
+
   [[nodiscard]] std::vector<Evaluation> evaluate(const std::vector<DesignPoint>& points, std::size_t first_index,
                                                  const Evaluate& evaluate) override {
     ensure(rank_ == 0, "only rank 0 distributes evaluations");
