@@ -97,6 +97,17 @@ TEST(Search, FrontPointsKeepTheirResults) {
   EXPECT_THAT(bad.out, HasSubstr("front_points"));
 }
 
+// A search over a space without genes (here: [space] removed) has one point; a population of repeats of it must
+// take that point's evaluation (a default evaluation's empty point once passed for it: an internal error).
+TEST(Search, ASpaceWithoutGenesIsItsConfiguredPoint) {
+  test::ScratchDir dir;
+  const auto r = run(kSmall, dir.path() / "one", " --unset space --set search.plugin=nsga2 --set search.population=4 --set search.generations=1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = test::read_csv(dir.path() / "one/evaluations.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["feasible"], "true");
+}
+
 TEST(Search, IdenticalResultsAtOneAndTwoThreads) {
   // 4,096 distinct points evaluated in parallel batches; and an NSGA-II run.
   test::ScratchDir dir;

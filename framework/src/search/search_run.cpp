@@ -112,10 +112,16 @@ class KernelSearchContext final : public SearchContext {
         result_.failure = failure_text(f);
         throw SearchStopped();
       }
-      for (std::size_t k = 0; k < fresh.size(); ++k) out.evaluations[fresh[k]] = std::move(got[k]);
+      std::vector<bool> evaluated(points.size(), false);
+      for (std::size_t k = 0; k < fresh.size(); ++k) {
+        out.evaluations[fresh[k]] = std::move(got[k]);
+        evaluated[fresh[k]] = true;
+      }
       for (std::size_t k : fresh) remember(out.evaluations[k], batch);
+      // Repeats take their first evaluation (by position, not by comparing points: a default Evaluation's empty
+      // point equals the one point of a space without genes).
       for (std::size_t i = 0; i < points.size(); ++i) {
-        if (out.evaluations[i].point != points[i]) out.evaluations[i] = result_.archive[index_.at(points[i])];
+        if (!evaluated[i]) out.evaluations[i] = result_.archive[index_.at(points[i])];
       }
     }
     result_.requested += points.size();
