@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/test_support.hpp"
 
@@ -41,6 +43,35 @@ TEST(Datacenter, SelectiveRecomputeOnOneChip) {
   const json b = json::parse(test::read_file(dir.path() / "b/results.json"));
   EXPECT_EQ(a["latency_cycles"], b["latency_cycles"]);
   EXPECT_EQ(a["training"]["saved_activation_bytes"], b["training"]["saved_activation_bytes"]);
+}
+
+// Megatron's three granularities as a grid over [parallelism] recompute: selective recomputation removes exactly
+// the attention core's 5·a·s²·b bytes per layer from the backward-pass activation peak (2 layers, a 4, s 128,
+// b 2: 2 · 655,360), full recomputation removes more, and each step is slower than the one before.
+TEST(Datacenter, RecomputeGranularitiesAsAGrid) {
+  test::ScratchDir dir;
+  const auto exp = test::source_dir() / "experiments/datacenter/gpt_small_tpu_v4_recompute.toml";
+  const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "g"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string csv = test::read_file(dir.path() / "g/evaluations.csv");
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> by;  // recompute -> (latency, peak)
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "id,batch,recompute,latency_cycles,energy_pj,training.peak_activation_bytes,feasible,violation,reason");
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::istringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+    ASSERT_GE(f.size(), 6u) << line;
+    by[f[2]] = {std::stoll(f[3]), std::stoll(f[5])};
+  }
+  ASSERT_EQ(by.size(), 3u);
+  const auto none = by.at("\"\"\"none\"\"\""), sel = by.at("\"\"\"selective\"\"\""), full = by.at("\"\"\"full\"\"\"");
+  EXPECT_EQ(none.second - sel.second, 2 * 5 * 4 * 128 * 128 * 2);
+  EXPECT_LT(full.second, sel.second);
+  EXPECT_LT(none.first, sel.first);
+  EXPECT_LT(sel.first, full.first);
 }
 
 }  // namespace
