@@ -130,6 +130,39 @@ TEST_F(Gpt, SavedActivationsAtOneTrillionScale) {
   expect_per_layer(*apply_checkpointing(g, recompute_policy("selective", SourceLocation{"test"})), d, 1'782'579'200);
 }
 
+// One rank of a tensor-parallel group (Megatron's column/row split, collectives left out): Korthikanti et al.'s
+// per-GPU bytes per layer s·b·h·(10 + 24/t + 5·a·s/(h·t)), and their Figure 1's tensor-parallel activation memory
+// to the printed digit: 22B (h 6144, a 64, L 48, t 8, p 1, b 4) 59.25 GiB; 175B (h 12288, a 96, L 96, t 8, p 8,
+// v 3, b 1) 66.84 GiB; 530B (h 20480, a 128, L 105, t 8, p 35, v 3) 114.02 GiB; 1T (h 25600, a 160, L 128, t 8,
+// p 64, v 1) 131.25 GiB. The bytes per layer come from the graph (two layers built); the layers on the first
+// pipeline stage times its in-flight micro-batches, L · (1 + (p − 1)/(p·v)) for v > 1, is the 1F1B schedule's
+// (datacenter.md §2.5), not modelled yet.
+TEST_F(Gpt, TensorParallelRankMatchesKorthikantiFigure1) {
+  struct Row {
+    std::int64_t h, a, L, b, p, v;
+    double gib;
+  };
+  for (const Row& r : {Row{6144, 64, 48, 4, 1, 1, 59.25}, Row{12288, 96, 96, 1, 8, 3, 66.84},
+                       Row{20480, 128, 105, 1, 35, 3, 114.02}, Row{25600, 160, 128, 1, 64, 1, 131.25}}) {
+    const std::int64_t t = 8, s = 2048;
+    const Dims d{r.h, r.a, 2, s, 51200, r.b};
+    const GraphPtr g = training(gpt_toml(d, "tensor_parallel = 8\n"));
+    const std::int64_t sbh = s * r.b * r.h, as2b = r.a * s * s * r.b;
+    const std::int64_t per_layer = 10 * sbh + 24 * sbh / t + 5 * as2b / t;
+    expect_per_layer(*g, d, per_layer);
+    const double in_flight = r.v > 1 ? 1.0 + static_cast<double>(r.p - 1) / static_cast<double>(r.p * r.v) : 1.0;
+    const double gib = static_cast<double>(r.L * per_layer) * in_flight / (1024.0 * 1024.0 * 1024.0);
+    EXPECT_DOUBLE_EQ(std::round(gib * 100) / 100, r.gib) << r.h;
+  }
+  // Per-rank parameters: the column-split QKV and fc1 (with their biases) and row-split projection and fc2 are
+  // 1/t, their output biases and the norms are replicated; the word embeddings are split by vocabulary.
+  const std::int64_t h = 64, L = 2, t = 4, V = 100, s = 32;
+  const GraphPtr g = load(gpt_toml({h, 4, L, s, V, 1}, "tensor_parallel = 4\n"));
+  EXPECT_EQ(g->parameter_count(), L * (12 * h * h / t + 7 * h / t + 6 * h) + V / t * h + s * h + 2 * h);
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2, 32, 100, 1}, "tensor_parallel = 8\n")),
+              HasSubstr("tensor_parallel = 8 does not divide heads = 4"));
+}
+
 TEST_F(Gpt, NoDropoutKeepsNoMasks) {
   const Dims d{64, 4, 2, 32, 100, 2};
   const GraphPtr g = training(gpt_toml(d, "hidden_dropout = 0\nattention_dropout = 0\n"));

@@ -25,6 +25,7 @@ struct GptConfig {
   std::string name = "gpt";
   std::int64_t hidden = 0, layers = 0, heads = 0, seq = 0, vocab = 0, ffn = 0;
   std::int64_t micro_batch = 1, global_batch = 1;
+  std::int64_t tensor = 1;  // the graph of one rank of a tensor-parallel group of this size (collectives left out)
   double hidden_dropout = 0.1, attention_dropout = 0.1;
   ElementType dtype = ElementType::bf16;
 };
@@ -41,6 +42,7 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override) {
   c.ffn = w.integer("ffn_hidden", Bounds::at_least(1)).value_or(4 * c.hidden);
   c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
   c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
+  c.tensor = w.integer("tensor_parallel", Bounds::at_least(1)).value_or(1);
   c.hidden_dropout = w.number("hidden_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.hidden_dropout);
   c.attention_dropout = w.number("attention_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.attention_dropout);
   if (auto d = w.string("dtype")) {
@@ -50,6 +52,13 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override) {
   }
   if (c.hidden % c.heads != 0) {
     w.fail("heads", std::to_string(c.heads) + " heads do not divide hidden = " + std::to_string(c.hidden));
+  }
+  for (const auto& [key, value] : {std::pair<const char*, std::int64_t>{"heads", c.heads}, {"ffn_hidden", c.ffn},
+                                   {"vocab", c.vocab}}) {
+    if (value % c.tensor != 0) {
+      w.fail("tensor_parallel", "tensor_parallel = " + std::to_string(c.tensor) + " does not divide " + key + " = " +
+                                    std::to_string(value) + " (Megatron splits heads, the MLP and the vocabulary)");
+    }
   }
   if (c.global_batch % c.micro_batch != 0) {
     w.fail("global_batch", "global_batch = " + std::to_string(c.global_batch) + " is not a multiple of micro_batch = " +
@@ -65,7 +74,8 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override) {
     w.fail("micro_batch", "a tensor of this configuration would hold " + format_number(static_cast<double>(largest)) +
                               " elements, more than monet counts in 64-bit bits");
   }
-  w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch"});
+  w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
+            "tensor_parallel"});
   return c;
 }
 
@@ -76,7 +86,8 @@ class GptBuilder {
   GraphPtr build() && {
     const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden;
     const TensorId tokens = tensor("tokens", {B, S}, ElementType::int64, TensorRole::input);
-    const TensorId wte = weight("embedding.word_embeddings.weight", {c_.vocab, H});
+    // Tensor parallel: the vocabulary is split over the ranks (VocabParallelEmbedding), positions are not.
+    const TensorId wte = weight("embedding.word_embeddings.weight", {c_.vocab / c_.tensor, H});
     const TensorId wpe = weight("embedding.position_embeddings.weight", {S, H});
     const TensorId words = act("embedding.word_embeddings", {B, S, H});
     ops::embedding(b_, op("embedding.word_embeddings", "embedding.word_embeddings", "Embedding"), wte, tokens, words);
@@ -88,7 +99,7 @@ class GptBuilder {
     TensorId x = dropout("embedding.dropout", "embedding", sum, c_.hidden_dropout);
     for (std::int64_t l = 0; l < c_.layers; ++l) x = layer("layers." + std::to_string(l), x);
     const TensorId final_ln = layer_norm("final_layernorm", "final_layernorm", x);
-    const TensorId logits = act("output_layer", {B, S, c_.vocab});
+    const TensorId logits = act("output_layer", {B, S, c_.vocab / c_.tensor});
     Operator head = op("output_layer", "output_layer", "MatMul");
     head.kind = OpKind::gemm;
     ops::matmul(b_, std::move(head), final_ln, wte, std::nullopt, logits, ops::MatmulSpec{false, true});
@@ -150,7 +161,7 @@ class GptBuilder {
 
   /// One of q, k, v: a view of the fused QKV output (offset `part`·h along the last axis), as heads [b, s, a, d].
   TensorId head_view(const std::string& prefix, TensorId qkv, int part, const char* letter) {
-    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden, A = c_.heads;
+    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden / c_.tensor, A = c_.heads / c_.tensor;
     const std::string name = prefix + ".split." + letter;
     const TensorId flat = act(name, {B, S, H});
     Operator split = op(name, prefix, "Split");
@@ -167,36 +178,40 @@ class GptBuilder {
   }
 
   TensorId layer(const std::string& p, TensorId x) {
-    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden, A = c_.heads;
+    // Megatron's tensor-parallel split: linear_qkv and linear_fc1 by columns (heads, MLP features: Hl, Fl per
+    // rank), linear_proj and linear_fc2 by rows (their outputs are partial sums, all-reduced in Megatron); norms,
+    // dropouts and residuals are replicated. Without t: Hl = H, Al = A, Fl = ffn.
+    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden, t = c_.tensor;
+    const std::int64_t Hl = H / t, Al = c_.heads / t, Fl = c_.ffn / t;
     const std::string attn = p + ".self_attention";
     const std::string core = attn + ".core_attention";
     const TensorId ln1 = layer_norm(p + ".input_layernorm", p + ".input_layernorm", x);
-    const TensorId qkv = linear(attn + ".linear_qkv", ln1, 3 * H);
+    const TensorId qkv = linear(attn + ".linear_qkv", ln1, 3 * Hl);
     const TensorId q = head_view(attn, qkv, 0, "q");
     const TensorId k = head_view(attn, qkv, 1, "k");
     const TensorId v = head_view(attn, qkv, 2, "v");
-    const TensorId scores = act(core + ".scores", {B, A, S, S});
+    const TensorId scores = act(core + ".scores", {B, Al, S, S});
     Operator qk = op(core + ".scores", core, "MatMul");
     qk.kind = OpKind::matmul;
     ops::einsum(b_, std::move(qk), "bqhd,bkhd->bhqk", {q, k}, scores);  // 1/sqrt(d) folded in (baddbmm alpha)
-    const TensorId probs = act(core + ".softmax", {B, A, S, S});
+    const TensorId probs = act(core + ".softmax", {B, Al, S, S});
     const OperatorId sm = ops::softmax(b_, op(core + ".softmax", core, "Softmax"), scores, std::nullopt, probs, 3);
     b_.op(sm).ops_per_iteration = ops::kSoftmaxOps + 2;  // Megatron's fused scale + causal mask + softmax
     b_.op(sm).attributes["causal"] = {1};
     const TensorId dropped = dropout(core + ".attention_dropout", core, probs, c_.attention_dropout);
-    const TensorId ctx4 = act(core + ".context", {B, S, A, H / A});
+    const TensorId ctx4 = act(core + ".context", {B, S, Al, Hl / Al});
     Operator pv = op(core + ".context", core, "MatMul");
     pv.kind = OpKind::matmul;
     ops::einsum(b_, std::move(pv), "bhqk,bkhd->bqhd", {dropped, v}, ctx4);
-    const TensorId ctx = act(core + ".merge_heads", {B, S, H});
+    const TensorId ctx = act(core + ".merge_heads", {B, S, Hl});
     ops::view(b_, op(core + ".merge_heads", core, "Reshape"), ctx4, ctx);
     const TensorId proj = linear(attn + ".linear_proj", ctx, H);
     const TensorId proj_drop = dropout(p + ".self_attention_dropout", p, proj, c_.hidden_dropout);
     const TensorId res1 = act(p + ".self_attention_residual", {B, S, H});
     ops::elementwise(b_, op(p + ".self_attention_residual", p, "Add"), {proj_drop, x}, res1, 1);
     const TensorId ln2 = layer_norm(p + ".pre_mlp_layernorm", p + ".pre_mlp_layernorm", res1);
-    const TensorId fc1 = linear(p + ".mlp.linear_fc1", ln2, c_.ffn);
-    const TensorId gelu = act(p + ".mlp.gelu", {B, S, c_.ffn});
+    const TensorId fc1 = linear(p + ".mlp.linear_fc1", ln2, Fl);
+    const TensorId gelu = act(p + ".mlp.gelu", {B, S, Fl});
     ops::elementwise(b_, op(p + ".mlp.gelu", p + ".mlp", "Gelu"), {fc1}, gelu, 8);
     const TensorId fc2 = linear(p + ".mlp.linear_fc2", gelu, H);
     const TensorId mlp_drop = dropout(p + ".mlp_dropout", p, fc2, c_.hidden_dropout);

@@ -485,7 +485,8 @@ class TomlFrontend final : public WorkloadFrontend {
         "reshape and the pointwise relu, relu6, clip, sigmoid, tanh, gelu, silu, identity, add, sub, mul, div. "
         "Layouts are NCHW for convolution and pooling; linear weights are [out_features, in_features]. A [workload] "
         "table with generator = \"gpt\" generates Megatron-LM's GPT from hidden, layers, heads, seq_length, vocab, "
-        "ffn_hidden, micro_batch, global_batch (docs/datacenter.md); `batch` then overrides micro_batch.";
+        "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group) "
+        "(docs/datacenter.md); `batch` then overrides micro_batch.";
     i.file_extensions = {".toml"};
     i.params = {ParamSpec::integer("batch", 0)
                     .with_bounds(Bounds::non_negative())
