@@ -179,6 +179,8 @@ TEST_F(Gpt, MistakesAreLocated) {
   EXPECT_THAT(fail("[workload]\ngenerator = \"gpt\"\nhidden = 64\n"), HasSubstr("layers"));
   EXPECT_THAT(fail("[workload]\ngenerator = \"bert\"\n"), HasSubstr("gpt"));
   EXPECT_THAT(fail(gpt_toml({64, 4, 2, 1 << 30, 100, 1 << 20})), HasSubstr("64-bit"));
+  EXPECT_THAT(fail(gpt_toml({25600, 160, std::int64_t{1} << 35})), HasSubstr("workload.micro_batch: this configuration needs"));
+  EXPECT_THAT(fail(gpt_toml({std::int64_t{1} << 50, 4, 2})), HasSubstr("workload.hidden: larger than 2^40"));
   try {
     (void)recompute_policy("partial", SourceLocation{"x.toml", 3, 13});
     ADD_FAILURE() << "no error";

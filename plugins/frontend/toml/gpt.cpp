@@ -39,7 +39,11 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override) {
   c.heads = w.required_integer("heads", Bounds::at_least(1));
   c.seq = w.required_integer("seq_length", Bounds::at_least(1));
   c.vocab = w.required_integer("vocab", Bounds::at_least(1));
-  c.ffn = w.integer("ffn_hidden", Bounds::at_least(1)).value_or(4 * c.hidden);
+  // Bounded so that products of a few dimensions stay finite before the size check below.
+  for (const auto* key : {"hidden", "layers", "heads", "seq_length", "vocab"}) {
+    if (w.integer(key).value_or(1) > (std::int64_t{1} << 40)) w.fail(key, "larger than 2^40: not a model monet can count");
+  }
+  c.ffn = w.integer("ffn_hidden", Bounds{1.0, 1099511627776.0, false, false}).value_or(4 * c.hidden);
   c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
   c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
   c.tensor = w.integer("tensor_parallel", Bounds::at_least(1)).value_or(1);
@@ -65,14 +69,18 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override) {
                                std::to_string(c.micro_batch));
   }
   if (batch_override > 0) c.micro_batch = batch_override;
-  // The largest tensor (scores: b·a·s², logits: b·s·V) counted in bits must fit int64 with room for sums.
-  const auto limit = static_cast<long double>(std::numeric_limits<std::int64_t>::max()) / 4096;
-  const long double b = static_cast<long double>(c.micro_batch), s = static_cast<long double>(c.seq);
-  const long double largest = std::max({b * static_cast<long double>(c.heads) * s * s, b * s * static_cast<long double>(c.vocab),
-                                        b * s * static_cast<long double>(std::max(c.ffn, 3 * c.hidden))});
-  if (largest > limit) {
-    w.fail("micro_batch", "a tensor of this configuration would hold " + format_number(static_cast<double>(largest)) +
-                              " elements, more than monet counts in 64-bit bits");
+  // Every count stays in int64: the largest tensor (scores b·a·s², logits b·s·V, the weights) counted in bits,
+  // and the MACs of a step (forward, recomputation and backward: 4× the forward), with room for sums.
+  using R = long double;
+  const R b = static_cast<R>(c.micro_batch), s = static_cast<R>(c.seq), h = static_cast<R>(c.hidden);
+  const R a = static_cast<R>(c.heads), v = static_cast<R>(c.vocab), f = static_cast<R>(c.ffn);
+  const R largest = std::max({b * a * s * s, b * s * v, b * s * std::max(f, 3 * h), v * h, f * h, 3 * h * h});
+  const R macs = static_cast<R>(c.layers) * b * (4 * s * h * h + 2 * s * f * h + 2 * s * s * h) + b * s * h * v;
+  const auto max = static_cast<R>(std::numeric_limits<std::int64_t>::max());
+  if (largest > max / 4096 || 4 * macs > max / 16) {
+    w.fail("micro_batch", "this configuration needs " + format_number(static_cast<double>(largest)) + " elements in one "
+                              "tensor and " + format_number(static_cast<double>(macs)) +
+                              " MACs per forward pass, more than monet counts in 64-bit integers");
   }
   w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
             "tensor_parallel"});
