@@ -104,6 +104,9 @@ int validate_command(const std::string& file) {
   const TomlDocument doc = TomlDocument::parse_file(file);
   const toml::table& root = doc.root();
   const auto has = [&](const char* k) { return root.contains(k); };
+  // A generated workload (docs/datacenter.md) has a [workload] table with `generator` and no [[layers]].
+  const auto* workload_table = root.get_as<toml::table>("workload");
+  const bool generated = workload_table && workload_table->contains("generator") && !has("experiment") && !has("architecture");
   std::string what;
   std::string details;
   if (has("accelerator")) {
@@ -120,7 +123,7 @@ int validate_command(const std::string& file) {
     what = "core '" + core->name + "' (" + std::to_string(core->array.pe_count()) + " PEs, " +
            std::to_string(core->memories.size()) + " memory levels)";
     details = core_numbers_text(*core);
-  } else if (has("layers") || has("inputs")) {
+  } else if (has("layers") || has("inputs") || generated) {
     const Registry& registry = Registry::global();
     const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{file});
     auto frontend = registry.create<WorkloadFrontend>(h, default_params(h.info.params, file));
@@ -135,7 +138,7 @@ int validate_command(const std::string& file) {
            std::to_string(p.experiment.accelerator->cores.size()) + " cores)";
   } else {
     throw UserError(SourceLocation{file}, "cannot tell what this file describes: expected [experiment] or [workload] "
-                                          "(an experiment), [accelerator], [core], or [[layers]] (a workload)");
+                                          "(an experiment), [accelerator], [core], or [[layers]] or [workload] generator (a workload)");
   }
   std::cout << file << ": valid " << what << "\n" << details;
   return 0;

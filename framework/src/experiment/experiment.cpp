@@ -531,6 +531,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
   }
 
   read_training(root, e, registry);
+  if (auto p = root.table("parallelism")) e.parallelism = read_parallelism(*p, e.training_mode == "training", e.training.checkpoint);
   if (auto p = root.table("precision")) {
     e.precision = read_precision(*p);
     p->finish();

@@ -217,7 +217,10 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
     out << "\n[training.optimizer]\nplugin = " << toml_string(e.optimizer->name()) << "\n";
     write_params(out, *e.optimizer, dir);
   }
-  out << "\n[training.checkpoint]\n" << checkpoint_toml(e.training.checkpoint);
+  // A policy that came from [parallelism] recompute is written there (both at once would be an error).
+  out << "\n[training.checkpoint]\n"
+      << checkpoint_toml(e.parallelism.recompute != "none" ? CheckpointPolicy{} : e.training.checkpoint);
+  if (e.parallelism.given) out << "\n[parallelism]\n" << parallelism_toml(e.parallelism);
 
   if (e.precision) out << "\n[precision]\n" << precision_toml(*e.precision);
 

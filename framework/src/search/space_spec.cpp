@@ -16,11 +16,14 @@ constexpr std::size_t kMaxValues = 100000;  // per gene: a stepped range must st
 GeneGroup group_of(const std::string& path, TableReader& g) {
   const std::string head = path.substr(0, path.find('.'));
   if (head == "architecture" || head == "cost_model") return GeneGroup::hardware;
-  if (head == "workload" || head == "training" || head == "precision") return GeneGroup::training;
+  // [parallelism] recompute changes the training graph like [training.checkpoint] (docs/datacenter.md).
+  if (head == "workload" || head == "training" || head == "precision" || head == "parallelism") {
+    return GeneGroup::training;
+  }
   if (head == "fusion") return GeneGroup::fusion;
   if (head == "allocation" || head == "schedule") return GeneGroup::allocation;
   g.fail("path", "'" + path + "' is not a design parameter: a gene may vary keys of [workload], [training], "
-                 "[precision], [architecture] (and the accelerator and core files: architecture.PATH), "
+                 "[precision], [parallelism], [architecture] (and the accelerator and core files: architecture.PATH), "
                  "[cost_model], [fusion], [allocation] or [schedule]");
 }
 

@@ -8,6 +8,7 @@
 #include "monet/plugin/entry.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/util/strings.hpp"
+#include "gpt.hpp"
 
 namespace monet::plugins {
 namespace {
@@ -482,7 +483,10 @@ class TomlFrontend final : public WorkloadFrontend {
         "Reads [[inputs]] (name, shape, dtype) and [[layers]] (name, op, input(s) and the op's attributes) and "
         "infers every shape. Ops: conv, linear/gemm, matmul, maxpool, avgpool, global_avgpool, softmax, flatten, "
         "reshape and the pointwise relu, relu6, clip, sigmoid, tanh, gelu, silu, identity, add, sub, mul, div. "
-        "Layouts are NCHW for convolution and pooling; linear weights are [out_features, in_features].";
+        "Layouts are NCHW for convolution and pooling; linear weights are [out_features, in_features]. A [workload] "
+        "table with generator = \"gpt\" generates Megatron-LM's GPT from hidden, layers, heads, seq_length, vocab, "
+        "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group) "
+        "(docs/datacenter.md); `batch` then overrides micro_batch.";
     i.file_extensions = {".toml"};
     i.params = {ParamSpec::integer("batch", 0)
                     .with_bounds(Bounds::non_negative())
@@ -494,6 +498,10 @@ class TomlFrontend final : public WorkloadFrontend {
 
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     const TomlDocument doc = TomlDocument::parse_file(file);
+    // A generated workload (docs/datacenter.md): [workload] generator = "gpt" and Megatron's dimensions.
+    if (const auto* w = doc.root().get_as<toml::table>("workload"); w && w->contains("generator")) {
+      return build_gpt(doc, batch_);
+    }
     return TomlWorkload(doc, batch_).build();
   }
 

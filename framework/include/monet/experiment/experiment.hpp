@@ -13,6 +13,7 @@
 #include "monet/arch/accelerator.hpp"
 #include "monet/arch/architecture_documents.hpp"
 #include "monet/config/toml_reader.hpp"
+#include "monet/experiment/parallelism.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/schedule/schedule.hpp"
@@ -68,6 +69,8 @@ struct Experiment {
   std::optional<PluginChoice> backward;
   std::optional<PluginChoice> optimizer;
   std::optional<Precision> precision;  // [precision]; absent: the workload's own element types
+  /// [parallelism] (Megatron's names); its `recompute` has become training.checkpoint.
+  Parallelism parallelism;
 
   std::filesystem::path architecture_file;
   /// [architecture.set]: changes to the accelerator file by path, in file order (path, TOML value text).

@@ -1,0 +1,35 @@
+#pragma once
+// [parallelism]: how a training step is spread over chips, in Megatron-LM's names (docs/datacenter.md). Today only
+// `recompute` acts (it becomes the step's checkpoint policy, training/recompute.hpp); the multi-chip keys are read
+// and checked for consistency, and values other than one chip are refused until the parallelism transformation
+// exists (issue 14).
+#include <cstdint>
+#include <string>
+
+#include "monet/config/toml_reader.hpp"
+#include "monet/training/checkpoint.hpp"
+
+namespace monet {
+
+struct Parallelism {
+  std::int64_t tensor = 1;            // t: Megatron's column/row split of each layer
+  std::int64_t pipeline = 1;          // p: stages of consecutive layers
+  std::int64_t data = 1;              // d: replicas; chips = t·p·d
+  std::int64_t virtual_pipeline = 1;  // v: interleaved chunks per pipeline stage
+  bool sequence_parallel = false;     // norms and dropouts split along the sequence over the tensor group
+  std::string recompute = "none";     // none | selective | full
+  std::int64_t zero_stage = 0;        // 0 (plain data parallel) .. 3 (ZeRO-3 / FSDP)
+  bool given = false;                 // the experiment has a [parallelism] table
+
+  [[nodiscard]] std::int64_t chips() const { return tensor * pipeline * data; }
+};
+
+/// Reads and checks [parallelism]. `checkpoint` is the experiment's [training.checkpoint] policy: `recompute`
+/// other than "none" replaces it (both at once is an error); `training` says whether the experiment trains.
+/// Every mistake is a UserError at its key.
+MONET_API Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& checkpoint);
+
+/// The table's body for resolved.toml.
+MONET_API std::string parallelism_toml(const Parallelism& p);
+
+}  // namespace monet

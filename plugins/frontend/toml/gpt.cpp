@@ -1,0 +1,247 @@
+// The GPT generator: Megatron-LM's GPT (pre-LayerNorm decoder, learned positions, output layer tied to the word
+// embeddings) as a forward graph of monet's standard operators, so autodiff, checkpointing and every cost model
+// treat it like an imported network. Layout [b, s, h]; operator and module names follow Megatron-core
+// ("layers.3.self_attention.linear_qkv"), so checkpoint globs such as "layers.*" select whole layers.
+//
+// Per layer: input_layernorm, linear_qkv (one fused GEMM), split into q, k, v (views), scores = q·kᵀ with the
+// 1/√d scale folded in (baddbmm's alpha), softmax (Megatron's fused scale + causal mask + softmax: only the
+// output is kept), attention dropout, context = probs·v, linear_proj, hidden dropout, residual add,
+// pre_mlp_layernorm, linear_fc1, GeLU, linear_fc2, hidden dropout, residual add. Then final_layernorm and the
+// logits against the word-embedding table. Linear layers have biases, as Megatron's (the 13h term of the
+// parameter count).
+#include "gpt.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "monet/ir/ops.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet::plugins {
+namespace {
+
+struct GptConfig {
+  std::string name = "gpt";
+  std::int64_t hidden = 0, layers = 0, heads = 0, seq = 0, vocab = 0, ffn = 0;
+  std::int64_t micro_batch = 1, global_batch = 1;
+  std::int64_t tensor = 1;  // the graph of one rank of a tensor-parallel group of this size (collectives left out)
+  double hidden_dropout = 0.1, attention_dropout = 0.1;
+  ElementType dtype = ElementType::bf16;
+};
+
+GptConfig read_config(TableReader& w, std::int64_t batch_override) {
+  GptConfig c;
+  c.name = w.string("name").value_or(c.name);
+  (void)w.choice("generator", {"gpt"});
+  c.hidden = w.required_integer("hidden", Bounds::at_least(1));
+  c.layers = w.required_integer("layers", Bounds::at_least(1));
+  c.heads = w.required_integer("heads", Bounds::at_least(1));
+  c.seq = w.required_integer("seq_length", Bounds::at_least(1));
+  c.vocab = w.required_integer("vocab", Bounds::at_least(1));
+  // Bounded so that products of a few dimensions stay finite before the size check below.
+  for (const auto* key : {"hidden", "layers", "heads", "seq_length", "vocab"}) {
+    if (w.integer(key).value_or(1) > (std::int64_t{1} << 40)) w.fail(key, "larger than 2^40: not a model monet can count");
+  }
+  c.ffn = w.integer("ffn_hidden", Bounds{1.0, 1099511627776.0, false, false}).value_or(4 * c.hidden);
+  c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
+  c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
+  c.tensor = w.integer("tensor_parallel", Bounds::at_least(1)).value_or(1);
+  c.hidden_dropout = w.number("hidden_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.hidden_dropout);
+  c.attention_dropout = w.number("attention_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.attention_dropout);
+  if (auto d = w.string("dtype")) {
+    auto e = parse_element_type(*d);
+    if (!e) w.fail("dtype", "'" + *d + "' is not an element type; expected one of " + join(all_element_type_names()));
+    c.dtype = *e;
+  }
+  if (c.hidden % c.heads != 0) {
+    w.fail("heads", std::to_string(c.heads) + " heads do not divide hidden = " + std::to_string(c.hidden));
+  }
+  for (const auto& [key, value] : {std::pair<const char*, std::int64_t>{"heads", c.heads}, {"ffn_hidden", c.ffn},
+                                   {"vocab", c.vocab}}) {
+    if (value % c.tensor != 0) {
+      w.fail("tensor_parallel", "tensor_parallel = " + std::to_string(c.tensor) + " does not divide " + key + " = " +
+                                    std::to_string(value) + " (Megatron splits heads, the MLP and the vocabulary)");
+    }
+  }
+  if (c.global_batch % c.micro_batch != 0) {
+    w.fail("global_batch", "global_batch = " + std::to_string(c.global_batch) + " is not a multiple of micro_batch = " +
+                               std::to_string(c.micro_batch));
+  }
+  if (batch_override > 0) c.micro_batch = batch_override;
+  // Every count stays in int64: the largest tensor (scores b·a·s², logits b·s·V, the weights) counted in bits,
+  // and the MACs of a step (forward, recomputation and backward: 4× the forward), with room for sums.
+  using R = long double;
+  const R b = static_cast<R>(c.micro_batch), s = static_cast<R>(c.seq), h = static_cast<R>(c.hidden);
+  const R a = static_cast<R>(c.heads), v = static_cast<R>(c.vocab), f = static_cast<R>(c.ffn);
+  const R largest = std::max({b * a * s * s, b * s * v, b * s * std::max(f, 3 * h), v * h, f * h, 3 * h * h});
+  const R macs = static_cast<R>(c.layers) * b * (4 * s * h * h + 2 * s * f * h + 2 * s * s * h) + b * s * h * v;
+  const auto max = static_cast<R>(std::numeric_limits<std::int64_t>::max());
+  if (largest > max / 4096 || 4 * macs > max / 16) {
+    w.fail("micro_batch", "this configuration needs " + format_number(static_cast<double>(largest)) + " elements in one "
+                              "tensor and " + format_number(static_cast<double>(macs)) +
+                              " MACs per forward pass, more than monet counts in 64-bit integers");
+  }
+  w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
+            "tensor_parallel"});
+  return c;
+}
+
+class GptBuilder {
+ public:
+  GptBuilder(const GptConfig& c, SourceLocation where) : c_(c), where_(std::move(where)), b_(c.name) {}
+
+  GraphPtr build() && {
+    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden;
+    const TensorId tokens = tensor("tokens", {B, S}, ElementType::int64, TensorRole::input);
+    // Tensor parallel: the vocabulary is split over the ranks (VocabParallelEmbedding), positions are not.
+    const TensorId wte = weight("embedding.word_embeddings.weight", {c_.vocab / c_.tensor, H});
+    const TensorId wpe = weight("embedding.position_embeddings.weight", {S, H});
+    const TensorId words = act("embedding.word_embeddings", {B, S, H});
+    ops::embedding(b_, op("embedding.word_embeddings", "embedding.word_embeddings", "Embedding"), wte, tokens, words);
+    const TensorId positions = act("embedding.position_embeddings", {S, H});
+    ops::embedding(b_, op("embedding.position_embeddings", "embedding.position_embeddings", "Embedding"), wpe,
+                   std::nullopt, positions);
+    const TensorId sum = act("embedding.add", {B, S, H});
+    ops::elementwise(b_, op("embedding.add", "embedding", "Add"), {words, positions}, sum, 1);
+    TensorId x = dropout("embedding.dropout", "embedding", sum, c_.hidden_dropout);
+    for (std::int64_t l = 0; l < c_.layers; ++l) x = layer("layers." + std::to_string(l), x);
+    const TensorId final_ln = layer_norm("final_layernorm", "final_layernorm", x);
+    const TensorId logits = act("output_layer", {B, S, c_.vocab / c_.tensor});
+    Operator head = op("output_layer", "output_layer", "MatMul");
+    head.kind = OpKind::gemm;
+    ops::matmul(b_, std::move(head), final_ln, wte, std::nullopt, logits, ops::MatmulSpec{false, true});
+    return std::move(b_).build();
+  }
+
+ private:
+  TensorId tensor(const std::string& name, Shape shape, ElementType dtype, TensorRole role) {
+    Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    t.dtype = dtype;
+    t.role = role;
+    t.origin = where_;
+    return b_.add_tensor(std::move(t));
+  }
+  TensorId act(const std::string& name, Shape shape) { return tensor(name, std::move(shape), c_.dtype, TensorRole::activation); }
+  TensorId weight(const std::string& name, Shape shape) { return tensor(name, std::move(shape), c_.dtype, TensorRole::weight); }
+
+  Operator op(const std::string& name, const std::string& module, const std::string& type) const {
+    Operator o;
+    o.name = name;
+    o.module = module;
+    o.type = type;
+    o.origin = where_;
+    return o;
+  }
+
+  TensorId layer_norm(const std::string& name, const std::string& module, TensorId x) {
+    const Shape shape = b_.tensor(x).shape;
+    const TensorId y = act(name, shape);
+    ops::layer_norm(b_, op(name, module, "LayerNormalization"), x, weight(name + ".weight", {c_.hidden}),
+                    weight(name + ".bias", {c_.hidden}), y, shape.size() - 1);
+    return y;
+  }
+
+  /// A linear layer with bias (PyTorch's [out, in] weight): y = x·Wᵀ + b.
+  TensorId linear(const std::string& name, TensorId x, std::int64_t out) {
+    Shape shape = b_.tensor(x).shape;
+    const std::int64_t in = shape.back();
+    shape.back() = out;
+    const TensorId y = act(name, shape);
+    Operator o = op(name, name, "MatMul");
+    o.kind = OpKind::gemm;
+    ops::matmul(b_, std::move(o), x, weight(name + ".weight", {out, in}), weight(name + ".bias", {out}), y,
+                ops::MatmulSpec{false, true});
+    return y;
+  }
+
+  /// Dropout keeps a mask for backward (added by autodiff); p = 0 is no operator at all.
+  TensorId dropout(const std::string& name, const std::string& module, TensorId x, double p) {
+    if (p <= 0) return x;
+    const TensorId y = act(name, b_.tensor(x).shape);
+    Operator o = op(name, module, "Dropout");
+    o.attributes["ratio_ppm"] = {static_cast<std::int64_t>(p * 1e6 + 0.5)};
+    ops::elementwise(b_, std::move(o), {x}, y, 2);  // mask and scale
+    return y;
+  }
+
+  /// One of q, k, v: a view of the fused QKV output (offset `part`·h along the last axis), as heads [b, s, a, d].
+  TensorId head_view(const std::string& prefix, TensorId qkv, int part, const char* letter) {
+    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden / c_.tensor, A = c_.heads / c_.tensor;
+    const std::string name = prefix + ".split." + letter;
+    const TensorId flat = act(name, {B, S, H});
+    Operator split = op(name, prefix, "Split");
+    split.kind = OpKind::view;
+    split.ops_per_iteration = 0;
+    split.attributes["axis"] = {2};
+    split.attributes["offset"] = {part * H};
+    split.operands.push_back(ops::operand(b_, flat, OperandSlot::O, {}));
+    split.operands.push_back(ops::operand(b_, qkv, OperandSlot::I1, {}));
+    b_.add_operator(std::move(split));
+    const TensorId heads = act(prefix + ".heads." + letter, {B, S, A, H / A});
+    ops::view(b_, op(prefix + ".heads." + letter, prefix, "Reshape"), flat, heads);
+    return heads;
+  }
+
+  TensorId layer(const std::string& p, TensorId x) {
+    // Megatron's tensor-parallel split: linear_qkv and linear_fc1 by columns (heads, MLP features: Hl, Fl per
+    // rank), linear_proj and linear_fc2 by rows (their outputs are partial sums, all-reduced in Megatron); norms,
+    // dropouts and residuals are replicated. Without t: Hl = H, Al = A, Fl = ffn.
+    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden, t = c_.tensor;
+    const std::int64_t Hl = H / t, Al = c_.heads / t, Fl = c_.ffn / t;
+    const std::string attn = p + ".self_attention";
+    const std::string core = attn + ".core_attention";
+    const TensorId ln1 = layer_norm(p + ".input_layernorm", p + ".input_layernorm", x);
+    const TensorId qkv = linear(attn + ".linear_qkv", ln1, 3 * Hl);
+    const TensorId q = head_view(attn, qkv, 0, "q");
+    const TensorId k = head_view(attn, qkv, 1, "k");
+    const TensorId v = head_view(attn, qkv, 2, "v");
+    const TensorId scores = act(core + ".scores", {B, Al, S, S});
+    Operator qk = op(core + ".scores", core, "MatMul");
+    qk.kind = OpKind::matmul;
+    ops::einsum(b_, std::move(qk), "bqhd,bkhd->bhqk", {q, k}, scores);  // 1/sqrt(d) folded in (baddbmm alpha)
+    const TensorId probs = act(core + ".softmax", {B, Al, S, S});
+    const OperatorId sm = ops::softmax(b_, op(core + ".softmax", core, "Softmax"), scores, std::nullopt, probs, 3);
+    b_.op(sm).ops_per_iteration = ops::kSoftmaxOps + 2;  // Megatron's fused scale + causal mask + softmax
+    b_.op(sm).attributes["causal"] = {1};
+    const TensorId dropped = dropout(core + ".attention_dropout", core, probs, c_.attention_dropout);
+    const TensorId ctx4 = act(core + ".context", {B, S, Al, Hl / Al});
+    Operator pv = op(core + ".context", core, "MatMul");
+    pv.kind = OpKind::matmul;
+    ops::einsum(b_, std::move(pv), "bhqk,bkhd->bqhd", {dropped, v}, ctx4);
+    const TensorId ctx = act(core + ".merge_heads", {B, S, Hl});
+    ops::view(b_, op(core + ".merge_heads", core, "Reshape"), ctx4, ctx);
+    const TensorId proj = linear(attn + ".linear_proj", ctx, H);
+    const TensorId proj_drop = dropout(p + ".self_attention_dropout", p, proj, c_.hidden_dropout);
+    const TensorId res1 = act(p + ".self_attention_residual", {B, S, H});
+    ops::elementwise(b_, op(p + ".self_attention_residual", p, "Add"), {proj_drop, x}, res1, 1);
+    const TensorId ln2 = layer_norm(p + ".pre_mlp_layernorm", p + ".pre_mlp_layernorm", res1);
+    const TensorId fc1 = linear(p + ".mlp.linear_fc1", ln2, Fl);
+    const TensorId gelu = act(p + ".mlp.gelu", {B, S, Fl});
+    ops::elementwise(b_, op(p + ".mlp.gelu", p + ".mlp", "Gelu"), {fc1}, gelu, 8);
+    const TensorId fc2 = linear(p + ".mlp.linear_fc2", gelu, H);
+    const TensorId mlp_drop = dropout(p + ".mlp_dropout", p, fc2, c_.hidden_dropout);
+    const TensorId res2 = act(p + ".mlp_residual", {B, S, H});
+    ops::elementwise(b_, op(p + ".mlp_residual", p, "Add"), {mlp_drop, res1}, res2, 1);
+    return res2;
+  }
+
+  const GptConfig& c_;
+  SourceLocation where_;
+  GraphBuilder b_;
+};
+
+}  // namespace
+
+GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override) {
+  TableReader root(doc.root(), doc.file(), "", doc.base_dir());
+  TableReader w = root.required_table("workload");
+  const SourceLocation where = w.where();
+  const GptConfig c = read_config(w, batch_override);
+  root.finish();
+  return GptBuilder(c, where).build();
+}
+
+}  // namespace monet::plugins

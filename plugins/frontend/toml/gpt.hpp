@@ -1,0 +1,16 @@
+#pragma once
+// A GPT forward graph generated from Megatron-LM's dimensions (docs/datacenter.md): a workload file whose
+// [workload] table says `generator = "gpt"` instead of listing [[layers]].
+#include <cstdint>
+
+#include "monet/config/toml_reader.hpp"
+#include "monet/ir/graph.hpp"
+
+namespace monet::plugins {
+
+/// Reads the [workload] table of `doc` (hidden, layers, heads, seq_length, vocab, ffn_hidden, global_batch,
+/// micro_batch, dropouts, dtype) and builds the graph; `batch_override` > 0 replaces micro_batch. Every mistake
+/// is a UserError at its key.
+GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override);
+
+}  // namespace monet::plugins

@@ -1,0 +1,193 @@
+// The GPT generator of the TOML frontend (docs/datacenter.md): Megatron's parameter counts (Narayanan et al.
+// SC'21, Table 1), forward MACs by hand, and the activation memory autodiff keeps per layer against Korthikanti
+// et al. 2022 (34·s·b·h + 5·a·s²·b bytes, 16-bit activations, 1-byte dropout masks) with no, selective and full
+// recomputation.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/registry.hpp"
+#include "monet/training/checkpoint.hpp"
+#include "monet/training/memory.hpp"
+#include "monet/training/recompute.hpp"
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Dims {
+  std::int64_t h, a, L, s = 2048, V = 51200, b = 1;
+};
+
+std::string gpt_toml(const Dims& d, const std::string& extra = "") {
+  return "[workload]\ngenerator = \"gpt\"\nhidden = " + std::to_string(d.h) + "\nheads = " + std::to_string(d.a) +
+         "\nlayers = " + std::to_string(d.L) + "\nseq_length = " + std::to_string(d.s) + "\nvocab = " +
+         std::to_string(d.V) + "\nmicro_batch = " + std::to_string(d.b) + "\n" + extra;
+}
+
+class Gpt : public ::testing::Test {
+ protected:
+  GraphPtr load(const std::string& text) {
+    const Registry& r = Registry::global();
+    const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+    return r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))->load(dir_.write("gpt.toml", text));
+  }
+  GraphPtr training(const std::string& text) {
+    const Registry& r = Registry::global();
+    const PluginHandle* h = r.find(PluginKind::backward, "autodiff");
+    return r.create<BackwardGenerator>(*h, default_params(h->info.params, "test"))->generate(*load(text), TrainingSettings{});
+  }
+  std::string fail(const std::string& text) {
+    try {
+      load(text);
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "<no error>";
+  }
+  test::ScratchDir dir_;
+};
+
+// Narayanan et al. SC'21 Table 1 (datacenter.md §4.1): heads, hidden, layers and the published parameter count
+// in billions. Their Eq. 2 (Ψ = 12·L·h²·(1 + 13/(12h) + (V+s)/(12·L·h))) leaves out the final LayerNorm's 2h.
+TEST_F(Gpt, MegatronTable1ParameterCountsAreExact) {
+  struct Row {
+    std::int64_t a, h, L;
+    double billions;
+  };
+  const Row rows[] = {{24, 2304, 24, 1.7},    {32, 3072, 30, 3.6},    {32, 4096, 36, 7.5},    {48, 6144, 40, 18.4},
+                      {64, 8192, 48, 39.1},   {80, 10240, 60, 76.1},  {96, 12288, 80, 145.6}, {128, 16384, 96, 310.1},
+                      {128, 20480, 105, 529.6}, {160, 25600, 128, 1008.0}};
+  for (const Row& r : rows) {
+    const std::int64_t h = r.h, L = r.L, s = 2048, V = 51200;
+    const GraphPtr g = load(gpt_toml({h, r.a, L}));
+    const std::int64_t eq2 = 12 * L * h * h + 13 * L * h + (V + s) * h;
+    EXPECT_EQ(g->parameter_count(), eq2 + 2 * h) << r.billions;
+    EXPECT_EQ(g->trainable_parameter_count(), g->parameter_count());
+    EXPECT_DOUBLE_EQ(std::round(static_cast<double>(eq2) / 1e8) / 10, r.billions);
+    // Forward MACs: per layer QKV 3sh², projection sh², MLP 8sh², scores and context 2s²h; logits shV.
+    EXPECT_EQ(g->total_macs(), L * (12 * s * h * h + 2 * s * s * h) + s * h * V) << r.billions;
+  }
+}
+
+TEST_F(Gpt, OneTrillionParametersWithoutOverflow) {
+  const GraphPtr g = load(gpt_toml({25600, 160, 128}));
+  EXPECT_EQ(g->parameter_count(), 1'008'038'758'400);  // 12Lh² + 13Lh + (V + s)h + 2h
+  // The scores of one layer, b·a·s² bf16 = 160·2048²·2 bytes.
+  EXPECT_EQ(g->find_tensor("layers.127.self_attention.core_attention.softmax")->bytes(), 160LL * 2048 * 2048 * 2);
+  EXPECT_EQ(g->operators().size(), 4u + 128u * 22u + 2u);
+}
+
+// Saved bytes of a training graph attributed to the layer whose operator produced them (its module prefix).
+std::map<std::string, std::int64_t> saved_by_layer(const Graph& g, std::int64_t* stats = nullptr) {
+  std::map<std::string, std::int64_t> out;
+  for (const SavedStorage& s : training_memory(g).saved) {
+    if (s.producer == kNone) continue;
+    const Operator& op = g.op(s.producer);
+    if (!op.module.starts_with("layers.")) continue;
+    const std::string layer = op.module.substr(0, op.module.find('.', 7));
+    out[layer] += s.bytes;
+    const std::string& name = g.tensor(s.storage).name;
+    if (stats && (name.ends_with(":mean") || name.ends_with(":rstd"))) *stats += s.bytes;
+  }
+  return out;
+}
+
+void expect_per_layer(const Graph& g, const Dims& d, std::int64_t korthikanti, bool norm_statistics = true) {
+  std::int64_t stats = 0;
+  const auto layers = saved_by_layer(g, &stats);
+  ASSERT_EQ(layers.size(), static_cast<std::size_t>(d.L));
+  // autodiff also keeps each LayerNorm's fp32 mean and rstd per token (as Megatron's fused LayerNorm does):
+  // 2 norms × 2 × 4 bytes × s·b, which Korthikanti et al. leave out.
+  // Full recomputation recomputes them with the rest of the layer.
+  const std::int64_t ln_stats = norm_statistics ? 16 * d.s * d.b : 0;
+  for (const auto& [name, bytes] : layers) EXPECT_EQ(bytes, korthikanti + ln_stats) << name;
+  EXPECT_EQ(stats, d.L * ln_stats);
+}
+
+TEST_F(Gpt, SavedActivationsPerLayerAreKorthikantis) {
+  for (const Dims& d : {Dims{64, 4, 3, 32, 100, 2}, Dims{96, 3, 2, 48, 64, 3}}) {
+    const GraphPtr g = training(gpt_toml(d));
+    const std::int64_t sbh = d.s * d.b * d.h, as2b = d.a * d.s * d.s * d.b;
+    expect_per_layer(*g, d, 34 * sbh + 5 * as2b);
+    // Selective recomputation (the attention core) keeps 34·s·b·h; full recomputation the layer input, 2·s·b·h.
+    expect_per_layer(*apply_checkpointing(g, recompute_policy("selective", SourceLocation{"test"})), d, 34 * sbh);
+    expect_per_layer(*apply_checkpointing(g, recompute_policy("full", SourceLocation{"test"})), d, 2 * sbh, false);
+  }
+}
+
+// The same at the size of Megatron's 1T model (h 25600, a 160, s 2048; two of its 128 layers, the bytes per
+// layer do not depend on the count): 5,138,022,400 bytes per layer, 1,782,579,200 with selective recompute.
+TEST_F(Gpt, SavedActivationsAtOneTrillionScale) {
+  const Dims d{25600, 160, 2};
+  const GraphPtr g = training(gpt_toml(d));
+  expect_per_layer(*g, d, 5'138'022'400);
+  expect_per_layer(*apply_checkpointing(g, recompute_policy("selective", SourceLocation{"test"})), d, 1'782'579'200);
+}
+
+// One rank of a tensor-parallel group (Megatron's column/row split, collectives left out): Korthikanti et al.'s
+// per-GPU bytes per layer s·b·h·(10 + 24/t + 5·a·s/(h·t)), and their Figure 1's tensor-parallel activation memory
+// to the printed digit: 22B (h 6144, a 64, L 48, t 8, p 1, b 4) 59.25 GiB; 175B (h 12288, a 96, L 96, t 8, p 8,
+// v 3, b 1) 66.84 GiB; 530B (h 20480, a 128, L 105, t 8, p 35, v 3) 114.02 GiB; 1T (h 25600, a 160, L 128, t 8,
+// p 64, v 1) 131.25 GiB. The bytes per layer come from the graph (two layers built); the layers on the first
+// pipeline stage times its in-flight micro-batches, L · (1 + (p − 1)/(p·v)) for v > 1, is the 1F1B schedule's
+// (datacenter.md §2.5), not modelled yet.
+TEST_F(Gpt, TensorParallelRankMatchesKorthikantiFigure1) {
+  struct Row {
+    std::int64_t h, a, L, b, p, v;
+    double gib;
+  };
+  for (const Row& r : {Row{6144, 64, 48, 4, 1, 1, 59.25}, Row{12288, 96, 96, 1, 8, 3, 66.84},
+                       Row{20480, 128, 105, 1, 35, 3, 114.02}, Row{25600, 160, 128, 1, 64, 1, 131.25}}) {
+    const std::int64_t t = 8, s = 2048;
+    const Dims d{r.h, r.a, 2, s, 51200, r.b};
+    const GraphPtr g = training(gpt_toml(d, "tensor_parallel = 8\n"));
+    const std::int64_t sbh = s * r.b * r.h, as2b = r.a * s * s * r.b;
+    const std::int64_t per_layer = 10 * sbh + 24 * sbh / t + 5 * as2b / t;
+    expect_per_layer(*g, d, per_layer);
+    const double in_flight = r.v > 1 ? 1.0 + static_cast<double>(r.p - 1) / static_cast<double>(r.p * r.v) : 1.0;
+    const double gib = static_cast<double>(r.L * per_layer) * in_flight / (1024.0 * 1024.0 * 1024.0);
+    EXPECT_DOUBLE_EQ(std::round(gib * 100) / 100, r.gib) << r.h;
+  }
+  // Per-rank parameters: the column-split QKV and fc1 (with their biases) and row-split projection and fc2 are
+  // 1/t, their output biases and the norms are replicated; the word embeddings are split by vocabulary.
+  const std::int64_t h = 64, L = 2, t = 4, V = 100, s = 32;
+  const GraphPtr g = load(gpt_toml({h, 4, L, s, V, 1}, "tensor_parallel = 4\n"));
+  EXPECT_EQ(g->parameter_count(), L * (12 * h * h / t + 7 * h / t + 6 * h) + V / t * h + s * h + 2 * h);
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2, 32, 100, 1}, "tensor_parallel = 8\n")),
+              HasSubstr("tensor_parallel = 8 does not divide heads = 4"));
+}
+
+TEST_F(Gpt, NoDropoutKeepsNoMasks) {
+  const Dims d{64, 4, 2, 32, 100, 2};
+  const GraphPtr g = training(gpt_toml(d, "hidden_dropout = 0\nattention_dropout = 0\n"));
+  const std::int64_t sbh = d.s * d.b * d.h, as2b = d.a * d.s * d.s * d.b;
+  // Without dropout: no masks (2·s·b·h + a·s²·b), and the context matmul reads the softmax output itself.
+  expect_per_layer(*g, d, 32 * sbh + 2 * as2b);
+}
+
+TEST_F(Gpt, MistakesAreLocated) {
+  EXPECT_THAT(fail(gpt_toml({100, 3, 2})), HasSubstr("gpt.toml:4:9: error: workload.heads: 3 heads do not divide hidden = 100"));
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2, 32, 100, 2}, "global_batch = 3\n")),
+              HasSubstr("workload.global_batch: global_batch = 3 is not a multiple of micro_batch = 2"));
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2}, "hiden = 3\n")), HasSubstr("hiden"));
+  EXPECT_THAT(fail("[workload]\ngenerator = \"gpt\"\nhidden = 64\n"), HasSubstr("layers"));
+  EXPECT_THAT(fail("[workload]\ngenerator = \"bert\"\n"), HasSubstr("gpt"));
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2, 1 << 30, 100, 1 << 20})), HasSubstr("64-bit"));
+  EXPECT_THAT(fail(gpt_toml({25600, 160, std::int64_t{1} << 35})), HasSubstr("workload.micro_batch: this configuration needs"));
+  EXPECT_THAT(fail(gpt_toml({std::int64_t{1} << 50, 4, 2})), HasSubstr("workload.hidden: larger than 2^40"));
+  try {
+    (void)recompute_policy("partial", SourceLocation{"x.toml", 3, 13});
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("x.toml:3:13: error: recompute = \"partial\": expected none, selective or full"));
+  }
+}
+
+}  // namespace
+}  // namespace monet
