@@ -4,7 +4,9 @@
 #   BUILD_TSAN   a build with -DMONET_TSAN=ON -DMONET_MPI=OFF (bin/monet and the plugins)
 #   BUILD_NORMAL the normal build, whose single-thread results are the reference
 # Each search runs at 2 threads under TSan (a data race ends it with TSan's report and a non-zero exit) and must
-# write byte for byte what the normal build writes at 1 thread. The same binary, having no MPI, must run alone
+# write byte for byte what the normal build writes at 1 thread. Under TSan the kernel's parallel loops run on
+# std::threads instead of TBB's uninstrumented scheduler (framework/src/util/parallel.hpp); a race injected into
+# DesignEvaluator::evaluate (a shared counter) fails this stage. The same binary, having no MPI, must run alone
 # and refuse to run as N copies under mpirun, leaving no output folder.
 set -euo pipefail
 tsan=$1/bin/monet

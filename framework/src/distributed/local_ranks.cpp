@@ -1,10 +1,10 @@
-#include <tbb/parallel_for.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
 
+#include "../util/parallel.hpp"
 #include "chunk.hpp"
 #include "monet/distributed/ranks.hpp"
 
@@ -52,7 +52,7 @@ ChunkFailure evaluate_chunk(const std::vector<DesignPoint>& points, std::size_t 
                             std::size_t first_index, const Ranks::Evaluate& evaluate, std::vector<Evaluation>& out) {
   ChunkFailure failure;
   std::mutex mutex;
-  tbb::parallel_for(begin, end, [&](std::size_t k) {
+  detail::parallel_for(begin, end, [&](std::size_t k) {
     try {
       test_fail_point_hook(first_index + k);
       out[k] = evaluate(points[k]);

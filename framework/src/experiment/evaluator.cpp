@@ -1,11 +1,10 @@
 #include "monet/experiment/evaluator.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <map>
 #include <set>
 #include <span>
+#include "../util/parallel.hpp"
 
 namespace monet {
 
@@ -81,7 +80,7 @@ void Evaluator::prewarm() const {
         if (!cache_->contains(key) && seen.insert(key).second) queries.push_back(Query{&cn, c, s});
       }
     }
-    tbb::parallel_for(std::size_t{0}, queries.size(), [&](std::size_t i) {
+    detail::parallel_for(std::size_t{0}, queries.size(), [&](std::size_t i) {
       try {
         (void)cost(*queries[i].cn, queries[i].core, queries[i].streamed);
       } catch (const UserError&) {

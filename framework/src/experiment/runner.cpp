@@ -1,7 +1,6 @@
 #include "monet/experiment/runner.hpp"
 
 #include <spdlog/spdlog.h>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <future>
@@ -13,6 +12,7 @@
 #include "monet/training/checkpoint_optimal.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
+#include "../util/parallel.hpp"
 
 namespace monet {
 
@@ -133,7 +133,7 @@ class KernelSearchContext final : public SearchContext {
       ensure(p.genes.size() == space_.genes.size(), "search plugin proposed a point of the wrong size");
     }
     std::vector<Evaluation> out(points.size());
-    tbb::parallel_for(std::size_t{0}, points.size(), [&](std::size_t i) {
+    detail::parallel_for(std::size_t{0}, points.size(), [&](std::size_t i) {
       const ScheduleSummary s =
           prepared_.evaluator->evaluate(prepared_.configured_allocation, prepared_.configured_cn_core).summary;
       Evaluation& e = out[i];
