@@ -102,6 +102,8 @@ def study(monet, out, arch, quick, check):
     monet_run(monet, exp, os.path.join(base, "inference_fusion_on_training"), applied, ["space"])
     monet_run(monet, exp, os.path.join(base, "layer_by_layer"), ["fusion.plugin=\"layer_by_layer\""],
               ["space", "fusion.stacks"])
+    monet_run(monet, exp, os.path.join(base, "layer_by_layer_inference"),
+              ["fusion.plugin=\"layer_by_layer\"", "training.mode=\"inference\""], ["space", "fusion.stacks"])
     failures = []
     if check:
         for mode in ("training", "inference"):
@@ -122,7 +124,9 @@ def study(monet, out, arch, quick, check):
     }
     fusions = {"inference-optimal fusion": (stacks, tiles), "training-optimal fusion": fusion_of(optima["training"][1]),
                "layer by layer": ([], [])}
-    return table, fusions, wall, failures
+    forward = {"layer by layer": results(os.path.join(base, "layer_by_layer_inference")),
+               "inference-optimal fusion": results(optima["inference"][1])}
+    return table, fusions, forward, wall, failures
 
 
 def describe(stacks, tiles):
@@ -141,7 +145,7 @@ def main():
     args = ap.parse_args()
     failures = []
     for arch in ARCHES:
-        table, fusions, wall, bad = study(args.monet, args.out, arch, args.quick, args.check)
+        table, fusions, forward, wall, bad = study(args.monet, args.out, arch, args.quick, args.check)
         failures += bad
         ref = table["training-optimal fusion"]
         ref_edp = ref["latency_cycles"] * ref["energy_pj"]
@@ -155,6 +159,15 @@ def main():
                 name, describe(*fusions[name]), format(j["latency_cycles"], ","), j["energy_pj"] / 1e9,
                 100 * (j["latency_cycles"] * j["energy_pj"] / ref_edp - 1), peak / 1e3,
                 (j["offchip_read_bytes"] + j["offchip_write_bytes"]) / 1e6, j["spilled_bytes"] / 1e6))
+        f_ref = forward["inference-optimal fusion"]
+        print("\nThe forward pass alone (inference):\n")
+        print("| forward pass with | latency (cycles) | energy (mJ) | EDP vs inference optimum | off-chip traffic (MB) |")
+        print("|---|---|---|---|---|")
+        for name, j in forward.items():
+            print("| %s | %s | %.2f | %+.1f %% | %.1f |" % (
+                name, format(j["latency_cycles"], ","), j["energy_pj"] / 1e9,
+                100 * (j["latency_cycles"] * j["energy_pj"] / (f_ref["latency_cycles"] * f_ref["energy_pj"]) - 1),
+                (j["offchip_read_bytes"] + j["offchip_write_bytes"]) / 1e6))
         if args.svg_dir:
             os.makedirs(args.svg_dir, exist_ok=True)
             shutil.copy(os.path.join(args.out, arch, "training", "pareto.svg"),
