@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "monet/distributed/ranks.hpp"
 #include "monet/experiment/cost_cache_file.hpp"
+#include "monet/experiment/plugin_folders.hpp"
 #include "monet/report/html_report.hpp"
 #include "monet/report/report.hpp"
 #include "monet/report/search_report.hpp"
@@ -159,7 +160,8 @@ int run_command(const RunOptions& o) {
     spdlog::set_pattern("[%l] rank " + std::to_string(ranks.rank()) + ": %v");
     if (spdlog::get_level() < spdlog::level::warn) spdlog::set_level(spdlog::level::warn);  // rank 0 tells the story
   }
-  const Registry& registry = Registry::global();
+  // The experiment's [plugins] path (with --set/--unset) extends the registry every plugin name is resolved in.
+  const Registry& registry = registry_with(experiment_plugin_path(o.experiment, o.sets, o.unsets));
   for (const PluginLoadFailure& f : registry.failures()) {
     spdlog::warn("plugin library {} skipped: {}", f.library.string(), f.reason);
   }

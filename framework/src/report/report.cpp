@@ -202,6 +202,11 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
       << "# `monet run` on this file reproduces results.json. Paths are relative to this folder.\n\n";
   out << "[experiment]\nname = " << toml_string(e.name) << "\nseed = " << e.seed << "\n";
   if (!e.description.empty()) out << "description = " << toml_string(e.description) << "\n";
+  if (!e.plugin_path.empty()) {
+    std::vector<std::string> folders;
+    for (const fs::path& f : e.plugin_path) folders.push_back(relative_to(f, dir));
+    out << "\n[plugins]\npath = " << string_list(folders) << "\n";
+  }
 
   out << "\n[workload]\nplugin = " << toml_string(e.frontend.name()) << "\nfile = "
       << toml_string(relative_to(e.workload_file, dir)) << "\n";
