@@ -360,6 +360,10 @@ int cost_command(const CostOptions& o) {
   study.mappings_evaluated = evaluated.load();
   study.seconds = seconds;
   study.data_locality = o.data_locality;
+  study.plugins = {{"frontend:" + frontend->info.name, frontend->info.version}, {"cost_model:" + model_name, model.info.version}};
+  if (core.estimator && !core.estimator->version.empty()) {
+    study.plugins.emplace_back("estimator:" + core.estimator->name, core.estimator->version);
+  }
   std::cout << cost_report(*graph, core, study, o.json);
   return 0;
 }

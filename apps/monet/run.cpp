@@ -252,7 +252,7 @@ int run_command(const RunOptions& o) {
   std::vector<std::pair<std::string, std::string>> files{
       {"evaluations.csv", evaluations_csv(evaluator.space(), r)},
       {"pareto.csv", pareto_csv(evaluator.space(), r)},
-      {"search.json", search_json(e, evaluator.space(), r, evaluator.stats())},
+      {"search.json", search_json(e, evaluator.space(), r, evaluator.stats(), &registry)},
       {"journal.jsonl", journal_jsonl(r)},
       {"resolved.toml", resolved_search_toml(evaluator.base(), source, out_dir)},
   };
