@@ -210,7 +210,14 @@ int run_command(const RunOptions& o) {
   if (o.resume) options.replay = resume_journal(out_dir, evaluator.space());
   Checkpoints checkpoints{out_dir, o.checkpoint_every};
   if (searching && o.checkpoint_every > 0) options.record = [&checkpoints](const SearchBatch& b) { checkpoints.add(b); };
-  const SearchResult r = run_search(evaluator, *search, e.seed, options);
+  const SearchResult r = [&] {
+    try {
+      return run_search(evaluator, *search, e.seed, options);
+    } catch (const UserError& err) {
+      if (err.where().known()) throw;
+      throw UserError(e.search.where, err.message());  // the kernel's refusal of a plan: the [search] chose it
+    }
+  }();
   ranks.finish();  // the other ranks store their costs and end while this one writes
   line.finish();
   if (ranks.size() > 1) spdlog::info("ranks: {}", rank_loads_text(r.ranks));

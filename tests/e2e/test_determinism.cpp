@@ -1,4 +1,4 @@
-// Determinism and provenance (docs/evaluation.md#determinism-and-provenance): the same experiment gives byte-identical
+// Determinism and provenance (docs/reliability.md#determinism-and-provenance): the same experiment gives byte-identical
 // output files at 1, 2 and 4 threads, in two runs, and when run again from the resolved.toml it wrote — a single run
 // and a small search. Fields that must differ are excluded by name, and only those:
 //   search.json   "busy_s" (each rank's busy wall time, ranks[])
