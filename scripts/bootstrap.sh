@@ -21,6 +21,7 @@ packages=(
   librsvg2-bin
   chromium python3          # the report.html browser test (tests/browser/)
   libopenmpi-dev openmpi-bin  # distributed searches under mpirun (docs/distributed.md)
+  clang libclang-rt-dev       # libFuzzer targets (fuzz/, scripts/fuzz.sh, docs/reliability.md#fuzzing)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -52,6 +53,8 @@ if [[ $mode == run ]]; then
 fi
 
 ctest --test-dir build -j "$jobs" --output-on-failure
+echo "== fuzzing: libFuzzer targets, saved inputs replayed, then ${FUZZ_SECONDS:-25} s each =="
+./scripts/fuzz.sh
 echo "== sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer =="
 # -O1 and line tables only: what sanitizer reports need (file:line stacks) for less compile time than -O2 -g.
 build build-asan -DMONET_SANITIZE=ON -DMONET_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -DNDEBUG"
