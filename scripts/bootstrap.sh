@@ -2,7 +2,8 @@
 # One entry point for a fresh Debian machine (run as root, or with sudo available):
 #   scripts/bootstrap.sh run    install missing Debian packages, build, run experiments/quickstart.toml
 #   scripts/bootstrap.sh test   install missing Debian packages, build, run the whole test suite
-#                               (normal build, then AddressSanitizer + UndefinedBehaviorSanitizer build)
+#                               (normal build, fuzz stage: scripts/fuzz.sh, then AddressSanitizer +
+#                               UndefinedBehaviorSanitizer build)
 # Idempotent: installs only what is missing, rebuilds only what changed. Builds use every core.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
