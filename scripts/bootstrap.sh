@@ -2,7 +2,8 @@
 # One entry point for a fresh Debian machine (run as root, or with sudo available):
 #   scripts/bootstrap.sh run    install missing Debian packages, build, run experiments/quickstart.toml
 #   scripts/bootstrap.sh test   install missing Debian packages, build, run the whole test suite
-#                               (normal build, then AddressSanitizer + UndefinedBehaviorSanitizer build)
+#                               (normal build, fuzz stage: scripts/fuzz.sh, then AddressSanitizer +
+#                               UndefinedBehaviorSanitizer build)
 # Idempotent: installs only what is missing, rebuilds only what changed. Builds use every core.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,6 +22,7 @@ packages=(
   librsvg2-bin
   chromium python3          # the report.html browser test (tests/browser/)
   libopenmpi-dev openmpi-bin  # distributed searches under mpirun (docs/distributed.md)
+  clang libclang-rt-dev       # libFuzzer targets (fuzz/, scripts/fuzz.sh, docs/reliability.md#fuzzing)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -56,6 +58,8 @@ echo "== ThreadSanitizer: parallel searches; and monet built without MPI =="
 build build-tsan -DMONET_TSAN=ON -DMONET_MPI=OFF -DMONET_BUILD_TESTS=OFF -DMONET_BUILD_BENCH=OFF \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -DNDEBUG"
 ./scripts/ci/threads_and_no_mpi.sh build-tsan build
+echo "== fuzzing: libFuzzer targets, saved inputs replayed, then ${FUZZ_SECONDS:-25} s each =="
+./scripts/fuzz.sh
 echo "== sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer =="
 # -O1 and line tables only: what sanitizer reports need (file:line stacks) for less compile time than -O2 -g.
 build build-asan -DMONET_SANITIZE=ON -DMONET_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -DNDEBUG"

@@ -18,6 +18,7 @@
 #include "monet/config/toml_reader.hpp"
 #include "monet/cost/data_locality.hpp"
 #include "monet/experiment/cost_cache.hpp"
+#include "monet/experiment/plugin_folders.hpp"
 #include "monet/experiment/runner.hpp"
 #include "import_stream.hpp"
 #include "import_zigzag.hpp"
@@ -130,7 +131,7 @@ int validate_command(const std::string& file) {
     const GraphPtr g = frontend->load(file);
     what = "workload '" + g->name() + "' with " + std::to_string(g->operators().size()) + " operators";
   } else if (has("experiment") || has("workload") || has("architecture")) {
-    const Registry& registry = Registry::global();
+    const Registry& registry = registry_with(experiment_plugin_path(file));
     Experiment e = load_experiment(file, {}, registry);
     const std::string name = e.name;
     PreparedExperiment p = prepare(std::move(e), registry);
@@ -362,6 +363,10 @@ int cost_command(const CostOptions& o) {
   study.mappings_evaluated = evaluated.load();
   study.seconds = seconds;
   study.data_locality = o.data_locality;
+  study.plugins = {{"frontend:" + frontend->info.name, frontend->info.version}, {"cost_model:" + model_name, model.info.version}};
+  if (core.estimator && !core.estimator->version.empty()) {
+    study.plugins.emplace_back("estimator:" + core.estimator->name, core.estimator->version);
+  }
   std::cout << cost_report(*graph, core, study, o.json);
   return 0;
 }

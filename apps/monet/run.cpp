@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "monet/distributed/ranks.hpp"
 #include "monet/experiment/cost_cache_file.hpp"
+#include "monet/experiment/plugin_folders.hpp"
 #include "monet/report/html_report.hpp"
 #include "monet/report/report.hpp"
 #include "monet/report/search_report.hpp"
@@ -169,7 +170,8 @@ int run_command(const RunOptions& o) {
     spdlog::set_pattern("[%l] rank " + std::to_string(ranks.rank()) + ": %v");
     if (spdlog::get_level() < spdlog::level::warn) spdlog::set_level(spdlog::level::warn);  // rank 0 tells the story
   }
-  const Registry& registry = Registry::global();
+  // The experiment's [plugins] path (with --set/--unset) extends the registry every plugin name is resolved in.
+  const Registry& registry = registry_with(experiment_plugin_path(o.experiment, o.sets, o.unsets));
   for (const PluginLoadFailure& f : registry.failures()) {
     spdlog::warn("plugin library {} skipped: {}", f.library.string(), f.reason);
   }
@@ -219,7 +221,14 @@ int run_command(const RunOptions& o) {
   if (o.resume) options.replay = resume_journal(out_dir, evaluator.space());
   Checkpoints checkpoints{out_dir, o.checkpoint_every};
   if (searching && o.checkpoint_every > 0) options.record = [&checkpoints](const SearchBatch& b) { checkpoints.add(b); };
-  const SearchResult r = run_search(evaluator, *search, e.seed, options);
+  const SearchResult r = [&] {
+    try {
+      return run_search(evaluator, *search, e.seed, options);
+    } catch (const UserError& err) {
+      if (err.where().known()) throw;
+      throw UserError(e.search.where, err.message());  // the kernel's refusal of a plan: the [search] chose it
+    }
+  }();
   ranks.finish();  // the other ranks store their costs and end while this one writes
   line.finish();
   if (ranks.size() > 1) spdlog::info("ranks: {}", rank_loads_text(r.ranks));
@@ -261,7 +270,7 @@ int run_command(const RunOptions& o) {
   std::vector<std::pair<std::string, std::string>> files{
       {"evaluations.csv", evaluations_csv(evaluator.space(), r)},
       {"pareto.csv", pareto_csv(evaluator.space(), r)},
-      {"search.json", search_json(e, evaluator.space(), r, evaluator.stats())},
+      {"search.json", search_json(e, evaluator.space(), r, evaluator.stats(), &registry)},
       {"journal.jsonl", journal_jsonl(r)},
       {"resolved.toml", resolved_search_toml(evaluator.base(), source, out_dir)},
   };

@@ -1,6 +1,7 @@
 // The malformed-input corpus (tests/malformed/*.case, format in tests/malformed/README.md): every case is bad
 // input that must end in exactly one located error line and exit code 2 — no crash, no hang, no internal error,
-// no exception text — and no output left behind. One test runs them all, two at a time, through the CLI.
+// no exception text, no message wrapped in another — and no output left behind. One test runs them all, two at
+// a time, through the CLI.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -78,6 +79,7 @@ std::string run_case(const Case& c) {
   if (r.exit_code != 2) problem = "exit code " + std::to_string(r.exit_code) + " (expected 2)";
   else if (out.find('\n') != std::string::npos) problem = "more than one line";
   else if (out.find("internal error") != std::string::npos) problem = "an internal error";
+  else if (out.find("error: ") != out.rfind("error: ")) problem = "'error: ' twice (a message wrapped in another)";
   std::size_t at = 0;
   for (const std::string& e : c.expect) {
     const auto pos = out.find(e, at);

@@ -1,7 +1,7 @@
 # The plugin SDK end to end: installs monet into a scratch prefix, builds examples/out_of_tree_core against the
 # installed CMake package (find_package(monet), monet_add_plugin), and runs the example's experiment with the
-# installed CLI finding the new plugin through MONET_PLUGIN_PATH. The per-operator cycles are checked against the
-# hand derivation in examples/out_of_tree_core/README.md.
+# installed CLI finding the new plugin through MONET_PLUGIN_PATH (describe) and [plugins] path (the run). The
+# per-operator cycles are checked against the hand derivation in examples/out_of_tree_core/README.md.
 cmake_policy(SET CMP0007 NEW)  # list(GET) over CSV cells, empty ones included
 set(PREFIX ${WORK}/prefix)
 set(EXAMPLE_BUILD ${WORK}/example)
@@ -41,8 +41,9 @@ run("monet plugins --describe imc_macro" ${env} ${PREFIX}/bin/monet plugins --de
 expect("imc_macro (cost_model plugin, version 1.0.0)" "describe")
 expect("bit planes an input element is applied in" "describe")
 
-run("the example experiment" ${env} ${PREFIX}/bin/monet run ${SOURCE_DIR}/examples/out_of_tree_core/experiment.toml
-    --out ${WORK}/out --log-level warn)
+# The run finds the plugin through the experiment's [plugins] path instead (given with --set, no MONET_PLUGIN_PATH).
+run("the example experiment" ${PREFIX}/bin/monet run ${SOURCE_DIR}/examples/out_of_tree_core/experiment.toml
+    --set "plugins.path=[\"${EXAMPLE_BUILD}/monet_plugins\"]" --out ${WORK}/out --log-level warn)
 file(STRINGS ${WORK}/out/schedule.csv rows)
 list(GET rows 0 header)
 string(REPLACE "," ";" header "${header}")

@@ -11,6 +11,7 @@
 #include "monet/arch/estimation.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/experiment/compat.hpp"
+#include "monet/experiment/plugin_folders.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 
 const std::vector<std::string> kSections{"experiment", "workload", "training", "precision", "architecture", "space",
                                          "cost_model", "allocation", "fusion", "schedule", "search", "output", "provenance",
-                                         "compat"};
+                                         "compat", "plugins"};
 
 /// Sections whose plugin a --set replaced: the file's parameters of the old plugin do not apply to the new one.
 thread_local std::set<std::string> replaced_plugins;
@@ -510,6 +511,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
     e.description = t->string("description").value_or("");
     t->finish();
   }
+  e.plugin_path = read_plugin_path(root);  // the caller chose the registry from them (registry_with)
   root.mark_used("provenance");  // written into resolved.toml for the record; not an input
   CompatSettings compat;
   if (auto t = root.table("compat")) compat = read_compat(*t, registry);

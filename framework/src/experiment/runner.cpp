@@ -332,7 +332,23 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   }
   const auto cns = cache->cns(cn_key, [&] {
     auto fusion = registry.create<FusionStrategy>(*e.fusion.plugin, e.fusion.params);
-    return connect_tiles(*p.graph, fusion->partition(*p.graph, *e.accelerator, allowed));
+    std::vector<ComputationNode> nodes;
+    try {
+      nodes = fusion->partition(*p.graph, *e.accelerator, allowed);
+    } catch (const UserError& err) {
+      if (err.where().known()) throw;
+      throw UserError(e.fusion.where, err.message());  // the kernel's tile limit: the [fusion] rules asked for it
+    }
+    // Before their dependencies are derived (the costly part): see docs/reliability.md#limits.
+    constexpr std::size_t kMaxComputationNodes = 1'000'000;
+    if (nodes.size() > kMaxComputationNodes) {
+      throw UserError(e.fusion.where, "fusion '" + e.fusion.name() + "' cuts the workload into " +
+                                          with_thousands(static_cast<long long>(nodes.size())) +
+                                          " computation nodes, more than the " +
+                                          with_thousands(static_cast<long long>(kMaxComputationNodes)) +
+                                          " monet schedules: use fewer, larger tiles");
+    }
+    return connect_tiles(*p.graph, std::move(nodes));
   });
   // Once per run; a search prepares thousands of variants, so there it is a debug line.
   spdlog::log(cache == &own ? spdlog::level::info : spdlog::level::debug, "{} operators, {} computation nodes, {} edges",

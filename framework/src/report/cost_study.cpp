@@ -84,6 +84,9 @@ std::string cost_report(const Graph& graph, const Core& core, const CostStudy& s
       if (i < study.residency.size()) layers.back()["residency"] = residency_json(core, study.residency[i]);
     }
     j["layers"] = layers;
+    json plugins = json::object();
+    for (const auto& [key, version] : study.plugins) plugins[key] = version;
+    j["provenance"] = json{{"monet_version", kVersion}, {"git_commit", git_commit()}, {"plugins", plugins}};
     return j.dump(1) + "\n";
   }
   std::ostringstream out;

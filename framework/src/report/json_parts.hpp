@@ -1,7 +1,9 @@
 #pragma once
-// JSON fragments shared by results.json and `monet inspect --json` (kernel-internal).
+// JSON fragments shared by results.json, search.json and `monet inspect --json` (kernel-internal).
 #include <nlohmann/json.hpp>
 
+#include "monet/experiment/experiment.hpp"
+#include "monet/plugin/registry.hpp"
 #include "monet/training/checkpoint.hpp"
 #include "monet/training/memory.hpp"
 
@@ -11,5 +13,12 @@ namespace monet::detail {
 /// checkpointed regions when there are any.
 nlohmann::ordered_json training_json(const Graph& graph, const TrainingSummary& s,
                                      const std::vector<CheckpointRegion>& regions = {});
+
+/// The "provenance" object of results.json and search.json: monet's version and git commit, the seed, and the
+/// version of every plugin the experiment uses ("kind:name": version).
+nlohmann::ordered_json provenance_json(const Experiment& experiment);
+
+/// "kind:name": version of every plugin a registry found (a search's genes may choose any of them).
+nlohmann::ordered_json plugins_found_json(const Registry& registry);
 
 }  // namespace monet::detail

@@ -18,10 +18,7 @@ namespace monet {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-namespace {
-
-json provenance(const PreparedExperiment& p) {
-  const Experiment& e = p.experiment;
+json detail::provenance_json(const Experiment& e) {
   json plugins = json::object();
   auto add = [&](const PluginChoice& c) {
     plugins[to_string(c.info().kind) + ":" + c.name()] = c.info().version;
@@ -35,9 +32,17 @@ json provenance(const PreparedExperiment& p) {
   for (const CoreInstance& c : e.accelerator->cores) {
     if (c.core->estimator && !c.core->estimator->version.empty()) plugins["estimator:" + c.core->estimator->name] = c.core->estimator->version;
   }
-  return json{{"monet_version", kVersion}, {"git_commit", git_commit()}, {"plugins", plugins}};
+  return json{{"monet_version", kVersion}, {"git_commit", git_commit()}, {"seed", e.seed}, {"plugins", plugins}};
 }
 
+json detail::plugins_found_json(const Registry& registry) {
+  json found = json::object();
+  for (const PluginHandle& h : registry.plugins()) found[to_string(h.info.kind) + ":" + h.info.name] = h.info.version;
+  return found;
+}
+
+namespace {
+json provenance(const PreparedExperiment& p) { return detail::provenance_json(p.experiment); }
 }  // namespace
 
 std::string results_json(const PreparedExperiment& p, const RunResult& r) {
@@ -202,6 +207,11 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
       << "# `monet run` on this file reproduces results.json. Paths are relative to this folder.\n\n";
   out << "[experiment]\nname = " << toml_string(e.name) << "\nseed = " << e.seed << "\n";
   if (!e.description.empty()) out << "description = " << toml_string(e.description) << "\n";
+  if (!e.plugin_path.empty()) {
+    std::vector<std::string> folders;
+    for (const fs::path& f : e.plugin_path) folders.push_back(relative_to(f, dir));
+    out << "\n[plugins]\npath = " << string_list(folders) << "\n";
+  }
 
   out << "\n[workload]\nplugin = " << toml_string(e.frontend.name()) << "\nfile = "
       << toml_string(relative_to(e.workload_file, dir)) << "\n";

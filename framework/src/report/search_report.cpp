@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "json_parts.hpp"
 #include "monet/search/pareto.hpp"
 #include "monet/util/version.hpp"
 #include "svg.hpp"
@@ -135,7 +136,7 @@ std::vector<SearchBatch> read_journal(const std::string& text, const std::string
 }
 
 std::string search_json(const Experiment& e, const DesignSpace& space, const SearchResult& r,
-                        const DesignEvaluator::Stats& stats) {
+                        const DesignEvaluator::Stats& stats, const Registry* registry) {
   json genes = json::array();
   for (const Gene& g : space.genes) {
     genes.push_back(json{{"name", g.name}, {"key", g.key}, {"group", to_string(g.group)}, {"values", g.labels},
@@ -178,7 +179,8 @@ std::string search_json(const Experiment& e, const DesignSpace& space, const Sea
   json ranks = json::array();
   for (const RankLoad& l : r.ranks) ranks.push_back(json{{"rank", l.rank}, {"points", l.points}, {"busy_s", l.busy_s}});
   j["ranks"] = ranks;
-  j["provenance"] = json{{"monet_version", kVersion}, {"git_commit", git_commit()}};
+  j["provenance"] = detail::provenance_json(e);
+  if (registry) j["provenance"]["plugins_found"] = detail::plugins_found_json(*registry);
   return j.dump(1) + "\n";
 }
 

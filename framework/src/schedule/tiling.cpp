@@ -7,6 +7,12 @@
 
 namespace monet {
 
+namespace {
+/// Tiles of one operator monet accepts. Far above what studies use (ResNet-18 by output row: 112 per convolution;
+/// MobileNetV2's whole training step on the quad core: 29,085 computation nodes), far below what exhausts memory.
+constexpr std::int64_t kMaxTilesPerOperator = 100'000;
+}  // namespace
+
 std::vector<TilingRule> parse_tiling_rules(const ParamValues& params, const std::string& name) {
   const std::vector<std::string>& texts = params.get_strings(name);
   const std::string param = "fusion." + name;
@@ -134,10 +140,21 @@ std::vector<ComputationNode> tile_operator(const Graph& graph, const Operator& o
   const std::vector<Cut> inter_cuts = cuts_of(inter);
   const std::vector<Cut> intra_cuts = cuts_of(intra);
   // Per dimension, the product of all its cuts (inter first, then intra), and the piece index per cut.
-  std::int64_t groups = 1;
-  for (const Cut& c : inter_cuts) groups *= c.parts;
-  std::int64_t intra_tiles = 1;
-  for (const Cut& c : intra_cuts) intra_tiles *= c.parts;
+  // Refused before any tile exists: rules that cut one operator into millions of tiles (or more than 64 bits
+  // count) would exhaust memory and the scheduler's time (docs/reliability.md#limits).
+  std::int64_t groups = 1, intra_tiles = 1, tiles = 1;
+  bool overflow = false;
+  for (const Cut& c : inter_cuts) overflow = __builtin_mul_overflow(groups, c.parts, &groups) || overflow;
+  for (const Cut& c : intra_cuts) overflow = __builtin_mul_overflow(intra_tiles, c.parts, &intra_tiles) || overflow;
+  overflow = __builtin_mul_overflow(groups, intra_tiles, &tiles) || overflow;
+  if (overflow || tiles > kMaxTilesPerOperator) {
+    throw UserError("the tiling rules cut operator '" + op.name + "' into " +
+                    (overflow ? std::string("more than 2^63 tiles")
+                              : with_thousands(tiles) + " tiles (" + with_thousands(groups) + " inter-core groups x " +
+                                    with_thousands(intra_tiles) + " intra-core tiles)") +
+                    ", more than the " + with_thousands(kMaxTilesPerOperator) +
+                    " computation nodes an operator may have: use fewer, larger tiles");
+  }
 
   std::vector<ComputationNode> out;
   out.reserve(static_cast<std::size_t>(groups * intra_tiles));

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "monet/report/metrics.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
@@ -23,6 +24,7 @@ constexpr std::size_t kStagesKept = 64;  // prepared variants kept in memory (le
 struct Stage {
   std::shared_ptr<const PreparedExperiment> prepared;
   std::string error;                          // why the variant cannot be evaluated (prepared is null)
+  std::optional<UserError> failure;           // the same as thrown, with its location (rethrown as it was)
   std::vector<std::vector<int>> alloc_cns;    // per allocation gene: the CNs it places
   std::vector<std::vector<int>> alloc_cores;  // per allocation gene and value: the core id (-1: no such core here)
 };
@@ -117,6 +119,7 @@ struct DesignEvaluator::Impl {
       stage->prepared = std::make_shared<const PreparedExperiment>(prepare(source.build(changes), *registry, &cache));
     } catch (const UserError& e) {
       stage->error = e.what();
+      stage->failure = e;
       return stage;
     }
     place(*stage);
@@ -409,7 +412,7 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     m.value_specs.push_back(i);
   }
   auto base = std::const_pointer_cast<Stage>(m.make_stage(configured));
-  if (!base->prepared) throw UserError(base->error);
+  if (!base->prepared) throw *base->failure;
   m.base = base;
   for (std::size_t i = 0; i < m.spec->genes.size(); ++i) {
     const GeneSpec& g = m.spec->genes[i];
@@ -451,7 +454,7 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     for (std::size_t k = 0; k < m.cut_genes.size(); ++k) configured.push_back(0);
     for (std::size_t g : m.tile_genes) configured.push_back(m.space.genes[g].configured);
     base = std::const_pointer_cast<Stage>(m.make_stage(configured));
-    if (!base->prepared) throw UserError(base->error);
+    if (!base->prepared) throw *base->failure;
     m.base = base;
   }
   if (!m.ckpt_genes.empty()) {
@@ -460,10 +463,10 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
     std::vector<std::int32_t> keep_all = configured;
     std::fill(keep_all.end() - static_cast<std::ptrdiff_t>(m.ckpt_genes.size()), keep_all.end(), 0);
     const std::shared_ptr<const Stage> plain = m.make_stage(keep_all);
-    if (!plain->prepared) throw UserError(plain->error);
+    if (!plain->prepared) throw *plain->failure;
     m.checkpoint_seeds(*plain->prepared);
     base = std::const_pointer_cast<Stage>(m.make_stage(configured));
-    if (!base->prepared) throw UserError(base->error);
+    if (!base->prepared) throw *base->failure;
     m.base = base;
   }
   // The base stage was made before the allocation genes existed.
@@ -531,7 +534,7 @@ DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point, bool m
     ensure(point.genes[g] >= 0 && point.genes[g] < m.space.genes[g].size(), "gene value out of range");
   }
   const std::shared_ptr<const Stage> stage = m.stage(m.stage_key(point));
-  if (!stage->prepared) throw UserError(stage->error);
+  if (!stage->prepared) throw *stage->failure;
   const std::vector<int> cn_core = cn_cores(m.space, m.alloc_index, *stage, point);
   Detail d{stage->prepared,
            stage->prepared->evaluator->evaluate(stage->prepared->configured_allocation, cn_core, memory_by_use)};

@@ -5,7 +5,10 @@
 #include <limits>
 #include <map>
 
+#include <unistd.h>
+
 #include "monet/search/pareto.hpp"
+#include "monet/util/strings.hpp"
 
 namespace monet {
 
@@ -54,6 +57,26 @@ std::vector<double> hypervolume_per_batch(const SearchResult& r, const Normalisa
 
 namespace {
 
+/// A search whose archive alone would not fit this machine's memory is refused before its first batch, with the
+/// number it would need (a grid over 10^12 points, a budget of 10^12). What each evaluation keeps, at least: the
+/// archive entry and its genes and objectives, the index of points seen, and its rows of evaluations.csv and
+/// journal.jsonl (about 2 and 10 characters per gene and objective), built in memory before they are written.
+void refuse_beyond_memory_of(std::size_t total, const DesignSpace& space) {
+  const double genes = static_cast<double>(space.genes.size());
+  const double objectives = static_cast<double>(space.objectives.size());
+  const double each = static_cast<double>(sizeof(Evaluation) + sizeof(DesignPoint) + 48 + sizeof(std::size_t)) +
+                      2 * 4 * genes + 8 * objectives + 2 * (2 * genes + 10 * objectives);
+  const double need = each * static_cast<double>(total);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const double have = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+  if (have > 0 && need > have) {
+    throw UserError("the search plans " + with_thousands(static_cast<long long>(std::min<double>(static_cast<double>(total), 9e18))) +
+                    " evaluations; keeping their results needs at least " + si(need, "B") + " (" +
+                    std::to_string(static_cast<long long>(each)) + " bytes each), more than this machine's " +
+                    si(have, "B") + " of memory: lower the search's budget or sample the space");
+  }
+}
+
 class KernelSearchContext final : public SearchContext {
  public:
   KernelSearchContext(const DesignEvaluator& evaluator, std::uint64_t seed, const SearchOptions& options, SearchResult& result)
@@ -62,7 +85,10 @@ class KernelSearchContext final : public SearchContext {
   [[nodiscard]] const DesignSpace& space() const override { return evaluator_.space(); }
   [[nodiscard]] std::uint64_t seed() const override { return seed_; }
   [[nodiscard]] std::vector<DesignPoint> seeds() const override { return evaluator_.seeds(); }
-  void plan(std::size_t total) override { planned_ = total; }
+  void plan(std::size_t total) override {
+    refuse_beyond_memory(total);
+    planned_ = total;
+  }
 
   [[nodiscard]] std::vector<Evaluation> evaluate(const std::vector<DesignPoint>& points) override {
     if (options_.stop && options_.stop->load()) throw SearchStopped();
@@ -187,6 +213,7 @@ class KernelSearchContext final : public SearchContext {
   const SearchOptions& options_;
   SearchResult& result_;
   std::chrono::steady_clock::time_point t0_;
+  void refuse_beyond_memory(std::size_t total) const { refuse_beyond_memory_of(total, space()); }
   std::size_t planned_ = 0;
   std::map<DesignPoint, std::size_t> index_;  // point -> archive index
   std::vector<std::size_t> front_;            // archive indices of the running Pareto front

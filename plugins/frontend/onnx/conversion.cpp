@@ -7,6 +7,8 @@
 // then initializers are classified into trainable parameters and buffers.
 #include "conversion.hpp"
 
+#include <google/protobuf/stubs/common.h>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -61,6 +63,9 @@ GraphPtr Converter::run() {
     } catch (const std::out_of_range&) {
       // A check this converter lacks: still an error naming the node, not a crash.
       fail(i, "malformed node: an input, attribute or index it needs is missing or out of range");
+    } catch (const google::protobuf::FatalException&) {
+      // The same found by protobuf: an input or output index the node does not have (found by fuzz_onnx).
+      fail(i, "malformed node: an input, output or attribute it needs is missing");
     }
   }
   for (const auto& out : g_.output()) {

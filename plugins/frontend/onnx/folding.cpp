@@ -405,9 +405,12 @@ void Converter::fold_constant_op(int i, const std::vector<int>& in) {
       dt = element_type_of(a->t().data_type()).value_or(dt);
       if (auto d = tensor_data(a->t(), 1); d && !d->empty()) fill = (*d)[0];
     }
+    for (const auto d : dims) {
+      if (d < 0) fail(i, "the shape has a negative dimension (" + std::to_string(d) + ")");  // found by fuzz_onnx
+    }
     const Shape s(dims.begin(), dims.end());
     std::optional<std::vector<double>> data;
-    if (element_count(s) <= static_cast<std::int64_t>(kMaxFoldedElements)) {
+    if (element_count(s) >= 0 && element_count(s) <= static_cast<std::int64_t>(kMaxFoldedElements)) {
       data = std::vector<double>(static_cast<std::size_t>(element_count(s)), fill);
     }
     define(i, out, s, dt, ValueKind::constant, data);

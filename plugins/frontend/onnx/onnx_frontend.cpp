@@ -1,5 +1,8 @@
 // The onnx frontend plugin: reads unmodified PyTorch ONNX exports (shapes only; weight data not needed).
+#include <google/protobuf/stubs/logging.h>
+
 #include <fstream>
+#include <mutex>
 
 #include "converter.hpp"
 #include "monet/plugin/entry.hpp"
@@ -60,6 +63,10 @@ class OnnxFrontend final : public WorkloadFrontend {
   }
 
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
+    // Protobuf prints its failed checks ("[libprotobuf FATAL ...]") before throwing; the converter turns them into
+    // one located error, so its own line is dropped.
+    static std::once_flag quiet;
+    std::call_once(quiet, [] { google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int, const std::string&) {}); });
     const std::string name = file.string();
     std::ifstream in(file, std::ios::binary);
     if (!in) throw UserError(SourceLocation{name}, "cannot read the file");

@@ -60,6 +60,9 @@ struct Experiment {
   std::string name;
   std::uint64_t seed = 0;
   std::string description;
+  /// [plugins] path: folders (or library files) searched for plugins before MONET_PLUGIN_PATH, absolute. The
+  /// registry the experiment was built with already includes them (registry_with, plugin_folders.hpp).
+  std::vector<std::filesystem::path> plugin_path;
 
   std::filesystem::path workload_file;
   PluginChoice frontend;

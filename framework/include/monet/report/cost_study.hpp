@@ -1,6 +1,7 @@
 #pragma once
 // `monet cost`: a single-core, layer-by-layer study (what ZigZag does), as a table or JSON.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "monet/cost/cost.hpp"
@@ -16,6 +17,9 @@ struct CostStudy {
   std::int64_t mappings_evaluated = 0;   // distinct work: identical layers are costed once
   double seconds = 0;
   bool data_locality = false;
+  /// "kind:name" -> version of the plugins used (the frontend, the cost model, the core's estimator), for the
+  /// JSON's provenance. The study makes no random choice: it has no seed.
+  std::vector<std::pair<std::string, std::string>> plugins;
 };
 
 /// JSON: {"energy_pj", "latency_cycles", ..., "layers": [{"name", "energy_pj", "mac_energy_pj", "latency_cycles",

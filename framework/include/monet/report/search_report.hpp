@@ -16,9 +16,10 @@ MONET_API std::string evaluations_csv(const DesignSpace& space, const SearchResu
 MONET_API std::string pareto_csv(const DesignSpace& space, const SearchResult& result);
 
 /// search.json: the space (genes and values, objectives, constraints), the plugin and seed, counts, the front,
-/// hypervolume per batch, cache statistics.
+/// hypervolume per batch, cache statistics, provenance (monet's version and commit, the seed, the plugins of the
+/// configured point, and with `registry` every plugin found, which genes may choose among).
 MONET_API std::string search_json(const Experiment& experiment, const DesignSpace& space, const SearchResult& result,
-                                  const DesignEvaluator::Stats& stats);
+                                  const DesignEvaluator::Stats& stats, const Registry* registry = nullptr);
 
 /// journal.jsonl: every batch (points and results, doubles exact); --resume replays it.
 MONET_API std::string journal_jsonl(const SearchResult& result);
