@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every study of docs/results.md: its tables (printed, one file per study in OUT) and its figures
 # (docs/images/, drawn by monet or by the study's script). Usage: scripts/studies/all.sh [OUT] (default results/studies)
-# Run time on this 2-core machine: about 12 minutes (study 1's grids dominate).
+# Run time on this 2-core machine: about 10 minutes (study 1's two grids, 348 s, dominate; docs/results.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=${1:-results/studies}
