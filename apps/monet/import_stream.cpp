@@ -38,7 +38,7 @@ std::string instance(std::int64_t id) { return "core" + std::to_string(id); }
 
 }  // namespace
 
-StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, const fs::path& output,
+static StreamAcceleratorImport stream_accelerator_body(const fs::path& accelerator, const fs::path& output,
                                                    const fs::path& cores_dir, const std::string& cost_model,
                                                    const LinkEnergies& energies) {
   const Yaml y(accelerator);
@@ -197,7 +197,7 @@ StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, 
   return out;
 }
 
-std::string stream_mapping_to_toml(const fs::path& mapping, const std::string& fusion_plugin) {
+static std::string stream_mapping_body(const fs::path& mapping, const std::string& fusion_plugin) {
   const Yaml y(mapping);
   const YAML::Node& r = y.root();
   if (!r.IsSequence()) y.fail(r, "expected a list of mapping entries");
@@ -268,6 +268,16 @@ std::string stream_mapping_to_toml(const fs::path& mapping, const std::string& f
   if (fusion_plugin == "fused_stacks") t << "intra = " << to_string(ParamValue(intra)) << "\n";
   t << "inter = " << to_string(ParamValue(inter)) << "\n";
   return t.str();
+}
+
+StreamAcceleratorImport stream_accelerator_to_toml(const fs::path& accelerator, const fs::path& output,
+                                                   const fs::path& cores_dir, const std::string& cost_model,
+                                                   const LinkEnergies& energies) {
+  return located_yaml_errors(accelerator, [&] { return stream_accelerator_body(accelerator, output, cores_dir, cost_model, energies); });
+}
+
+std::string stream_mapping_to_toml(const fs::path& mapping, const std::string& fusion_plugin) {
+  return located_yaml_errors(mapping, [&] { return stream_mapping_body(mapping, fusion_plugin); });
 }
 
 }  // namespace monet::cli

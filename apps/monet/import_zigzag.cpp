@@ -80,7 +80,7 @@ std::string spatial_table(const Yaml& y, const YAML::Node& sm) {
 
 }  // namespace
 
-std::string zigzag_mapping_to_toml(const fs::path& mapping) {
+static std::string zigzag_mapping_body(const fs::path& mapping) {
   std::ostringstream out;
   {
     const Yaml my(mapping);
@@ -124,7 +124,7 @@ std::string zigzag_mapping_to_toml(const fs::path& mapping) {
   return out.str();
 }
 
-std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs::path>& mapping,
+static std::string zigzag_core_body(const fs::path& hardware, const std::optional<fs::path>& mapping,
                                 const std::string& cost_model, const std::optional<std::string>& rename) {
   const Yaml y(hardware);
   const YAML::Node& r = y.root();
@@ -262,7 +262,7 @@ std::int64_t pr_size(std::int64_t A, std::int64_t sa, std::int64_t B, std::int64
 
 }  // namespace
 
-std::string zigzag_workload_to_toml(const fs::path& layers) {
+static std::string zigzag_workload_body(const fs::path& layers) {
   const Yaml y(layers);
   const YAML::Node& list = y.root();
   if (!list.IsSequence()) y.fail(list, "expected a list of layers");
@@ -421,6 +421,19 @@ std::string zigzag_workload_to_toml(const fs::path& layers) {
     name_of_id[id] = name;
   }
   return out.str() + tensors.str() + body.str();
+}
+
+std::string zigzag_mapping_to_toml(const fs::path& mapping) {
+  return located_yaml_errors(mapping, [&] { return zigzag_mapping_body(mapping); });
+}
+
+std::string zigzag_core_to_toml(const fs::path& hardware, const std::optional<fs::path>& mapping,
+                                const std::string& cost_model, const std::optional<std::string>& rename) {
+  return located_yaml_errors(hardware, [&] { return zigzag_core_body(hardware, mapping, cost_model, rename); });
+}
+
+std::string zigzag_workload_to_toml(const fs::path& layers) {
+  return located_yaml_errors(layers, [&] { return zigzag_workload_body(layers); });
 }
 
 }  // namespace monet::cli

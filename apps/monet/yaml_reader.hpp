@@ -78,4 +78,19 @@ class Yaml {
   YAML::Node root_;
 };
 
+/// Runs an importer on `file`: a yaml-cpp error it did not locate itself (a key looked up in a scalar, a value
+/// converted deep inside a node) becomes a located UserError, never an internal error (found by fuzz_yaml).
+template <class F>
+auto located_yaml_errors(const std::filesystem::path& file, F&& run) -> decltype(run()) {
+  try {
+    return run();
+  } catch (const YAML::Exception& e) {
+    const SourceLocation at = e.mark.is_null()
+                                  ? SourceLocation{file.string()}
+                                  : SourceLocation{file.string(), static_cast<std::uint32_t>(e.mark.line + 1),
+                                                   static_cast<std::uint32_t>(e.mark.column + 1)};
+    throw UserError(at, "unexpected YAML structure: " + e.msg);
+  }
+}
+
 }  // namespace monet::cli
