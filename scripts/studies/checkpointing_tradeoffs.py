@@ -14,42 +14,15 @@ exits 1 unless the GA's pareto.csv is non-dominated among its feasible points, s
 peak, and every optimal run stays within its budget. --svg-dir copies the GA's pareto.svg (drawn by monet) there.
 """
 import argparse
-import csv
-import json
 import os
 import shutil
-import subprocess
 import sys
-import time
+
+from study_runs import dominates, monet_run, results, rows
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ARCHES = ["edge_tpu", "mcu"]
 PEAK = "training.peak_activation_bytes"
-
-
-def monet_run(monet, exp, out, sets, unsets=()):
-    args = [monet, "run", exp, "--out", out, "--log-level", "warn"]
-    for u in unsets:
-        args += ["--unset", u]
-    for s in sets:
-        args += ["--set", s]
-    start = time.monotonic()
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    return time.monotonic() - start
-
-
-def rows(path):
-    with open(path) as f:
-        return list(csv.DictReader(l for l in f if not l.startswith("#")))
-
-
-def results(folder):
-    with open(os.path.join(folder, "results.json")) as f:
-        return json.load(f)
-
-
-def dominates(a, b):
-    return all(x <= y for x, y in zip(a, b)) and any(x < y for x, y in zip(a, b))
 
 
 def study(monet, out, arch, quick, check):

@@ -17,14 +17,13 @@ and re-running the inference optimum's stacks in inference mode reproduces the s
 --svg-dir copies each training search's pareto.svg (drawn by monet) there.
 """
 import argparse
-import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 import tomllib
+
+from study_runs import dominates, monet_run, results, rows
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ARCHES = ["quad_core", "edge_tpu"]
@@ -33,26 +32,6 @@ QUICK = ["search.population=4", "search.generations=1"]
 
 def experiment(arch):
     return os.path.join(ROOT, "experiments", "monet", "fusion_for_training", arch + ".toml")
-
-
-def monet_run(monet, exp, out, sets, unsets=()):
-    args = [monet, "run", exp, "--out", out, "--log-level", "warn"]
-    for u in unsets:
-        args += ["--unset", u]
-    for s in sets:
-        args += ["--set", s]
-    start = time.monotonic()
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    return time.monotonic() - start
-
-
-def rows(path):
-    with open(path) as f:
-        return list(csv.DictReader(l for l in f if not l.startswith("#")))
-
-
-def dominates(a, b):
-    return all(x <= y for x, y in zip(a, b)) and any(x < y for x, y in zip(a, b))
 
 
 def objectives(r):
@@ -81,11 +60,6 @@ def fusion_of(folder):
 
 def toml_list(values):
     return "[" + ", ".join(json.dumps(v) for v in values) + "]"
-
-
-def results(folder):
-    with open(os.path.join(folder, "results.json")) as f:
-        return json.load(f)
 
 
 def study(monet, out, arch, quick, check):
