@@ -10,6 +10,7 @@
 #include "monet/arch/estimation.hpp"
 #include "monet/report/inspect.hpp"
 #include "monet/training/memory.hpp"
+#include "monet/training/offload.hpp"
 #include "monet/util/strings.hpp"
 #include "monet/util/version.hpp"
 
@@ -158,11 +159,12 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
       // and back (with the energy of those transfers: core memory, link, off-chip memory), and how long CNs
       // waited for data coming back.
       const std::vector<bool>& mask = p.evaluator->offloaded();
-      std::int64_t tensors = 0, saved = 0, out_bits = 0, back_bits = 0;
+      std::int64_t saved = 0, out_bits = 0, back_bits = 0;
       double out_pj = 0, back_pj = 0;
+      std::vector<TensorId> tensors;
       for (std::size_t t = 0; t < mask.size(); ++t) {
         if (!mask[t]) continue;
-        ++tensors;
+        tensors.push_back(static_cast<TensorId>(t));
         saved += g.tensor(static_cast<TensorId>(t)).bits();
       }
       for (const Transfer& t : r.best.transfers) {
@@ -175,9 +177,11 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
         }
       }
       j["training"]["offload"] = json{{"modules", e.offload.modules},
-                                      {"tensors", tensors},
+                                      {"tensors", tensors.size()},
                                       {"saved_bytes", (saved + 7) / 8},
-                                      {"offloaded_bytes", (out_bits + 7) / 8},
+                                      {"peak_activation_bytes", offloaded_peak_activation_bytes(g, tensors)},
+                                      {"offloaded_bytes", (s.offloaded_bits + 7) / 8},
+                                      {"written_bytes", (out_bits + 7) / 8},
                                       {"fetched_back_bytes", (back_bits + 7) / 8},
                                       {"offload_energy_pj", out_pj},
                                       {"fetch_back_energy_pj", back_pj},

@@ -435,6 +435,7 @@ class Scheduler {
     if (!item.offload || item.offloaded || item.readers_left == 0 || item.readers_left != item.late_readers) return;
     if (item.copies.empty() && item.dram_avail < 0) return;  // not produced yet (a view's data, nothing held)
     item.offloaded = true;
+    result_.summary.offloaded_bits += item.bits;
     if (item.dram_avail < 0) {
       int from = -1;  // the fullest copy: the producer's (a reader's may hold only the region it read)
       for (int k : item.copies) {

@@ -1,8 +1,10 @@
 #include "monet/training/offload.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
+#include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
 #include "monet/util/strings.hpp"
 
@@ -33,12 +35,20 @@ std::vector<TensorId> offloaded_tensors(const Graph& g, const OffloadPolicy& p) 
       if (!hit) continue;
       for (OperatorId o : mod.operators) {
         const Operator& op = g.op(o);
+        bool saved = false;
         for (const Operand& w : op.operands) {
-          if (!w.is_output() || g.tensor(w.tensor).role != TensorRole::activation) continue;
+          if (!w.is_output()) continue;
           const Tensor& t = g.tensor(w.tensor);
-          const bool saved = std::any_of(t.consumers.begin(), t.consumers.end(),
-                                         [&](OperatorId c) { return backward_reader(g.op(c).phase); });
-          if (saved) out.insert(t.id);
+          saved = saved || std::any_of(t.consumers.begin(), t.consumers.end(),
+                                       [&](OperatorId c) { return backward_reader(g.op(c).phase); });
+        }
+        if (!saved) continue;
+        // An operator's outputs move together (a computation node's output tile holds all of them: a batch
+        // norm's statistics and its normalised output), so all of them are offloaded.
+        for (const Operand& w : op.operands) {
+          if (w.is_output()) out.insert(w.tensor);
+        }
+        {
           // Recomputed too: the checkpoint policy covers the same module (its recompute copy is named after it).
           if (g.find_operator(op.name + "@recompute") != nullptr) {
             throw UserError(p.where, "module '" + mod.name + "' is both offloaded and recomputed (operator '" + op.name +
@@ -61,6 +71,35 @@ std::vector<TensorId> offloaded_tensors(const Graph& g, const OffloadPolicy& p) 
                                                 : "; top-level modules: " + join(names, ", ")));
   }
   return {out.begin(), out.end()};
+}
+
+std::int64_t offloaded_peak_activation_bytes(const Graph& g, const std::vector<TensorId>& tensors) {
+  const BackwardActivations a = backward_activations(g);
+  if (a.start == g.operators().size()) return 0;
+  // An offloaded storage is off chip from the backward pass's start to its first backward reader.
+  std::map<TensorId, std::size_t> back;
+  for (TensorId t : tensors) {
+    std::size_t first = g.operators().size();
+    for (OperatorId c : g.tensor(t).consumers) {
+      if (backward_reader(g.op(c).phase)) first = std::min(first, static_cast<std::size_t>(c));
+    }
+    const TensorId s = storage_of(g, t);
+    back[s] = back.contains(s) ? std::min(back[s], first) : first;
+  }
+  std::vector<std::int64_t> delta(g.operators().size() + 1, 0);
+  for (const ActivationInterval& i : a.intervals) {
+    const auto it = back.find(i.storage);
+    const std::size_t from = it == back.end() ? i.from : std::max(i.from, it->second);
+    if (from > i.last) continue;
+    delta[from] += i.bytes;
+    delta[i.last + 1] -= i.bytes;
+  }
+  std::int64_t live = 0, peak = 0;
+  for (std::size_t i = a.start; i < g.operators().size(); ++i) {
+    live += delta[i];
+    peak = std::max(peak, live);
+  }
+  return peak;
 }
 
 std::vector<bool> offload_mask(const Graph& g, const std::vector<TensorId>& tensors) {

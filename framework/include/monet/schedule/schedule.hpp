@@ -36,6 +36,8 @@ struct ScheduleSummary {
   /// Offloading (ScheduleInputs::offloaded): cycles CNs waited for offloaded data to come back, beyond the time
   /// their core and every other input were ready.
   std::int64_t offload_stall_cycles = 0;
+  /// Offloaded bits paged out: written off chip (`offload` transfers) or already there after a spill.
+  std::int64_t offloaded_bits = 0;
   bool over_capacity = false;                  // a core had to hold more than its capacity (nothing left to spill)
   bool offchip_over_capacity = false;          // the off-chip memory held more than its size
   /// Sum over memories (cores' on-chip capacity, off-chip size) of (peak - capacity) / capacity where the peak

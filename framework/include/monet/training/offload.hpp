@@ -20,11 +20,16 @@ struct OffloadPolicy {
   [[nodiscard]] MONET_API std::string text() const;
 };
 
-/// The tensors a policy offloads in a training graph (after checkpointing): the activations the forward operators
-/// of every matched module write that a backward or recompute operator reads, for every micro-batch. A glob that
+/// The tensors a policy offloads in a training graph (after checkpointing): the outputs of every forward operator
+/// of a matched module that writes a tensor a backward or recompute operator reads (all its outputs: a
+/// computation node's output tile moves as one), for every micro-batch. A glob that
 /// matches no module, or an activation that checkpointing also recomputes (both asked for one module), is a
 /// UserError at policy.where. Sorted ids.
 MONET_API std::vector<TensorId> offloaded_tensors(const Graph& graph, const OffloadPolicy& policy);
+
+/// training.peak_activation_bytes with offloading: the same walk over the backward pass (training/memory.hpp), an
+/// offloaded storage counted only from its first backward reader on.
+MONET_API std::int64_t offloaded_peak_activation_bytes(const Graph& graph, const std::vector<TensorId>& tensors);
 
 /// Per tensor of the graph: offloaded or not (what ScheduleInputs::offloaded takes); empty when nothing is.
 MONET_API std::vector<bool> offload_mask(const Graph& graph, const std::vector<TensorId>& tensors);
