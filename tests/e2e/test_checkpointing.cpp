@@ -317,6 +317,21 @@ TEST(Checkpointing, OffloadingPagesSavedActivationsOutAndBack) {
                   q(bad.path() / "c") + " --log-level warn");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("c.toml:9:11: error: module 'layer1' is both offloaded and recomputed"));
+
+  // inspect shows what is offloaded and the backward activation peak with it (ResNet-18, 224², fp32).
+  const std::string model = q(test::source_dir() / "workloads/onnx/resnet18.onnx");
+  r = test::monet("inspect " + model + " --training --json --offload 'layer1*'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json t = json::parse(r.out)["training"];
+  EXPECT_EQ(t["offload"]["modules"], "layer1*");
+  EXPECT_GT(t["offload"]["tensors"].size(), 10u);
+  EXPECT_GT(t["offload"]["saved_bytes"].get<long>(), 0);
+  EXPECT_LT(t["offload"]["peak_activation_bytes"].get<long>(), t["peak_activation_bytes"].get<long>());
+  r = test::monet("inspect " + model + " --training --offload 'layer1*'");
+  EXPECT_THAT(r.out, HasSubstr("offloaded (layer1*): "));
+  r = test::monet("inspect " + model + " --training --checkpoint modules=layer1 --offload 'layer1*'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--offload: error: module 'layer1' is both offloaded and recomputed"));
 }
 
 }  // namespace
