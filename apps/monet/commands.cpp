@@ -28,6 +28,7 @@
 #include "monet/report/plots.hpp"
 #include "monet/report/report.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
+#include "monet/training/offload.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 #include "monet/util/version.hpp"
@@ -208,11 +209,44 @@ int inspect_command(const InspectOptions& o) {
   if (!o.emit_toml.empty()) {
     write_file_atomically(o.emit_toml, workload_toml(*graph));
   }
+  // Offloading: which saved activations the scheduler would page out, and the backward activation peak then.
+  std::string offload_json, offload_text;
+  if (!o.offload.empty()) {
+    if (!o.training) throw UserError(SourceLocation{"--offload"}, "needs --training");
+    OffloadPolicy policy;
+    policy.where = SourceLocation{"--offload"};
+    for (std::size_t start = 0; start <= o.offload.size();) {
+      const auto comma = o.offload.find(',', start);
+      const std::string g = o.offload.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!g.empty()) policy.modules.push_back(g);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    const std::vector<TensorId> tensors = offloaded_tensors(*graph, policy);
+    std::int64_t bytes = 0;
+    std::string names;
+    for (TensorId t : tensors) {
+      bytes += graph->tensor(t).bytes();
+      names += std::string(names.empty() ? "" : ", ") + "\"" + graph->tensor(t).name + "\"";
+    }
+    const std::int64_t peak = offloaded_peak_activation_bytes(*graph, tensors);
+    offload_json = "\"offload\": {\"modules\": \"" + policy.text() + "\", \"tensors\": [" + names +
+                   "], \"saved_bytes\": " + std::to_string(bytes) + ", \"peak_activation_bytes\": " + std::to_string(peak) + "}";
+    offload_text = "offloaded (" + policy.text() + "): " + std::to_string(tensors.size()) + " tensors, " +
+                   with_thousands(bytes) + " B; backward peak activations with offloading " + with_thousands(peak) + " B\n";
+  }
   if (o.json) {
-    std::cout << inspect_json(*graph, file.string(), o.training, regions);
+    std::string j = inspect_json(*graph, file.string(), o.training, regions);
+    if (!offload_json.empty()) {
+      // Inside "training": its object is the last member of the document.
+      const auto at = j.find("\"training\": {");
+      if (at != std::string::npos) j.insert(at + 13, offload_json + ", ");
+    }
+    std::cout << j;
   } else {
     std::cout << inspect_text(*graph);
     if (o.training) std::cout << inspect_training_text(*graph, regions);
+    std::cout << offload_text;
   }
   return 0;
 }

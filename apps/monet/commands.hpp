@@ -38,6 +38,7 @@ struct InspectOptions {
   std::string precision;          // a precision preset ("" = the workload's element types)
   std::int64_t micro_batches = 1;
   std::string checkpoint;         // --checkpoint POLICY ("segments=4", "modules=layer*"): activation checkpointing
+  std::string offload;            // --offload GLOB[,GLOB]: modules whose saved activations are offloaded
 };
 int inspect_command(const InspectOptions& options);
 

@@ -85,6 +85,9 @@ int real_main(int argc, char** argv) {
                           "activation checkpointing for --training: none, segments=K, modules=GLOB[,GLOB], every_k=K, "
                           "every_k=sqrt, optimal=BUDGET_BYTES (least recomputed MACs with the backward activation peak within it), "
                           "blocks=NAME[,NAME] (as in [training.checkpoint])");
+  inspect_cmd->add_option("--offload", inspect.offload,
+                          "activation offloading for --training: GLOB[,GLOB] (modules whose saved activations are paged "
+                          "out to off-chip memory, as [training.checkpoint] offload)");
   inspect_cmd->add_option("--micro-batches", inspect.micro_batches, "gradient accumulation steps for --training")
       ->check(number_above(0, false));
 

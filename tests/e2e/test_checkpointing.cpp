@@ -271,5 +271,68 @@ TEST(Checkpointing, CheckpointGenesSearchedWithSeededNsga2) {
   EXPECT_THAT(test::read_file(dir.path() / "ga/best/resolved.toml"), HasSubstr("[training.checkpoint]\nblocks = ["));
 }
 
+// Offloading (POET-style paging) on the quad-core ResNet-18 (CIFAR) step: layer1's saved activations leave the
+// cores after their forward readers and come back for their backward readers.
+TEST(Checkpointing, OffloadingPagesSavedActivationsOutAndBack) {
+  test::ScratchDir dir;
+  const fs::path experiment = test::source_dir() / "experiments/resnet18_cifar_training_quad_core.toml";
+  auto run = [&](const std::string& name, const std::string& extra) {
+    const auto r = test::monet("run " + q(experiment) + " --out " + q(dir.path() / name) + " --log-level warn " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return json::parse(test::read_file(dir.path() / name / "results.json"));
+  };
+  const json none = run("none", "");
+  const json off = run("off", "--set 'training.checkpoint.offload=[\"layer1*\"]'");
+  ASSERT_TRUE(off["training"].contains("offload"));
+  EXPECT_FALSE(none["training"].contains("offload"));
+  const json& o = off["training"]["offload"];
+  // Exactly the selected bytes leave the cores: the outputs of layer1's operators that backward reads (bf16),
+  // written out or, when a spill put them off chip already, freed there.
+  EXPECT_EQ(o["offloaded_bytes"].get<long>(), o["saved_bytes"].get<long>());
+  EXPECT_GT(o["saved_bytes"].get<long>(), 4'000'000);
+  EXPECT_GT(o["written_bytes"].get<long>(), 0);
+  EXPECT_GT(o["fetched_back_bytes"].get<long>(), 0);
+  EXPECT_GT(o["energy_pj"].get<double>(), 0);
+  EXPECT_GE(o["stall_cycles"].get<long>(), 0);
+  // The transfers say so, by cause, and the step reads and writes more off chip.
+  EXPECT_EQ(off["transfers_by_cause"]["offload"]["bits"].get<long>(), 8 * o["written_bytes"].get<long>());
+  EXPECT_EQ(off["transfers_by_cause"]["prefetch"]["bits"].get<long>(), 8 * o["fetched_back_bytes"].get<long>());
+  EXPECT_GT(off["energy_breakdown"]["offchip_energy_pj"].get<double>(), none["energy_breakdown"]["offchip_energy_pj"].get<double>());
+  // The backward activation peak falls (offloaded storages count from their first backward reader on).
+  EXPECT_LT(o["peak_activation_bytes"].get<long>(), none["training"]["peak_activation_bytes"].get<long>());
+  EXPECT_THAT(test::read_file(dir.path() / "off/resolved.toml"), HasSubstr("offload = [\"layer1*\"]\n"));
+
+  // Bad input, located: a glob matching nothing, a module both recomputed and offloaded.
+  test::ScratchDir bad;
+  auto exp = [&](const std::string& name, const std::string& checkpoint) {
+    return bad.write(name, "[experiment]\nname = \"x\"\n[workload]\nfile = " +
+                               q(test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx") +
+                               "\n[training]\nmode = \"training\"\n[training.checkpoint]\n" + checkpoint +
+                               "[architecture]\nfile = " + q(test::source_dir() / "architectures/tpu_like_quad_core.toml") + "\n");
+  };
+  auto r = test::monet("run " + q(exp("g.toml", "offload = [\"block*\"]\n")) + " --out " + q(bad.path() / "g") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("g.toml:8:11: error: offload module 'block*' matches no module of"));
+  r = test::monet("run " + q(exp("c.toml", "modules = [\"layer1\"]\noffload = [\"layer*\"]\n")) + " --out " +
+                  q(bad.path() / "c") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("c.toml:9:11: error: module 'layer1' is both offloaded and recomputed"));
+
+  // inspect shows what is offloaded and the backward activation peak with it (ResNet-18, 224², fp32).
+  const std::string model = q(test::source_dir() / "workloads/onnx/resnet18.onnx");
+  r = test::monet("inspect " + model + " --training --json --offload 'layer1*'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json t = json::parse(r.out)["training"];
+  EXPECT_EQ(t["offload"]["modules"], "layer1*");
+  EXPECT_GT(t["offload"]["tensors"].size(), 10u);
+  EXPECT_GT(t["offload"]["saved_bytes"].get<long>(), 0);
+  EXPECT_LT(t["offload"]["peak_activation_bytes"].get<long>(), t["peak_activation_bytes"].get<long>());
+  r = test::monet("inspect " + model + " --training --offload 'layer1*'");
+  EXPECT_THAT(r.out, HasSubstr("offloaded (layer1*): "));
+  r = test::monet("inspect " + model + " --training --checkpoint modules=layer1 --offload 'layer1*'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--offload: error: module 'layer1' is both offloaded and recomputed"));
+}
+
 }  // namespace
 }  // namespace monet

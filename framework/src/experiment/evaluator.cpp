@@ -9,14 +9,16 @@
 namespace monet {
 
 Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models, CNGraph cns,
-                     std::vector<std::vector<int>> allowed_cores, ScheduleOptions options, std::shared_ptr<CostCache> cache)
+                     std::vector<std::vector<int>> allowed_cores, ScheduleOptions options, std::shared_ptr<CostCache> cache,
+                     std::vector<bool> offloaded)
     : options_(options),
       graph_(std::move(graph)),
       accelerator_(std::move(accelerator)),
       core_models_(std::move(core_models)),
       cns_(std::move(cns)),
       allowed_cores_(std::move(allowed_cores)),
-      cache_(cache ? std::move(cache) : std::make_shared<CostCache>()) {
+      cache_(cache ? std::move(cache) : std::make_shared<CostCache>()),
+      offloaded_(std::move(offloaded)) {
   std::map<const Core*, std::array<Variant, kVariants>> built;
   for (const CoreInstance& ci : accelerator_->cores) {
     auto it = built.find(ci.core.get());
@@ -100,6 +102,7 @@ ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std
   in.options = options_;
   if (!cn_core.empty()) in.cn_core = &cn_core;
   in.memory_by_use = memory_by_use;
+  if (!offloaded_.empty()) in.offloaded = &offloaded_;
   return schedule(in);
 }
 

@@ -256,8 +256,8 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
 }
 
 /// [training.checkpoint]: exactly one of `segments`, `modules`, `every_k`, `budget` (the optimal policy, with an
-/// optional `cost`), `blocks` or `policy = "none"`.
-CheckpointPolicy read_checkpoint(TableReader& t) {
+/// optional `cost`), `blocks` or `policy = "none"`; and, with any of them, `offload` (module names or globs).
+CheckpointPolicy read_checkpoint(TableReader& t, OffloadPolicy& offload) {
   CheckpointPolicy p;
   p.where = t.where();
   std::vector<std::string> given;
@@ -296,6 +296,12 @@ CheckpointPolicy read_checkpoint(TableReader& t) {
     p.budget = *t.integer("budget", Bounds::at_least(1));
     p.cost = t.choice("cost", {"macs", "latency", "energy"}).value_or("macs");
   }
+  if (t.has("offload")) {
+    offload.where = t.where("offload");
+    const toml::node* n = t.raw().get("offload");
+    if (n && n->is_string()) offload.modules = {*t.string("offload")};
+    else offload.modules = *t.string_list("offload");
+  }
   t.finish();
   return p;
 }
@@ -306,7 +312,7 @@ void read_training(TableReader& root, Experiment& e, const Registry& registry) {
   e.training_mode = t->choice("mode", {"inference", "training"}).value_or("inference");
   e.training.loss = t->choice("loss", {"cross_entropy"}).value_or("cross_entropy");
   e.training.micro_batches = t->integer("micro_batches", Bounds::at_least(1)).value_or(1);
-  if (auto c = t->table("checkpoint")) e.training.checkpoint = read_checkpoint(*c);
+  if (auto c = t->table("checkpoint")) e.training.checkpoint = read_checkpoint(*c, e.offload);
   for (const char* section : {"backward", "optimizer"}) {
     const bool backward = std::string(section) == "backward";
     const PluginKind kind = backward ? PluginKind::backward : PluginKind::optimizer;

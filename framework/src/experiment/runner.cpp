@@ -10,6 +10,7 @@
 #include "monet/arch/estimation.hpp"
 #include "monet/experiment/cost_cache.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
+#include "monet/training/offload.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 #include "../util/parallel.hpp"
@@ -354,8 +355,11 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   spdlog::log(cache == &own ? spdlog::level::info : spdlog::level::debug, "{} operators, {} computation nodes, {} edges",
               p.graph->operators().size(), cns->nodes.size(), cns->edges.size());
   p.configured_cn_core = group_cores(e, *p.graph, *cns);
+  // Offloading moves data, not operators: the scheduler pages the chosen saved activations out and back.
+  std::vector<bool> offloaded;
+  if (e.training_mode == "training" && e.offload.active()) offloaded = offload_mask(*p.graph, offloaded_tensors(*p.graph, e.offload));
   p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), *cns, std::move(allowed),
-                                            e.schedule, cache == &own ? nullptr : cache->costs());
+                                            e.schedule, cache == &own ? nullptr : cache->costs(), std::move(offloaded));
   p.search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
   p.experiment = std::move(e);
   return p;

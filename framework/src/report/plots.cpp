@@ -71,6 +71,8 @@ const char* cause_colour(TransferCause c) {
     case TransferCause::spill: return "#d62728";
     case TransferCause::refetch: return "#ff9896";
     case TransferCause::stream: return "#9edae5";
+    case TransferCause::offload: return "#8c564b";
+    case TransferCause::prefetch: return "#e7969c";
   }
   return "#000000";
 }

@@ -10,6 +10,7 @@
 #include "monet/arch/estimation.hpp"
 #include "monet/report/inspect.hpp"
 #include "monet/training/memory.hpp"
+#include "monet/training/offload.hpp"
 #include "monet/util/strings.hpp"
 #include "monet/util/version.hpp"
 
@@ -158,6 +159,40 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
     }
     j["training"]["recompute_busy_cycles"] = recompute_cycles;
     j["training"]["recompute_energy_pj"] = recompute_energy;
+    if (e.offload.active()) {
+      // Offloading: what the policy selects (the saved activations of the modules), what the scheduler moved out
+      // and back (with the energy of those transfers: core memory, link, off-chip memory), and how long CNs
+      // waited for data coming back.
+      const std::vector<bool>& mask = p.evaluator->offloaded();
+      std::int64_t saved = 0, out_bits = 0, back_bits = 0;
+      double out_pj = 0, back_pj = 0;
+      std::vector<TensorId> tensors;
+      for (std::size_t t = 0; t < mask.size(); ++t) {
+        if (!mask[t]) continue;
+        tensors.push_back(static_cast<TensorId>(t));
+        saved += g.tensor(static_cast<TensorId>(t)).bits();
+      }
+      for (const Transfer& t : r.best.transfers) {
+        if (t.cause == TransferCause::offload) {
+          out_bits += t.bits;
+          out_pj += t.energy_pj;
+        } else if (t.cause == TransferCause::prefetch) {
+          back_bits += t.bits;
+          back_pj += t.energy_pj;
+        }
+      }
+      j["training"]["offload"] = json{{"modules", e.offload.modules},
+                                      {"tensors", tensors.size()},
+                                      {"saved_bytes", (saved + 7) / 8},
+                                      {"peak_activation_bytes", offloaded_peak_activation_bytes(g, tensors)},
+                                      {"offloaded_bytes", (s.offloaded_bits + 7) / 8},
+                                      {"written_bytes", (out_bits + 7) / 8},
+                                      {"fetched_back_bytes", (back_bits + 7) / 8},
+                                      {"offload_energy_pj", out_pj},
+                                      {"fetch_back_energy_pj", back_pj},
+                                      {"energy_pj", out_pj + back_pj},
+                                      {"stall_cycles", s.offload_stall_cycles}};
+    }
   }
   j["search"] = json{{"plugin", e.search.name()}, {"evaluations", r.evaluation_count}, {"reported_points", r.evaluations.size()}};
   j["provenance"] = provenance(p);
@@ -230,6 +265,7 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   // A policy that came from [parallelism] recompute is written there (both at once would be an error).
   out << "\n[training.checkpoint]\n"
       << checkpoint_toml(e.parallelism.recompute != "none" ? CheckpointPolicy{} : e.training.checkpoint);
+  if (e.offload.active()) out << "offload = " << string_list(e.offload.modules) << "\n";
   if (e.parallelism.given) out << "\n[parallelism]\n" << parallelism_toml(e.parallelism);
 
   if (e.precision) out << "\n[precision]\n" << precision_toml(*e.precision);

@@ -20,6 +20,8 @@ std::string to_string(TransferCause c) {
     case TransferCause::spill: return "spill";
     case TransferCause::refetch: return "refetch";
     case TransferCause::stream: return "stream";
+    case TransferCause::offload: return "offload";
+    case TransferCause::prefetch: return "prefetch";
   }
   return "?";
 }
@@ -108,6 +110,9 @@ struct Item {
   int dram_copy = -1;            // index into dram copies (non-source items)
   std::vector<int> copies;       // core copies (indices into copies_)
   bool spilled = false;          // its off-chip copy was made to free a core
+  bool offload = false;          // a saved activation to offload (ScheduleInputs::offloaded)
+  int late_readers = 0;          // readers in the backward pass (backward, recompute): what it is offloaded for
+  bool offloaded = false;        // written off chip and freed on chip after its other readers
 };
 
 class Scheduler {
@@ -142,7 +147,14 @@ class Scheduler {
         if (!edge.order_only) readers.push_back(edge.dst);
       }
       std::sort(readers.begin(), readers.end());
-      it.readers_left = static_cast<int>(std::unique(readers.begin(), readers.end()) - readers.begin());
+      readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+      it.readers_left = static_cast<int>(readers.size());
+      if (in_.offloaded) {
+        for (const Operand& o : g_.op(cns_.nodes[i].op).operands) {
+          it.offload = it.offload || (o.is_output() && (*in_.offloaded)[static_cast<std::size_t>(o.tensor)]);
+        }
+        for (int r : readers) it.late_readers += late_phase(g_.op(cns_.nodes[static_cast<std::size_t>(r)].op).phase);
+      }
     }
     for (std::size_t s = 0; s < cns_.source_items.size(); ++s) {
       Item& it = items_[n + s];
@@ -213,6 +225,9 @@ class Scheduler {
   }
 
   // --------------------------------------------------------------------------------------- helpers
+  /// The phases an offloaded activation comes back for.
+  static bool late_phase(Phase p) { return p == Phase::backward_dx || p == Phase::backward_dw || p == Phase::recompute; }
+
   [[nodiscard]] const Link* link_between(int a, int b) const { return link_table_[acc_.link_table_index(a, b)]; }
   [[nodiscard]] const Core& core(int id) const { return *acc_.cores[static_cast<std::size_t>(id)].core; }
 
@@ -398,7 +413,10 @@ class Scheduler {
   /// A reader of an item has run: when it was the last, every copy is freed once its last use is over.
   void consumed(int item_id) {
     Item& item = items_[static_cast<std::size_t>(item_id)];
-    if (--item.readers_left > 0) return;
+    if (--item.readers_left > 0) {
+      offload_if_due(item_id);
+      return;
+    }
     for (int k : item.copies) {
       Copy& cp = copies_[static_cast<std::size_t>(k)];
       cp.free = std::max(cp.avail, cp.last_use);
@@ -407,6 +425,35 @@ class Scheduler {
       Copy& d = dram_copies_[static_cast<std::size_t>(item.dram_copy)];
       d.free = std::max(d.avail, d.last_use);
     }
+  }
+
+  /// Offloading: once only backward readers are left, an offloaded item is written to off-chip memory (unless a
+  /// copy is there already, e.g. spilled) after its last use so far, and every core copy is freed when that is
+  /// done; its backward readers fetch it back (`prefetch`).
+  void offload_if_due(int item_id) {
+    Item& item = items_[static_cast<std::size_t>(item_id)];
+    if (!item.offload || item.offloaded || item.readers_left == 0 || item.readers_left != item.late_readers) return;
+    if (item.copies.empty() && item.dram_avail < 0) return;  // not produced yet (a view's data, nothing held)
+    item.offloaded = true;
+    result_.summary.offloaded_bits += item.bits;
+    if (item.dram_avail < 0) {
+      int from = -1;  // the fullest copy: the producer's (a reader's may hold only the region it read)
+      for (int k : item.copies) {
+        if (from < 0 || copies_[static_cast<std::size_t>(k)].bits > copies_[static_cast<std::size_t>(from)].bits) from = k;
+      }
+      const Copy& cp = copies_[static_cast<std::size_t>(from)];
+      const std::int64_t earliest = std::max(cp.avail, cp.last_use);
+      const std::int64_t end =
+          move(cp.core, Accelerator::kOffChip, cp.bits, OperandSlot::O, earliest, -1, item.tensor, TransferCause::offload, 1);
+      item.dram_avail = end;
+      item.dram_copy = dram_copy(item_id, cp.bits, end > earliest ? result_.transfers.back().start : end, end);
+      copies_[static_cast<std::size_t>(from)].last_use = std::max(cp.last_use, end);
+    }
+    for (int k : item.copies) {
+      Copy& cp = copies_[static_cast<std::size_t>(k)];
+      cp.free = std::max(cp.avail, cp.last_use);
+    }
+    item.copies.clear();
   }
 
   // ------------------------------------------------------------------------------------ placement
@@ -617,6 +664,7 @@ class Scheduler {
     for (const Need& nd : needs) pinned.push_back(nd.item);
     pinned.push_back(static_cast<int>(i));
     std::int64_t ready = std::max(core_free_[cu], after);
+    std::int64_t paged_in = 0;  // end of the fetches of offloaded data (offload_stall_cycles)
     const std::int64_t prefetch = frontier_[cu];  // transfers may overlap the core's previous CN
 
     for (const Need& nd : needs) {
@@ -663,9 +711,12 @@ class Scheduler {
         }
       }
       ensure(avail >= 0, "data of " + g_.tensor(nd.tensor).name + " is nowhere");
-      const TransferCause cause = from == Accelerator::kOffChip
-                                      ? (nd.source ? TransferCause::fetch : (item.spilled ? TransferCause::refetch : TransferCause::input))
-                                      : TransferCause::input;
+      const TransferCause cause =
+          from == Accelerator::kOffChip
+              ? (nd.source ? TransferCause::fetch
+                           : (item.offloaded ? TransferCause::prefetch
+                                             : (item.spilled ? TransferCause::refetch : TransferCause::input)))
+              : TransferCause::input;
       std::int64_t earliest = std::max(avail, prefetch);
       earliest = make_room(c, nd.bits, earliest, pinned, share);
       const std::int64_t end = move(from, c, nd.bits, nd.slot, earliest, cn.id, nd.tensor, cause, share);
@@ -678,8 +729,14 @@ class Scheduler {
       }
       // The copy takes space from the transfer's start (approximated by `earliest`) until its readers are done.
       new_copy(nd.item, c, nd.bits, earliest, end);
-      ready = std::max(ready, end);
+      if (cause == TransferCause::prefetch) {
+        paged_in = std::max(paged_in, end);
+      } else {
+        ready = std::max(ready, end);
+      }
     }
+    result_.summary.offload_stall_cycles += std::max<std::int64_t>(0, paged_in - ready);
+    ready = std::max(ready, paged_in);
 
     StreamedOperands mask = streamed;
     Cost cost = cost_or_all_streamed(cn, c, mask);
@@ -773,6 +830,7 @@ class Scheduler {
       ++out.readers_left;  // release the copies now that the write-back (if any) is recorded
       consumed(static_cast<int>(i));
     }
+    offload_if_due(static_cast<int>(i));  // read only by the backward pass: off chip right away
   }
 
   /// The `stream` records of a CN that streams operands while it runs on core c from `start`: one per streamed

@@ -21,10 +21,11 @@ struct CoreModel {
 
 class MONET_API Evaluator {
  public:
-  /// `cache` may be shared with other evaluators (a search's points): entries are keyed by content.
+  /// `cache` may be shared with other evaluators (a search's points): entries are keyed by content. `offloaded`:
+  /// per tensor, the saved activations the scheduler offloads (ScheduleInputs::offloaded; empty: none).
   Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models, CNGraph cns,
             std::vector<std::vector<int>> allowed_cores, ScheduleOptions options = {},
-            std::shared_ptr<CostCache> cache = nullptr);
+            std::shared_ptr<CostCache> cache = nullptr, std::vector<bool> offloaded = {});
 
   /// Schedules with `allocation` (per operator: a fixed core, or -1 to let the scheduler choose; empty: all -1)
   /// and `cn_core` (per CN: a fixed core that wins over the operator's, or -1; empty: none). `memory_by_use`:
@@ -40,6 +41,7 @@ class MONET_API Evaluator {
   [[nodiscard]] const CNGraph& cns() const { return cns_; }
   [[nodiscard]] const Accelerator& accelerator() const { return *accelerator_; }
   [[nodiscard]] const CostCache& cache() const { return *cache_; }
+  [[nodiscard]] const std::vector<bool>& offloaded() const { return offloaded_; }
   [[nodiscard]] const std::shared_ptr<CostCache>& shared_cache() const { return cache_; }
   /// Cost of a CN on a core (with some operands streaming from off-chip memory) through the cache.
   [[nodiscard]] Cost cost(const ComputationNode& cn, int core, const StreamedOperands& streamed = {}) const;
@@ -60,6 +62,7 @@ class MONET_API Evaluator {
   CNGraph cns_;
   std::vector<std::vector<int>> allowed_cores_;  // per operator, sorted core ids
   std::shared_ptr<CostCache> cache_;
+  std::vector<bool> offloaded_;  // per tensor (empty: nothing offloaded)
   mutable std::once_flag warmed_;
 };
 

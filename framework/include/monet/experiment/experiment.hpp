@@ -17,6 +17,7 @@
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/schedule/schedule.hpp"
+#include "monet/training/offload.hpp"
 
 namespace monet {
 
@@ -69,6 +70,8 @@ struct Experiment {
 
   std::string training_mode = "inference";  // "inference" | "training"
   TrainingSettings training;
+  /// [training.checkpoint] offload: saved activations paged out to off-chip memory (the scheduler moves them).
+  OffloadPolicy offload;
   std::optional<PluginChoice> backward;
   std::optional<PluginChoice> optimizer;
   std::optional<Precision> precision;  // [precision]; absent: the workload's own element types

@@ -33,6 +33,11 @@ struct ScheduleSummary {
   std::int64_t offchip_read_bits = 0;
   std::int64_t offchip_write_bits = 0;
   std::int64_t spilled_bits = 0;               // written to off-chip memory because a core was full
+  /// Offloading (ScheduleInputs::offloaded): cycles CNs waited for offloaded data to come back, beyond the time
+  /// their core and every other input were ready.
+  std::int64_t offload_stall_cycles = 0;
+  /// Offloaded bits paged out: written off chip (`offload` transfers) or already there after a spill.
+  std::int64_t offloaded_bits = 0;
   bool over_capacity = false;                  // a core had to hold more than its capacity (nothing left to spill)
   bool offchip_over_capacity = false;          // the off-chip memory held more than its size
   /// Sum over memories (cores' on-chip capacity, off-chip size) of (peak - capacity) / capacity where the peak
@@ -59,6 +64,8 @@ enum class TransferCause : std::uint8_t {
   spill,       // data written to off-chip memory because its core was full
   refetch,     // spilled data fetched back
   stream,      // bandwidth held on the off-chip path while a CN streams operands
+  offload,     // a saved activation written to off-chip memory after its forward readers (ScheduleInputs::offloaded)
+  prefetch,    // an offloaded activation fetched back for a backward (or recompute) reader
 };
 MONET_API std::string to_string(TransferCause c);
 
@@ -149,6 +156,11 @@ struct ScheduleInputs {
   /// Record MemoryTimeline::by_use (what each core's memory holds at every step, for the plots). A search's
   /// points skip it: only the composition at the peak enters their metrics.
   bool memory_by_use = true;
+  /// Per tensor (or null): saved activations that are offloaded (POET-style paging, docs/training.md). The output of
+  /// a CN writing one leaves its core once every reader outside the backward pass has run — written to off-chip
+  /// memory (cause `offload`) and freed on chip — and comes back (cause `prefetch`) for its backward and
+  /// recompute readers, as a refetch does, overlapping the core's previous CN where the links allow.
+  const std::vector<bool>* offloaded = nullptr;
 };
 
 /// Event-driven list scheduling (docs/evaluation.md):
