@@ -58,7 +58,7 @@ echo "== ThreadSanitizer: parallel searches; and monet built without MPI =="
 build build-tsan -DMONET_TSAN=ON -DMONET_MPI=OFF -DMONET_BUILD_TESTS=OFF -DMONET_BUILD_BENCH=OFF \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -DNDEBUG"
 ./scripts/ci/threads_and_no_mpi.sh build-tsan build
-echo "== fuzzing: libFuzzer targets, saved inputs replayed, then ${FUZZ_SECONDS:-25} s each =="
+echo "== fuzzing: libFuzzer targets, saved inputs replayed, then ${FUZZ_RUNS:-3000} inputs each =="
 ./scripts/fuzz.sh
 echo "== sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer =="
 # -O1 and line tables only: what sanitizer reports need (file:line stacks) for less compile time than -O2 -g.

@@ -52,10 +52,17 @@ void Converter::fail(int node, const std::string& message) const {
 }
 
 GraphPtr Converter::run() {
-  check_dims_bound();
-  register_sources();
-  index_consumers();
-  find_patterns();
+  try {
+    check_dims_bound();
+    register_sources();
+    index_consumers();
+    find_patterns();
+  } catch (const std::out_of_range&) {
+    fail_model("malformed graph: a node lacks an input, output or attribute the import reads");
+  } catch (const google::protobuf::FatalException&) {
+    // protobuf's check of an index a node does not have, in the passes over the whole graph (found by fuzz_onnx)
+    fail_model("malformed graph: a node lacks an input, output or attribute the import reads");
+  }
   for (int i = 0; i < g_.node_size(); ++i) {
     if (absorbed_[static_cast<std::size_t>(i)]) continue;
     try {

@@ -137,7 +137,15 @@ std::vector<Shape> Converter::view_shapes(int i, const std::vector<int>& in) {
     const auto axis = axis_of(i, attr_int(n, "axis").value_or(0), rank);
     Shape s = x;
     s[axis] = 0;
-    for (int v : in) s[axis] += value(v).shape.at(axis);
+    for (int v : in) {
+      if (v < 0) fail(i, "a Concat input is missing");
+      // Inputs of another rank or size off the axis would be read out of bounds when folded (found by fuzz_onnx).
+      const Shape& part = value(v).shape;
+      bool fits = part.size() == rank;
+      for (std::size_t a = 0; fits && a < rank; ++a) fits = a == axis || part[a] == x[a];
+      if (!fits) fail(i, "cannot concatenate " + to_string(part) + " with " + to_string(x) + " along axis " + std::to_string(axis));
+      s[axis] += part[axis];
+    }
     return {s};
   }
   if (op == "Split") {
