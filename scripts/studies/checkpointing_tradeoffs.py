@@ -13,12 +13,9 @@ smallest, median and largest activation peaks below no checkpointing's). --quick
 exits 1 unless the GA's pareto.csv is non-dominated among its feasible points, sqrt(n) lowers the activation
 peak, and every optimal run stays within its budget. --svg-dir copies the GA's pareto.svg (drawn by monet) there.
 """
-import argparse
 import os
-import shutil
-import sys
 
-from study_runs import dominates, monet_run, results, rows
+from study_runs import arguments, dominates, finish, keep_svg, monet_run, results, rows
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ARCHES = ["edge_tpu", "mcu"]
@@ -61,13 +58,7 @@ def study(monet, out, arch, quick, check):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--monet", default=os.path.join(ROOT, "build", "bin", "monet"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "results", "checkpointing_tradeoffs"))
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--check", action="store_true")
-    ap.add_argument("--svg-dir")
-    args = ap.parse_args()
+    args = arguments(__doc__, ROOT, "checkpointing_tradeoffs")
     failures = []
     for arch in ARCHES:
         front, single, wall, bad = study(args.monet, args.out, arch, args.quick, args.check)
@@ -85,13 +76,8 @@ def main():
                 name, format(peak, ","), format(j["latency_cycles"], ","),
                 100 * (j["latency_cycles"] / none["latency_cycles"] - 1), j["energy_pj"] / 1e9,
                 format(j["training"]["recompute_macs"], ","), j["peak_offchip_bytes"] / 1e6, ga_text))
-        if args.svg_dir:
-            os.makedirs(args.svg_dir, exist_ok=True)
-            shutil.copy(os.path.join(args.out, arch, "ga", "pareto.svg"),
-                        os.path.join(args.svg_dir, "checkpointing_tradeoffs_%s.svg" % arch))
-    for f in failures:
-        print("check failed: " + f, file=sys.stderr)
-    sys.exit(1 if failures else 0)
+        keep_svg(os.path.join(args.out, arch, "ga", "pareto.svg"), args.svg_dir, "checkpointing_tradeoffs_%s.svg" % arch)
+    finish(failures)
 
 
 if __name__ == "__main__":

@@ -16,14 +16,12 @@ block and a tile count per block, NSGA-II, objectives latency and energy):
 and re-running the inference optimum's stacks in inference mode reproduces the search's numbers exactly.
 --svg-dir copies each training search's pareto.svg (drawn by monet) there.
 """
-import argparse
 import json
 import os
-import shutil
 import sys
 import tomllib
 
-from study_runs import dominates, monet_run, results, rows
+from study_runs import arguments, dominates, finish, keep_svg, monet_run, results, rows
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ARCHES = ["quad_core", "edge_tpu"]
@@ -110,13 +108,7 @@ def describe(stacks, tiles):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--monet", default=os.path.join(ROOT, "build", "bin", "monet"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "results", "fusion_for_training"))
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--check", action="store_true")
-    ap.add_argument("--svg-dir")
-    args = ap.parse_args()
+    args = arguments(__doc__, ROOT, "fusion_for_training")
     failures = []
     for arch in ARCHES:
         table, fusions, forward, wall, bad = study(args.monet, args.out, arch, args.quick, args.check)
@@ -142,13 +134,8 @@ def main():
                 name, format(j["latency_cycles"], ","), j["energy_pj"] / 1e9,
                 100 * (j["latency_cycles"] * j["energy_pj"] / (f_ref["latency_cycles"] * f_ref["energy_pj"]) - 1),
                 (j["offchip_read_bytes"] + j["offchip_write_bytes"]) / 1e6))
-        if args.svg_dir:
-            os.makedirs(args.svg_dir, exist_ok=True)
-            shutil.copy(os.path.join(args.out, arch, "training", "pareto.svg"),
-                        os.path.join(args.svg_dir, "fusion_for_training_%s.svg" % arch))
-    for f in failures:
-        print("check failed: " + f, file=sys.stderr)
-    sys.exit(1 if failures else 0)
+        keep_svg(os.path.join(args.out, arch, "training", "pareto.svg"), args.svg_dir, "fusion_for_training_%s.svg" % arch)
+    finish(failures)
 
 
 if __name__ == "__main__":
