@@ -2,8 +2,10 @@
 // cost cache; a full run adds reading files, instantiating plugins and cold cost-model calls.
 #include <benchmark/benchmark.h>
 #include <spdlog/spdlog.h>
+#include <tbb/global_control.h>
 
 #include "monet/experiment/runner.hpp"
+#include "monet/report/report.hpp"
 
 namespace {
 
@@ -80,5 +82,43 @@ void BM_StreamFusedResNet18Reallocate(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_StreamFusedResNet18Reallocate)->Unit(benchmark::kMillisecond)->Arg(0)->Arg(1);
+
+}  // namespace
+
+// A single cold run (issue 10): ResNet-18-CIFAR's training step on tpu_like, no cost cache, at 1 and 2 threads.
+// The distinct cost queries are known before scheduling and are costed in parallel (Evaluator::prewarm); the
+// rest of a run (reading the model, building the training graph and tiles, scheduling) is serial, and the output
+// files are made in parallel. Arg = threads. docs/search.md quotes the speed-ups.
+namespace {
+
+const std::filesystem::path kTpuLikeTraining =
+    std::filesystem::path(MONET_SOURCE_DIR) / "experiments/resnet18_training_tpu_like.toml";
+
+monet::PreparedExperiment prepare_tpu_like_training() {
+  return monet::prepare(monet::load_experiment(kTpuLikeTraining, {}, monet::Registry::global()), monet::Registry::global());
+}
+
+/// The costing alone: every distinct cost query of the run, cold.
+void BM_ColdCostingResNet18TrainingTpuLike(benchmark::State& state) {
+  const tbb::global_control threads(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    state.PauseTiming();
+    const monet::PreparedExperiment p = prepare_tpu_like_training();  // a fresh cost cache
+    state.ResumeTiming();
+    p.evaluator->prewarm();
+  }
+}
+BENCHMARK(BM_ColdCostingResNet18TrainingTpuLike)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10);
+
+/// Everything `monet run` does in the process except writing the folder: prepare, cost, schedule, make the files.
+void BM_ColdRunResNet18TrainingTpuLike(benchmark::State& state) {
+  const tbb::global_control threads(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    const monet::PreparedExperiment p = prepare_tpu_like_training();
+    const monet::RunResult r = monet::run(p);
+    benchmark::DoNotOptimize(monet::output_files(p, r, "/tmp/monet_bench_cold_run").size());
+  }
+}
+BENCHMARK(BM_ColdRunResNet18TrainingTpuLike)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10);
 
 }  // namespace

@@ -1,15 +1,17 @@
 #!/usr/bin/python3
 """Study 1 of docs/results.md: MONET's edge-TPU hardware space swept for a ResNet-18-CIFAR training step and for
 its forward pass (experiments/monet/train_vs_infer_sweep.toml), and how the inference-optimal hardware differs
-from the training-optimal one.
+from the training-optimal one; then the same space searched with NSGA-II for MONET's small GPT-2
+(experiments/search/gpt2_small_hw_ga.toml), training and inference, each optimum evaluated in the other mode.
 
-    /usr/bin/python3 scripts/studies/train_vs_infer_sweep.py [--monet PATH] [--out DIR] [--quick] [--check]
-        [--report-only] [--svg FILE]
+    /usr/bin/python3 scripts/studies/train_vs_infer_sweep.py [--monet PATH] [--out DIR] [--quick | --full]
+        [--check] [--report-only] [--svg FILE]
 
 Runs the grid twice (`monet run EXP --out OUT/training`, and `--set training.mode=inference` into OUT/inference),
 reads both evaluations.csv, and reports per mode the Pareto front (latency x energy x area) and the optimum by
 energy-delay product (EDP, feasible points), with its genes; then each optimum evaluated in the other mode (the
-same grid holds both). --quick sweeps 4 points (CI); --check exits 1 unless each mode reports an optimum and
+same grid holds both). --quick sweeps 4 points (CI); --full sweeps all 10,000 points of MONET's space (the grid of
+experiments/search/edge_tpu_hw_sweep.toml) in each mode; --check exits 1 unless each mode reports an optimum and
 its front is non-dominated among its feasible points.
 """
 import argparse
@@ -23,16 +25,23 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXPERIMENT = os.path.join(ROOT, "experiments", "monet", "train_vs_infer_sweep.toml")
+GPT2 = os.path.join(ROOT, "experiments", "search", "gpt2_small_hw_ga.toml")
+GPT2_QUICK = ["search.population=4", "search.generations=1"]
 OBJECTIVES = ["latency_cycles", "energy_pj", "area_mm2"]
 GENES = ["n_simds", "compute_lanes", "pe_memory", "register_file", "x", "y"]
 QUICK = ["space.genes.n_simds.values=[128]", "space.genes.compute_lanes.values=[2, 8]",
          "space.genes.pe_memory.values=[16777216]", "space.genes.register_file.values=[65536]",
          "space.genes.x.values=[1, 2]", "space.genes.y.values=[1]"]
 
+# The genes' values of experiments/search/edge_tpu_hw_sweep.toml: MONET's whole space, 10,000 points.
+FULL = ["space.genes.pe_memory.values=[4194304, 8388608, 16777216, 25165824, 33554432]",
+        "space.genes.register_file.values=[65536, 131072, 262144, 393216, 524288]",
+        "space.genes.x.values=[1, 2, 4, 6, 8]", "space.genes.y.values=[1, 2, 4, 6, 8]"]
 
-def run(monet, out, mode, quick):
-    args = [monet, "run", EXPERIMENT, "--out", os.path.join(out, mode), "--log-level", "warn"]
-    sets = (["training.mode=\"inference\""] if mode == "inference" else []) + (QUICK if quick else [])
+
+def run(monet, out, mode, grid, experiment=EXPERIMENT):
+    args = [monet, "run", experiment, "--out", os.path.join(out, mode), "--log-level", "warn"]
+    sets = (["training.mode=\"inference\""] if mode == "inference" else []) + grid
     for s in sets:
         args += ["--set", s]
     start = time.monotonic()
@@ -40,8 +49,8 @@ def run(monet, out, mode, quick):
     return time.monotonic() - start
 
 
-def read(out, mode):
-    with open(os.path.join(out, mode, "evaluations.csv")) as f:
+def read(out, mode, name="evaluations.csv"):
+    with open(os.path.join(out, mode, name)) as f:
         rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
     points = []
     for r in rows:
@@ -122,19 +131,77 @@ def svg(data, best, path):
         f.write("\n".join(out) + "\n")
 
 
+def gpt2(a, failures):
+    """NSGA-II over the same space for the small GPT-2, in both modes; each EDP optimum re-evaluated in the other
+    mode (a one-point grid of its genes). Prints a table like the sweep's; returns its summary."""
+    modes = ["training", "inference"]
+    out = os.path.join(a.out, "gpt2")
+    if not a.report_only:
+        for mode in modes:
+            sets = (GPT2_QUICK if a.quick else []) + (["training.mode=\"inference\""] if mode == "inference" else [])
+            print("gpt2 %s nsga2: %.1f s" % (mode, run(a.monet, out, mode, sets, GPT2)), file=sys.stderr)
+    best, summary = {}, {}
+    for m in modes:
+        points = read(out, m)
+        feasible = [q for q in points if q["feasible"]]
+        if not feasible:
+            failures.append("gpt2 %s: no feasible point" % m)
+            continue
+        best[m] = min(feasible, key=edp)
+        summary[m] = {"points": len(points), "feasible": len(feasible), "front": len(read(out, m, "pareto.csv")),
+                      "optimum_genes": best[m]["genes"], "optimum_objectives": dict(zip(OBJECTIVES, best[m]["objectives"]))}
+    if len(best) < 2:
+        return summary
+    # The other mode's optimum, evaluated here: NSGA-II may not have visited it.
+    cross = {}
+    for m in modes:
+        other = modes[1 - modes.index(m)]
+        sets = ["search.plugin=\"grid\""] + ["space.genes.%s.values=[%s]" % (g, v) for g, v in best[other]["genes"].items()]
+        sets += ["training.mode=\"inference\""] if m == "inference" else []
+        if not a.report_only:
+            run(a.monet, out, "%s_of_%s_optimum" % (m, other), sets, GPT2)
+        cross[(m, other)] = read(out, "%s_of_%s_optimum" % (m, other))[0]
+    value = lambda m, of: best[m] if m == of else cross[(m, of)]
+    print("\n| GPT-2 optimum by EDP of | hardware | training latency (cycles) | training energy (µJ) | training EDP vs "
+          "training optimum | inference latency (cycles) | inference energy (µJ) | inference EDP vs inference "
+          "optimum | area (mm²) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for of in modes:
+        t, i = value("training", of), value("inference", of)
+        if not (t["feasible"] and i["feasible"]):  # a finding, not a failure: say it instead of an EDP
+            print("| %s | %s | %s | | | %s | | | |" % (of, genes_text(best[of]["genes"]),
+                  "feasible" if t["feasible"] else "does not fit", "feasible" if i["feasible"] else "does not fit"))
+            summary[of]["cross"] = {"training_feasible": t["feasible"], "inference_feasible": i["feasible"]}
+            continue
+        print("| %s | %s | %s | %.1f | %+.1f %% | %s | %.1f | %+.1f %% | %.2f |" % (
+            of, genes_text(best[of]["genes"]), format(int(t["objectives"][0]), ","), t["objectives"][1] / 1e6,
+            100 * (edp(t) / edp(best["training"]) - 1), format(int(i["objectives"][0]), ","),
+            i["objectives"][1] / 1e6, 100 * (edp(i) / edp(best["inference"]) - 1), t["objectives"][2]))
+        summary[of]["cross"] = {"training_edp_ratio": edp(t) / edp(best["training"]),
+                                "inference_edp_ratio": edp(i) / edp(best["inference"])}
+    for m in modes:
+        print("\ngpt2 %s: %d points, %d feasible, %d on monet's front (4 objectives)" % (
+            m, summary[m]["points"], summary[m]["feasible"], summary[m]["front"]))
+    return summary
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--monet", default=os.path.join(ROOT, "build", "bin", "monet"))
     p.add_argument("--out", default=os.path.join(ROOT, "results", "train_vs_infer_sweep"))
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--full", action="store_true")
     p.add_argument("--check", action="store_true")
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--svg", default="")
     a = p.parse_args()
     modes = ["training", "inference"]
+    if a.quick and a.full:
+        p.error("--quick and --full exclude each other")
+    grid = QUICK if a.quick else FULL if a.full else []
     if not a.report_only:
         for mode in modes:
-            print("%s sweep: %.1f s" % (mode, run(a.monet, a.out, mode, a.quick)), file=sys.stderr)
+            print("%s sweep: %.1f s" % (mode, run(a.monet, a.out, mode, grid)), file=sys.stderr)
     data = {m: read(a.out, m) for m in modes}
     best, summary, ok = {}, {}, True
     for m in modes:
@@ -177,6 +244,11 @@ def main():
                                                                     summary[m]["front"]))
         if a.svg:
             svg(data, best, a.svg)
+    failures = []
+    summary["gpt2"] = gpt2(a, failures)
+    for f in failures:
+        print(f, file=sys.stderr)
+    ok = ok and not failures
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     if a.check and not ok:

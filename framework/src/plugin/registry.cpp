@@ -166,8 +166,10 @@ Registry::Registry(const std::vector<fs::path>& search_path) : search_path_(sear
 }
 
 Registry& Registry::global() {
-  static Registry registry(default_search_path());
-  return registry;
+  // Never destroyed: unloading every plugin library at exit only costs time (a few ms of a 0.1-s run), and no
+  // object a plugin made can then outlive its code in another static's destructor. The OS unmaps them.
+  static Registry* registry = new Registry(default_search_path());
+  return *registry;
 }
 
 const PluginHandle* Registry::find(PluginKind kind, std::string_view name) const {

@@ -3,6 +3,7 @@
 #include "monet/report/html_report.hpp"
 #include "monet/report/plots.hpp"
 #include "monet/report/report.hpp"
+#include "../util/parallel.hpp"
 
 namespace monet {
 
@@ -17,9 +18,13 @@ std::vector<std::string> output_file_names(const Experiment& e) {
 
 std::vector<std::pair<std::string, std::string>> output_files(const PreparedExperiment& p, const RunResult& r,
                                                               const std::filesystem::path& output_dir) {
+  // Each file reads the run and writes only its own string, so they are made in parallel: after the costing, the
+  // plots and the compressed trace are most of what a single run still does on one core.
   std::vector<std::pair<std::string, std::string>> files;
-  for (const std::string& name : output_file_names(p.experiment)) {
-    std::string content;
+  for (const std::string& name : output_file_names(p.experiment)) files.emplace_back(name, std::string());
+  detail::parallel_for(std::size_t{0}, files.size(), [&](std::size_t i) {
+    const std::string& name = files[i].first;
+    std::string& content = files[i].second;
     if (name == "results.json") content = results_json(p, r);
     if (name == "resolved.toml") content = resolved_toml(p, output_dir);
     if (name == "schedule.csv") content = schedule_csv(p, r);
@@ -28,8 +33,7 @@ std::vector<std::pair<std::string, std::string>> output_files(const PreparedExpe
     if (name == "schedule.svg") content = schedule_svg(p, r);
     if (name == "memory.svg") content = memory_svg(p, r);
     if (name == "report.html") content = run_report_html(p, r);
-    files.emplace_back(name, std::move(content));
-  }
+  });
   return files;
 }
 
