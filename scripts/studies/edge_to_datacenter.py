@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Study 4 of docs/results.md, edge to data center: one training step of ResNet-18-CIFAR (batch 4, Adam) and of
-MONET's small GPT-2 (batch 1, T = 256, Adam) on every architecture of experiments/monet/edge_to_datacenter/ — step
+"""Study 4 of docs/results.md, edge to data center: one training step of ResNet-18-CIFAR (batch 4, Adam), of
+MONET's small GPT-2 (batch 1, T = 256, Adam) and of GPT-2 124M (batch 1, T = 1,024, Adam) on every architecture of experiments/monet/edge_to_datacenter/ — step
 time, energy per step and per sample, peak memory, utilisation — as one markdown table and one SVG plot.
 
     /usr/bin/python3 scripts/studies/edge_to_datacenter.py [--monet PATH] [--out DIR] [--only NAME]...
@@ -25,6 +25,8 @@ ORDER = ["mcu_ethos_u65", "edge_tpu_mesh", "tpu_like_quad_core", "hetero_mid_ran
 WORKLOADS = {  # name -> (--set values, samples per step)
     "resnet18_cifar": ([], 4),
     "gpt2_small": (["workload.file=\"%s\"" % os.path.join(ROOT, "workloads", "onnx", "gpt2_monet_small.onnx")], 1),
+    # GPT-2 124M (12 layers, d = 768, T = 1,024, batch 1): where it does not fit, the row says why.
+    "gpt2_124m": (["workload.file=\"%s\"" % os.path.join(ROOT, "workloads", "onnx", "gpt2_small.onnx")], 1),
 }
 
 
