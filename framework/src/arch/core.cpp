@@ -266,8 +266,6 @@ MemoryLevel parse_memory(TableReader t, const OperationalArray& array, bool has_
   }
   m.double_buffering = t.boolean("double_buffering").value_or(false);
   m.offchip = t.boolean("offchip").value_or(false);
-  m.shared = t.boolean("shared").value_or(false);
-  if (m.shared && m.offchip) t.fail("shared", "an off-chip memory is the top level already; `shared` marks an on-chip level that the cores share");
   std::set<std::string> port_names;
   auto ports = t.table_array("ports");
   if (ports.empty()) t.fail_table("memory '" + m.name + "' needs at least one [[memories.ports]] entry");

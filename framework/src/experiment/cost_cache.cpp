@@ -55,7 +55,7 @@ std::uint64_t core_fingerprint(const Core& core) {
   for (OpKind k : core.op_kinds) f.add(static_cast<std::int64_t>(k));
   f.add(static_cast<std::int64_t>(core.memories.size()));
   for (const MemoryLevel& m : core.memories) {
-    f.add(m.name).add(m.size_bits).add(m.read_energy_pj).add(m.write_energy_pj).add(m.double_buffering).add(m.offchip).add(m.shared);
+    f.add(m.name).add(m.size_bits).add(m.read_energy_pj).add(m.write_energy_pj).add(m.double_buffering).add(m.offchip);
     for (OperandSlot s : m.operands) f.add(static_cast<std::int64_t>(s));
     f.add(static_cast<std::int64_t>(m.served_dims.size()));
     for (const std::string& d : m.served_dims) f.add(d);

@@ -354,19 +354,6 @@ void MappingEvaluator::pattern(std::size_t o, const std::vector<Nest>& sm, Opera
       }
     }
   }
-
-  // A shared memory right below the top level (a GPU's L2): an input every sibling reads whole crosses into it
-  // once for all of them, so this core's part of that crossing (the top level's reads, the shared level's
-  // writes) is 1/n; each core still reads its own copy out of the shared level.
-  const int n = options_.offchip_sharers;
-  const auto& levels = h_.levels[static_cast<std::size_t>(op.slot)];
-  if (!op.output && n > 1 && Lu >= 2 && levels.size() == Lu && options_.sibling_shared[static_cast<std::size_t>(op.slot)] &&
-      h_.core->memories[static_cast<std::size_t>(levels[Lu - 2])].shared) {
-    for (OperandPattern::Transfer* x : {&p.transfers[Lu - 1][kTL], &p.transfers[Lu - 2][kFH]}) {
-      x->amount /= n;
-      if (x->avg_bw >= 1) x->avg_bw = std::max(1.0, std::trunc(x->avg_bw / n));
-    }
-  }
 }
 
 void MappingEvaluator::analyse(const Temporal& tm) {

@@ -84,7 +84,6 @@ class LoopnestModel final : public CostModel {
     const MappingEntry* entry = q.core.mapping_for(q.op.name, q.op.type);
     loopnest::Options options = options_;
     options.offchip_sharers = std::max(1, q.offchip_sharers);
-    if (options.offchip_sharers > 1) options.sibling_shared = loopnest::read_whole_by_siblings(layer, q.op, q.tile);
     std::optional<loopnest::Evaluation> best;
     std::string best_spatial;
     std::int64_t evaluated = 0;

@@ -59,10 +59,6 @@ struct MemoryLevel {
   bool offchip = false;
   ValueOrigin read_energy_origin = ValueOrigin::pinned;
   ValueOrigin write_energy_origin = ValueOrigin::pinned;
-  /// One memory shared by the cores an operator is split over (`shared = true`: a GPU's L2): what every one of them
-  /// reads whole is fetched into it from the level above once, not once per core. The core file describes one
-  /// core's share of it (capacity, ports). Placed in the padding before area_mm2: no field moves (plugin API 4).
-  bool shared = false;
   std::optional<double> area_mm2;  // of one instance: pinned (area_mm2 key) or estimated; nullopt: unknown
   ValueOrigin area_origin = ValueOrigin::pinned;
   std::string implementation;      // what the estimator built it from ("sram", "flip-flops", ...); "" if none
