@@ -1,6 +1,7 @@
 // The ONNX frontend: a model file (protobuf) to a forward graph, with shape inference and constant folding. Seeds:
 // workloads/onnx/ (the small exports) and tests/data/pytorch_ops/ (one operator each).
 #include "fuzz_support.hpp"
+#include "monet/plugin/frontend.hpp"
 #include "monet/plugin/registry.hpp"
 
 // The plugins are loaded before fuzzing starts: libFuzzer registers their coverage counters only then.

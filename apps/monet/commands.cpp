@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "monet/arch/estimation.hpp"
+#include "monet/config/params_toml.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/cost/data_locality.hpp"
 #include "monet/experiment/cost_cache.hpp"

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "compare_stream.hpp"
 #include "monet/distributed/ranks.hpp"
+#include "monet/plugin/abi_layout.hpp"
 #include "monet/plugin/entry.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/util/error.hpp"

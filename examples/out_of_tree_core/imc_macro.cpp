@@ -23,8 +23,8 @@
 #include <cmath>
 #include <string>
 
+#include "monet/plugin/cost_model.hpp"
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
 
 namespace imc {
 namespace {

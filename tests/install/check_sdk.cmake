@@ -22,11 +22,16 @@ endfunction()
 
 run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 foreach(f lib/cmake/monet/monetConfig.cmake lib/cmake/monet/monetConfigVersion.cmake lib/cmake/monet/plugin.map
-          include/monet/plugin/entry.hpp include/monet/util/version_config.hpp)
+          lib/cmake/monet/plugin_abi_tag.cpp include/monet/plugin/entry.hpp include/monet/plugin/cost_model.hpp
+          include/monet/util/version_config.hpp)
   if(NOT EXISTS ${PREFIX}/${f})
     message(FATAL_ERROR "the install has no ${f}")
   endif()
 endforeach()
+# The example's source reaches nothing but the installed SDK headers and the standard library.
+run("the example's include closure" ${CMAKE_COMMAND} -DCXX=${CXX} -DSYSTEM_DIRS=${SYSTEM_DIRS}
+    -DINCLUDE_DIRS=${PREFIX}/include -DWORK=${WORK}/surface -DKIND=cost_model
+    -DSOURCE=${SOURCE_DIR}/examples/out_of_tree_core/imc_macro.cpp -P ${CMAKE_CURRENT_LIST_DIR}/../sdk/check_surface.cmake)
 
 set(launcher)
 if(CCACHE)

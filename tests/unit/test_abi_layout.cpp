@@ -1,12 +1,13 @@
 // The plugin ABI is pinned to its version: the size and alignment of every type crossing the kernel/plugin
-// boundary (monet/plugin/abi.hpp) are recorded here per plugin API version. Changing a public struct without
-// bumping kPluginApiVersion fails this test; the fix is to bump the version and record the printed table.
+// boundary (MONET_ABI_TYPES, monet/plugin/abi_layout.hpp) are recorded here per plugin API version. Changing a
+// public struct without bumping kPluginApiVersion fails this test; the fix is to bump the version and record the
+// printed table.
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <vector>
 
-#include "monet/plugin/entry.hpp"
+#include "monet/plugin/abi_layout.hpp"
 
 namespace monet {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "monet/arch/architecture_documents.hpp"
 #include "monet/arch/estimation.hpp"
+#include "monet/config/params_toml.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "support/test_support.hpp"

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "monet/config/toml_reader.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/training/memory.hpp"

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "monet/config/params.hpp"
+#include "monet/config/params_toml.hpp"
 
 namespace monet {
 namespace {

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "monet/config/params_toml.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/ir/workload_toml.hpp"
 #include "monet/plugin/interfaces.hpp"

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "monet/plugin/abi_layout.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "support/test_support.hpp"

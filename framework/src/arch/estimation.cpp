@@ -5,6 +5,7 @@
 #include <map>
 
 #include "monet/config/params.hpp"
+#include "monet/config/params_toml.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"

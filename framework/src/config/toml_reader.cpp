@@ -105,32 +105,6 @@ std::string toml_type_name(const toml::node& node) {
   }
 }
 
-std::string format_number(double v) {
-  std::ostringstream s;
-  s.precision(12);
-  s << v;
-  return s.str();
-}
-
-// ------------------------------------------------------------------------------------------------- bounds
-
-bool Bounds::contains(double v) const {
-  if (std::isnan(v)) return false;
-  if (min && (min_exclusive ? v <= *min : v < *min)) return false;
-  if (max && (max_exclusive ? v >= *max : v > *max)) return false;
-  return true;
-}
-
-std::string Bounds::describe() const {
-  if (min && max) {
-    return "a value in " + std::string(min_exclusive ? "(" : "[") + format_number(*min) + ", " +
-           format_number(*max) + (max_exclusive ? ")" : "]");
-  }
-  if (min) return std::string("a value ") + (min_exclusive ? "> " : ">= ") + format_number(*min);
-  if (max) return std::string("a value ") + (max_exclusive ? "< " : "<= ") + format_number(*max);
-  return {};
-}
-
 // ------------------------------------------------------------------------------------------- TableReader
 
 TableReader::TableReader(const toml::table& table, std::string file, std::string path, fs::path base_dir)

@@ -9,6 +9,7 @@
 
 #include "monet/arch/architecture_documents.hpp"
 #include "monet/arch/estimation.hpp"
+#include "monet/config/params_toml.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/experiment/compat.hpp"
 #include "monet/experiment/plugin_folders.hpp"

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "monet/plugin/abi_layout.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet {

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "monet/config/params.hpp"
+#include "monet/config/toml_reader.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet {

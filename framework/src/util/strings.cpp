@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <sstream>
 
 namespace monet {
 
@@ -113,6 +114,13 @@ std::string trim(std::string_view s) {
 
 bool glob_match(const std::string& pattern, const std::string& name) {
   return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+std::string format_number(double v) {
+  std::ostringstream s;
+  s.precision(12);
+  s << v;
+  return s.str();
 }
 
 std::string si_bytes(std::int64_t bits) { return si(static_cast<double>((bits + 7) / 8), "B"); }

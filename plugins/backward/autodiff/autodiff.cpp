@@ -16,8 +16,8 @@
 #include <set>
 
 #include "monet/ir/ops.hpp"
+#include "monet/plugin/backward_generator.hpp"
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
 #include "rules.hpp"

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "model.hpp"
+#include "monet/plugin/cost_model.hpp"
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
 
 namespace monet::plugins {
 namespace {

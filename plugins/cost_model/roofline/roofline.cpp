@@ -6,8 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "monet/plugin/cost_model.hpp"
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet::plugins {

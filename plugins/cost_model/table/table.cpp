@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "monet/plugin/cost_model.hpp"
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/util/strings.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/estimator.hpp"
 #include "monet/util/strings.hpp"
 #include "technology_scaling.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "converter.hpp"
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/frontend.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet::plugins {

@@ -6,7 +6,7 @@
 #include "monet/config/toml_reader.hpp"
 #include "monet/ir/ops.hpp"
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/frontend.hpp"
 #include "monet/util/strings.hpp"
 #include "gpt.hpp"
 

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/fusion_strategy.hpp"
 #include "monet/schedule/tiling.hpp"
 #include "monet/util/strings.hpp"
 

@@ -1,7 +1,7 @@
 // Layer-by-layer execution: every operator runs as a whole (or split over cores, `inter`) before its
 // consumers start; nothing is fused, so every intermediate tensor is complete before its consumer starts.
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/fusion_strategy.hpp"
 #include "monet/schedule/tiling.hpp"
 
 namespace monet::plugins {

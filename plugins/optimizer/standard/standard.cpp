@@ -7,7 +7,7 @@
 
 #include "monet/ir/ops.hpp"
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/optimizer_model.hpp"
 
 namespace monet::plugins {
 namespace {

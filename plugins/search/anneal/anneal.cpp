@@ -7,7 +7,7 @@
 #include <set>
 
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/search_algorithm.hpp"
 #include "monet/search/batches.hpp"
 #include "monet/search/genome.hpp"
 #include "monet/search/random.hpp"

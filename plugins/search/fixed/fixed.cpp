@@ -1,7 +1,7 @@
 // The trivial search: evaluates the one configured design point (the [allocation] of the experiment, with
 // the scheduler choosing among allowed cores where several are allowed).
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/search_algorithm.hpp"
 
 namespace monet::plugins {
 namespace {

@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "monet/plugin/entry.hpp"
-#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/search_algorithm.hpp"
 #include "monet/search/batches.hpp"
 #include "monet/search/genome.hpp"
 #include "monet/search/pareto.hpp"

@@ -2,6 +2,8 @@
 // Plugin parameters: each plugin declares its parameters (name, type, default or required, unit, bounds,
 // doc); the kernel validates experiment values against the declarations and hands the plugin typed values.
 // The same declarations drive `monet plugins --describe` and the resolved configuration.
+// Part of the plugin SDK: no TOML here. Reading values from a TOML table is the kernel's job
+// (monet/config/params_toml.hpp).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -9,7 +11,8 @@
 #include <variant>
 #include <vector>
 
-#include "monet/config/toml_reader.hpp"
+#include "monet/config/bounds.hpp"
+#include "monet/util/error.hpp"
 #include "monet/util/export.hpp"
 
 namespace monet {
@@ -83,14 +86,8 @@ class MONET_API ParamValues {
   std::map<std::string, Entry> values_;
 };
 
-/// Reads the declared parameters from a table (marking them used), fills defaults, checks types, bounds and
-/// choices. Required parameters that are absent are an error. Unknown keys are left to the caller's finish().
-MONET_API ParamValues read_params(TableReader& table, const std::vector<ParamSpec>& specs);
 /// Defaults only (no table); required parameters are an error naming `where_for_errors`.
 MONET_API ParamValues default_params(const std::vector<ParamSpec>& specs, const std::string& context);
-/// Only the declared parameters the table sets (validated like read_params, marked used): no defaults, nothing
-/// required. Layers of settings that override each other key by key start here.
-MONET_API ParamValues read_set_params(TableReader& table, const std::vector<ParamSpec>& specs);
 /// Each parameter from the last of `layers` that sets it (null layers are skipped), else its default; a
 /// required parameter that no layer sets is an error naming `context`.
 MONET_API ParamValues layered_params(const std::vector<ParamSpec>& specs, const std::vector<const ParamValues*>& layers,

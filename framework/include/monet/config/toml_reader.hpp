@@ -13,8 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "monet/config/bounds.hpp"
 #include "monet/util/error.hpp"
 #include "monet/util/export.hpp"
+#include "monet/util/strings.hpp"  // format_number, which used to be declared here
 
 namespace monet {
 
@@ -51,22 +53,6 @@ MONET_API std::string toml_text(const toml::node& node);
 MONET_API SourceLocation location_of(const toml::node& node, const std::string& file);
 /// "a string", "an integer", ... for messages.
 MONET_API std::string toml_type_name(const toml::node& node);
-
-/// Numeric bounds for a key. Inclusive unless the *_exclusive flag is set.
-struct Bounds {
-  std::optional<double> min;
-  std::optional<double> max;
-  bool min_exclusive = false;
-  bool max_exclusive = false;
-
-  static Bounds positive() { return {0.0, std::nullopt, true, false}; }
-  static Bounds non_negative() { return {0.0, std::nullopt, false, false}; }
-  static Bounds at_least(double v) { return {v, std::nullopt, false, false}; }
-  static Bounds fraction() { return {0.0, 1.0, true, false}; }  // (0, 1]
-  [[nodiscard]] MONET_API bool contains(double v) const;
-  /// "a value > 0", "a value in (0, 1]", "" for unbounded.
-  [[nodiscard]] MONET_API std::string describe() const;
-};
 
 /// A view of one table of a user file with strict, typed accessors.
 class MONET_API TableReader {
@@ -140,8 +126,5 @@ class MONET_API TableReader {
   std::filesystem::path base_dir_;
   std::shared_ptr<std::set<std::string, std::less<>>> used_;
 };
-
-/// Formats a double for messages without trailing zeros ("0.5", "1e+09").
-MONET_API std::string format_number(double v);
 
 }  // namespace monet

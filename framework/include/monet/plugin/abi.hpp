@@ -1,16 +1,17 @@
 #pragma once
-// The plugin ABI tag: a fingerprint of the layout (size and alignment) of every type that crosses the
-// kernel/plugin boundary, of the C++ ABI and of the plugin API version. A plugin library records the tag of the
-// headers it was compiled with (MONET_EXPORT_PLUGINS); the kernel refuses a library whose tag differs from its
+// The plugin API version and how the plugin ABI tag is computed: a fingerprint of the layout (size and alignment)
+// of every type that crosses the kernel/plugin boundary, of the C++ ABI and of the plugin API version. The table
+// of types and the tag itself are in monet/plugin/abi_layout.hpp, which sees every plugin kind's types: a plugin
+// library gets its tag from one extra source file that monet_add_plugin compiles with the plugin's own compiler
+// and flags (cmake/plugin_abi_tag.cpp), so the plugin's own sources include only their kind's header.
+// A plugin library records its tag (MONET_EXPORT_PLUGINS); the kernel refuses a library whose tag differs from its
 // own, so a layout change that was not accompanied by a kPluginApiVersion bump cannot corrupt memory silently.
-// The unit test AbiLayout.* pins the table below to the API version: changing a struct's size fails it until
+// The unit test AbiLayout.* pins the table to the API version: changing a struct's size fails it until
 // kPluginApiVersion is bumped and the new table recorded. (Added virtual functions change no size: bump by hand.)
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
-
-#include "monet/plugin/interfaces.hpp"
 
 namespace monet {
 
@@ -25,21 +26,6 @@ struct AbiLayoutEntry {
   std::size_t size;
   std::size_t align;
 };
-
-// Every type a plugin receives, returns or derives from. Keep in sync with tests/unit/test_abi_layout.cpp.
-#define MONET_ABI_TYPES(X)                                                                                  \
-  X(SourceLocation) X(Bounds) X(ParamSpec) X(ParamValues) X(PluginInfo) X(Plugin) X(Range) X(AffineExpr)     \
-  X(LoopDim) X(Operand) X(Operator) X(Tensor) X(Graph) X(PortAllocation) X(Port) X(MemoryLevel) X(ArrayDim) \
-  X(OperationalArray) X(Unrolling) X(MappingEntry) X(EstimatorChoice) X(Core) X(CoreInstance)               \
-  X(OffChipMemory) X(Link) X(Accelerator) X(Residency) X(CostQuery) X(Cost) X(OperandTraffic)              \
-  X(ComputationNode) X(Precision) X(CheckpointPolicy) X(TrainingSettings) X(Gene) X(DesignPoint)            \
-  X(Evaluation) X(DesignSpace) X(MemoryEstimateQuery) X(MemoryEstimate) X(ArrayEstimateQuery)               \
-  X(ArrayEstimate) X(WorkloadFrontend) X(BackwardGenerator) X(OptimizerModel) X(CostModel)                  \
-  X(FusionStrategy) X(SearchContext) X(SearchAlgorithm) X(Estimator) X(UserError)
-
-#define MONET_ABI_ENTRY(T) AbiLayoutEntry{#T, sizeof(T), alignof(T)},
-inline constexpr AbiLayoutEntry kAbiLayout[] = {MONET_ABI_TYPES(MONET_ABI_ENTRY)};
-#undef MONET_ABI_ENTRY
 
 namespace detail {
 constexpr std::uint64_t fnv1a(std::uint64_t h, std::uint64_t v) {
@@ -67,8 +53,5 @@ constexpr std::uint64_t abi_fingerprint(std::uint32_t api_version, std::span<con
   return h;
 }
 }  // namespace detail
-
-/// The ABI tag of the headers being compiled.
-inline constexpr std::uint64_t kPluginAbiTag = detail::abi_fingerprint(kPluginApiVersion, kAbiLayout);
 
 }  // namespace monet

@@ -4,7 +4,7 @@
 // host reads it before anything else and refuses libraries built against another API, then compares the
 // ABI tag (monet/plugin/abi.hpp) and refuses libraries whose view of the shared types differs.
 //
-// In a plugin's source file:
+// In a plugin's source file (with its kind's header, here monet/plugin/cost_model.hpp):
 //     class MyModel final : public monet::CostModel {
 //      public:
 //       static monet::PluginInfo describe();
@@ -29,6 +29,11 @@ struct PluginDefinition {
 };
 
 namespace detail {
+/// This library's ABI tag (kPluginAbiTag of monet/plugin/abi_layout.hpp), defined in the source file that
+/// monet_add_plugin adds to every plugin library (cmake/plugin_abi_tag.cpp; MONET_PLUGIN_ABI_SOURCE for a library
+/// built without it). Only that file sees every boundary type, so a plugin's own sources need only their kind.
+extern const std::uint64_t plugin_abi_tag;
+
 template <class P>
 PluginInfo describe_plugin() {
   return P::describe();
@@ -48,7 +53,7 @@ struct MonetPluginLibrary {
   const char* monet_version;  // version of the kernel headers the library was built with
   std::size_t count;
   const monet::PluginDefinition* plugins;
-  std::uint64_t abi_tag;  // monet::kPluginAbiTag of the headers the library was built with
+  std::uint64_t abi_tag;  // monet::kPluginAbiTag of the headers the library was built with (plugin_abi_tag)
 };
 }
 
@@ -60,7 +65,7 @@ struct MonetPluginLibrary {
     static const monet::PluginDefinition definitions[] = {MONET_DETAIL_DEFS(__VA_ARGS__)};           \
     static const MonetPluginLibrary library{monet::kPluginApiVersion, monet::kVersion,               \
                                             sizeof(definitions) / sizeof(definitions[0]), definitions,  \
-                                            monet::kPluginAbiTag};                                       \
+                                            monet::detail::plugin_abi_tag};                                \
     return &library;                                                                                  \
   }
 

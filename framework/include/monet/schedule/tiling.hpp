@@ -8,7 +8,7 @@
 
 #include "monet/config/params.hpp"
 #include "monet/ir/graph.hpp"
-#include "monet/schedule/cn_graph.hpp"
+#include "monet/schedule/computation_node.hpp"
 
 namespace monet {
 

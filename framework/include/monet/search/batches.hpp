@@ -6,7 +6,9 @@
 #include <functional>
 #include <vector>
 
-#include "monet/plugin/interfaces.hpp"
+#include "monet/config/params.hpp"
+#include "monet/plugin/search_algorithm.hpp"
+#include "monet/search/space.hpp"
 #include "monet/util/export.hpp"
 
 namespace monet {

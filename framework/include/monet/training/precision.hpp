@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "monet/config/toml_reader.hpp"
 #include "monet/ir/graph.hpp"
+#include "monet/util/export.hpp"
 
 namespace monet {
+
+class TableReader;  // monet/config/toml_reader.hpp: kernel-side, kept out of what plugins include
 
 struct MONET_API Precision {
   std::string preset = "fp32";

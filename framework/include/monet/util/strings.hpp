@@ -1,5 +1,6 @@
 #pragma once
 // Small string helpers used for messages: "did you mean", joining lists.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,8 @@ MONET_API std::string trim(std::string_view s);
 MONET_API std::string join(const std::vector<std::string>& items, std::string_view separator = ", ",
                            bool quote = false);
 
+/// Formats a double for messages without trailing zeros ("0.5", "1e+09").
+MONET_API std::string format_number(double v);
 /// Formats a number with thousands separators: 1234567 -> "1,234,567".
 MONET_API std::string with_thousands(long long value);
 /// Shell-style pattern matching ("pe_*", "core[0-3]"): fnmatch without flags.
