@@ -96,6 +96,52 @@ TEST(Checkpointing, OptimalIsNeverWorseThanEveryK) {
   EXPECT_LE(loose["peak_activation_bytes"].get<long>(), none["peak_activation_bytes"].get<long>());
 }
 
+// The optimal policy solved as a MILP (solver = "milp", --checkpoint-solver milp): the DP's optimum on ResNet-18's
+// 15-block chain; its errors located; a time limit that stops CBC before it proves optimality keeps the best
+// choice found and says the gap.
+TEST(Checkpointing, OptimalByMilp) {
+  const std::string model = q(test::source_dir() / "workloads/onnx/resnet18.onnx");
+  const long budget = 19'877'376;  // every_k = 8's peak (OptimalIsNeverWorseThanEveryK)
+  auto r = test::monet("--log-level warn inspect " + model + " --training --json --checkpoint optimal=" +
+                       std::to_string(budget) + " --checkpoint-solver milp,30");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json milp = json::parse(r.out)["training"];
+  const json dp = inspect("optimal=" + std::to_string(budget));
+  EXPECT_EQ(milp["recompute_macs"], dp["recompute_macs"]);
+  EXPECT_LE(milp["peak_activation_bytes"].get<long>(), budget);
+
+  r = test::monet("inspect " + model + " --training --checkpoint optimal=" + std::to_string(budget) +
+                  " --checkpoint-solver milp,0");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("stopped at time_limit_s = 0 s: the best choice found costs "));
+  EXPECT_THAT(r.out, HasSubstr("% (a choice within the budget"));
+  r = test::monet("inspect " + model + " --training --checkpoint every_k=2 --checkpoint-solver milp");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--checkpoint-solver: error: solves --checkpoint optimal=BUDGET"));
+
+  test::ScratchDir dir;
+  auto experiment = [&](const std::string& name, const std::string& checkpoint) {
+    return dir.write(name, "[experiment]\nname = \"x\"\n[workload]\nfile = " +
+                               q(test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx") +
+                               "\n[training]\nmode = \"training\"\n[training.checkpoint]\n" + checkpoint +
+                               "[architecture]\nfile = " + q(test::source_dir() / "architectures/tpu_like_quad_core.toml") + "\n");
+  };
+  r = test::monet("run " + q(experiment("t.toml", "budget = 1000\nsolver = \"milp\"\ntime_limit_s = 5\n")) + " --out " +
+                  q(dir.path() / "t") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("t.toml:8:10: error: checkpoint budget 1000 B is below the smallest backward activation "
+                               "peak any choice of the 14 blocks of "));
+  r = test::monet("validate " + q(experiment("s.toml", "budget = 6_400_000\nsolver = \"cplex\"\n")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("s.toml:9:10: error: "));
+  r = test::monet("validate " + q(experiment("l.toml", "budget = 6_400_000\ntime_limit_s = 5\n")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("l.toml:9:16: error: training.checkpoint.time_limit_s: applies to solver = \"milp\" only"));
+  r = test::monet("validate " + q(experiment("m.toml", "segments = 2\nsolver = \"milp\"\n")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("m.toml:9:10: error: training.checkpoint.solver: belongs to the optimal policy (budget = B)"));
+}
+
 TEST(Checkpointing, TextReportListsRegions) {
   const auto r = test::monet("inspect " + q(test::source_dir() / "workloads/onnx/resnet18.onnx") +
                              " --training --checkpoint every_k=sqrt");
