@@ -23,6 +23,7 @@ packages=(
   chromium python3          # the report.html browser test (tests/browser/)
   libopenmpi-dev openmpi-bin  # distributed searches under mpirun (docs/distributed.md)
   clang libclang-rt-dev       # libFuzzer targets (fuzz/, scripts/fuzz.sh, docs/reliability.md#fuzzing)
+  coinor-libcbc-dev           # the checkpointing MILP's solver (docs/training.md#the-milp)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -175,6 +175,9 @@ int inspect_command(const InspectOptions& o) {
   GraphPtr graph = registry.create<WorkloadFrontend>(*frontend, values)->load(file);
   std::vector<CheckpointRegion> regions;
   if (!o.checkpoint.empty() && !o.training) throw UserError(SourceLocation{"--checkpoint"}, "needs --training");
+  if (!o.checkpoint_solver.empty() && o.checkpoint.rfind("optimal=", 0) != 0) {
+    throw UserError(SourceLocation{"--checkpoint-solver"}, "solves --checkpoint optimal=BUDGET; there is none");
+  }
   if (o.training) {
     TrainingSettings settings;
     settings.micro_batches = o.micro_batches;
@@ -195,7 +198,28 @@ int inspect_command(const InspectOptions& o) {
         // Memory as reported: after mixed precision. Costs: recomputed MACs (no accelerator here).
         GraphFinish finish;
         if (settings.precision) finish = [&](const GraphPtr& g) { return apply_precision(*g, *settings.precision); };
-        regions = optimal_regions(graph, policy, {}, finish);
+        CheckpointSolver solver;
+        solver.where = SourceLocation{"--checkpoint-solver"};
+        if (!o.checkpoint_solver.empty()) {
+          const auto comma = o.checkpoint_solver.find(',');
+          solver.name = o.checkpoint_solver.substr(0, comma);
+          if (solver.name != "dp" && solver.name != "milp") {
+            throw UserError(solver.where, "expected dp or milp[,SECONDS], not '" + o.checkpoint_solver + "'");
+          }
+          if (comma != std::string::npos) {
+            const std::string seconds = o.checkpoint_solver.substr(comma + 1);
+            std::size_t used = 0;
+            try {
+              solver.time_limit_s = std::stod(seconds, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            if (solver.name != "milp" || used != seconds.size() || seconds.empty() || solver.time_limit_s < 0) {
+              throw UserError(solver.where, "expected milp,SECONDS (a time limit >= 0), not '" + o.checkpoint_solver + "'");
+            }
+          }
+        }
+        regions = optimal_regions(graph, policy, {}, finish, solver);
       } else {
         regions = checkpoint_regions(*graph, policy);
       }

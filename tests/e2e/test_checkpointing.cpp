@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "support/csv.hpp"
@@ -93,6 +94,52 @@ TEST(Checkpointing, OptimalIsNeverWorseThanEveryK) {
   EXPECT_EQ(loose["recompute_macs"].get<long>(), 0);  // nothing to recompute when everything fits
   // Blocks that recompute nothing (no result backward reads) may still be checkpointed: free, at a lower peak.
   EXPECT_LE(loose["peak_activation_bytes"].get<long>(), none["peak_activation_bytes"].get<long>());
+}
+
+// The optimal policy solved as a MILP (solver = "milp", --checkpoint-solver milp): the DP's optimum on ResNet-18's
+// 15-block chain; its errors located; a time limit that stops CBC before it proves optimality keeps the best
+// choice found and says the gap.
+TEST(Checkpointing, OptimalByMilp) {
+  const std::string model = q(test::source_dir() / "workloads/onnx/resnet18.onnx");
+  const long budget = 19'877'376;  // every_k = 8's peak (OptimalIsNeverWorseThanEveryK)
+  auto r = test::monet("--log-level warn inspect " + model + " --training --json --checkpoint optimal=" +
+                       std::to_string(budget) + " --checkpoint-solver milp,30");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json milp = json::parse(r.out)["training"];
+  const json dp = inspect("optimal=" + std::to_string(budget));
+  EXPECT_EQ(milp["recompute_macs"], dp["recompute_macs"]);
+  EXPECT_LE(milp["peak_activation_bytes"].get<long>(), budget);
+
+  r = test::monet("inspect " + model + " --training --checkpoint optimal=" + std::to_string(budget) +
+                  " --checkpoint-solver milp,0");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("stopped at time_limit_s = 0 s: the best choice found costs "));
+  EXPECT_THAT(r.out, HasSubstr("% (a choice within the budget"));
+  r = test::monet("inspect " + model + " --training --checkpoint every_k=2 --checkpoint-solver milp");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--checkpoint-solver: error: solves --checkpoint optimal=BUDGET"));
+
+  test::ScratchDir dir;
+  auto experiment = [&](const std::string& name, const std::string& checkpoint) {
+    return dir.write(name, "[experiment]\nname = \"x\"\n[workload]\nfile = " +
+                               q(test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx") +
+                               "\n[training]\nmode = \"training\"\n[training.checkpoint]\n" + checkpoint +
+                               "[architecture]\nfile = " + q(test::source_dir() / "architectures/tpu_like_quad_core.toml") + "\n");
+  };
+  r = test::monet("run " + q(experiment("t.toml", "budget = 1000\nsolver = \"milp\"\ntime_limit_s = 5\n")) + " --out " +
+                  q(dir.path() / "t") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("t.toml:8:10: error: checkpoint budget 1000 B is below the smallest backward activation "
+                               "peak any choice of the 14 blocks of "));
+  r = test::monet("validate " + q(experiment("s.toml", "budget = 6_400_000\nsolver = \"cplex\"\n")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("s.toml:9:10: error: "));
+  r = test::monet("validate " + q(experiment("l.toml", "budget = 6_400_000\ntime_limit_s = 5\n")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("l.toml:9:16: error: training.checkpoint.time_limit_s: applies to solver = \"milp\" only"));
+  r = test::monet("validate " + q(experiment("m.toml", "segments = 2\nsolver = \"milp\"\n")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("m.toml:9:10: error: training.checkpoint.solver: belongs to the optimal policy (budget = B)"));
 }
 
 TEST(Checkpointing, TextReportListsRegions) {
@@ -269,6 +316,78 @@ TEST(Checkpointing, CheckpointGenesSearchedWithSeededNsga2) {
   EXPECT_TRUE(none);
   EXPECT_TRUE(sqrt_n);
   EXPECT_THAT(test::read_file(dir.path() / "ga/best/resolved.toml"), HasSubstr("[training.checkpoint]\nblocks = ["));
+}
+
+// Checkpoint genes with the third value, offload: on a 3-block chain and its head (4 genes, 81 points), a grid over
+// (backward activation peak with offloading, recomputed MACs, offloaded bytes) has offload points on its front, and
+// a point that offloads block b1 pages out exactly what an explicit `offload = ["b1"]` run does: the outputs of b1's
+// operators that backward reads (fp32, batch 4: the ReLU's [4, 24], read by its own backward and fcB's dW, and
+// fcB's [4, 16], read by the next block's dW; fcA's output is not saved: the ReLU's backward reads its output)
+// = 4 * 4 * (24 + 16) = 640 B.
+TEST(Checkpointing, CheckpointGenesOffloadBlocks) {
+  test::ScratchDir dir;
+  std::string w = "[[inputs]]\nname = \"x\"\nshape = [4, 16]\n";
+  const int widths[] = {40, 24, 8};
+  for (int b = 0; b < 3; ++b) {
+    const std::string m = "b" + std::to_string(b);
+    w += "\n[[layers]]\nname = \"" + m + "_fcA\"\nop = \"linear\"\nout_features = " + std::to_string(widths[b]) +
+         "\nbias = false\nmodule = \"" + m + "\"\n\n[[layers]]\nname = \"" + m + "_relu\"\nop = \"relu\"\nmodule = \"" +
+         m + "\"\n\n[[layers]]\nname = \"" + m + "_fcB\"\nop = \"linear\"\nout_features = 16\nbias = false\nmodule = \"" +
+         m + "\"\n";
+  }
+  w += "\n[[layers]]\nname = \"fc\"\nop = \"linear\"\nout_features = 10\nmodule = \"head\"\n";
+  dir.write("chain.toml", w);
+  auto experiment = [&](const std::string& name, const std::string& extra) {
+    return dir.write(name, "[experiment]\nname = \"ckpt_offload\"\nseed = 3\n[workload]\nfile = \"chain.toml\"\n[training]\n"
+                           "mode = \"training\"\n" + extra + "[architecture]\nfile = " +
+                               q(test::source_dir() / "architectures/tpu_like_single.toml") + "\n");
+  };
+  const std::string space =
+      "[space]\nobjectives = [\"training.offload.peak_activation_bytes\", \"training.recompute_macs\", "
+      "\"training.offload.offloaded_bytes\"]\n[space.genes.ckpt]\ncheckpoint = \"blocks\"\n"
+      "values = [\"keep\", \"recompute\", \"offload\"]\n[search]\nplugin = \"grid\"\n";
+  const fs::path exp = experiment("e.toml", space);
+  auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / "grid") + " --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("81 distinct"));
+  const char* genes[] = {"ckpt:b0", "ckpt:b1", "ckpt:b2", "ckpt:head"};
+  auto choice = [&](const test::CsvRow& row) {
+    std::string c;
+    for (const char* g : genes) c += row[g].substr(0, 1);  // k, r, o
+    return c;
+  };
+  int offload_on_front = 0;
+  for (const test::CsvRow& row : test::read_csv(dir.path() / "grid/pareto.csv")) {
+    offload_on_front += choice(row).find('o') != std::string::npos;
+  }
+  EXPECT_GT(offload_on_front, 0);
+  std::optional<test::CsvRow> b1;
+  for (const test::CsvRow& row : test::read_csv(dir.path() / "grid/evaluations.csv")) {
+    if (choice(row) == "kokk") b1 = row;
+  }
+  ASSERT_TRUE(b1.has_value());
+  EXPECT_EQ(b1->number("training.offload.offloaded_bytes"), 640);
+  EXPECT_EQ(b1->number("training.recompute_macs"), 0);
+
+  // The same modules offloaded explicitly: the same bytes leave the core, the same peak.
+  r = test::monet("run " + q(experiment("x.toml", "[training.checkpoint]\noffload = [\"b1\"]\n")) + " --out " +
+                  q(dir.path() / "explicit") + " --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json o = json::parse(test::read_file(dir.path() / "explicit/results.json"))["training"]["offload"];
+  EXPECT_EQ(o["offloaded_bytes"].get<long>(), 640);
+  EXPECT_EQ(o["saved_bytes"].get<long>(), 640);
+  EXPECT_EQ(o["peak_activation_bytes"].get<double>(), b1->number("training.offload.peak_activation_bytes"));
+
+  // Bad values, located at the value; offload genes next to the experiment's own offload.
+  std::string bad = space;
+  bad.replace(bad.find("\"offload\"]"), 10, "\"page\"]");
+  r = test::monet("run " + q(experiment("bad.toml", bad)) + " --out " + q(dir.path() / "bad") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("bad.toml:12:32: error: checkpoint gene value 'page': expected"));
+  r = test::monet("run " + q(experiment("both.toml", "[training.checkpoint]\noffload = [\"b1\"]\n" + space)) + " --out " +
+                  q(dir.path() / "both") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("the checkpoint gene's offload value sets training.checkpoint.offload"));
 }
 
 // Offloading (POET-style paging) on the quad-core ResNet-18 (CIFAR) step: layer1's saved activations leave the

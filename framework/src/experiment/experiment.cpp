@@ -257,8 +257,9 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
 }
 
 /// [training.checkpoint]: exactly one of `segments`, `modules`, `every_k`, `budget` (the optimal policy, with an
-/// optional `cost`), `blocks` or `policy = "none"`; and, with any of them, `offload` (module names or globs).
-CheckpointPolicy read_checkpoint(TableReader& t, OffloadPolicy& offload) {
+/// optional `cost`, `solver` and `time_limit_s`), `blocks` or `policy = "none"`; and, with any of them,
+/// `offload` (module names or globs).
+CheckpointPolicy read_checkpoint(TableReader& t, OffloadPolicy& offload, CheckpointSolver& solver) {
   CheckpointPolicy p;
   p.where = t.where();
   std::vector<std::string> given;
@@ -296,6 +297,20 @@ CheckpointPolicy read_checkpoint(TableReader& t, OffloadPolicy& offload) {
     p.where = t.where("budget");
     p.budget = *t.integer("budget", Bounds::at_least(1));
     p.cost = t.choice("cost", {"macs", "latency", "energy"}).value_or("macs");
+    if (t.has("solver")) {
+      solver.where = t.where("solver");
+      solver.name = *t.choice("solver", {"dp", "milp"});
+    }
+    if (t.has("time_limit_s")) {
+      if (solver.name != "milp") t.fail("time_limit_s", "applies to solver = \"milp\" only");
+      solver.where = t.where("time_limit_s");
+      solver.time_limit_s = *t.number("time_limit_s", Bounds::non_negative());
+    }
+  }
+  for (const char* key : {"cost", "solver", "time_limit_s"}) {
+    if (p.kind != CheckpointPolicy::Kind::optimal && t.has(key)) {
+      t.fail(key, "belongs to the optimal policy (budget = B)");
+    }
   }
   if (t.has("offload")) {
     offload.where = t.where("offload");
@@ -313,7 +328,7 @@ void read_training(TableReader& root, Experiment& e, const Registry& registry) {
   e.training_mode = t->choice("mode", {"inference", "training"}).value_or("inference");
   e.training.loss = t->choice("loss", {"cross_entropy"}).value_or("cross_entropy");
   e.training.micro_batches = t->integer("micro_batches", Bounds::at_least(1)).value_or(1);
-  if (auto c = t->table("checkpoint")) e.training.checkpoint = read_checkpoint(*c, e.offload);
+  if (auto c = t->table("checkpoint")) e.training.checkpoint = read_checkpoint(*c, e.offload, e.checkpoint_solver);
   for (const char* section : {"backward", "optimizer"}) {
     const bool backward = std::string(section) == "backward";
     const PluginKind kind = backward ? PluginKind::backward : PluginKind::optimizer;

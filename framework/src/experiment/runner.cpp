@@ -244,7 +244,7 @@ GraphPtr checkpoint_step(const Experiment& e, const Registry& registry, const Gr
       return std::max(best, 0.0);
     };
   }
-  return apply_checkpointing(*g, optimal_regions(g, policy, cost, finish));
+  return apply_checkpointing(*g, optimal_regions(g, policy, cost, finish, e.checkpoint_solver));
 }
 }  // namespace
 
@@ -274,7 +274,8 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   std::string graph_key = forward_key + "|" + e.training_mode;
   if (e.training_mode == "training") {
     graph_key += "|" + e.training.loss + "|" + std::to_string(e.training.micro_batches) + "|" + params_text(*e.backward) +
-                 "|" + params_text(*e.optimizer) + "|checkpoint:" + e.training.checkpoint.text();
+                 "|" + params_text(*e.optimizer) + "|checkpoint:" + e.training.checkpoint.text() +
+                 (e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal ? "," + e.checkpoint_solver.text() : "");
   }
   if (e.precision) graph_key += "|" + precision_toml(*e.precision);
   if (e.training_mode == "training" && e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal &&

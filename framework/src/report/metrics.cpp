@@ -4,6 +4,7 @@
 
 #include "monet/arch/estimation.hpp"
 #include "monet/training/memory.hpp"
+#include "monet/training/offload.hpp"
 
 namespace monet {
 
@@ -32,7 +33,12 @@ std::vector<std::pair<std::string, std::string>> metric_keys() {
           // Training steps (0 for a forward pass): activation memory and recomputation (docs/training.md).
           {"training.saved_activation_bytes", "B"},
           {"training.peak_activation_bytes", "B"},
-          {"training.recompute_macs", ""}};
+          {"training.recompute_macs", ""},
+          // Offloading (docs/training.md#offloading): the backward activation peak with offloaded storages counted
+          // from their first backward reader on, and the bytes that left the cores (training.peak_activation_bytes
+          // and 0 when nothing is offloaded).
+          {"training.offload.peak_activation_bytes", "B"},
+          {"training.offload.offloaded_bytes", "B"}};
 }
 
 std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleSummary& s) {
@@ -53,6 +59,15 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
   for (const Operator& op : p.graph->operators()) {
     if (op.phase == Phase::recompute) recompute_macs += op.macs();
   }
+  std::int64_t offload_peak = memory.peak_activation_bytes;
+  if (p.evaluator && !p.evaluator->offloaded().empty()) {
+    const std::vector<bool>& mask = p.evaluator->offloaded();
+    std::vector<TensorId> tensors;
+    for (std::size_t t = 0; t < mask.size(); ++t) {
+      if (mask[t]) tensors.push_back(static_cast<TensorId>(t));
+    }
+    offload_peak = offloaded_peak_activation_bytes(*p.graph, tensors);
+  }
   const double latency_s = acc.frequency_hz > 0 ? latency / acc.frequency_hz : 0;
   std::vector<Metric> out;
   for (const auto& [key, unit] : metric_keys()) out.push_back(Metric{key, unit, 0});
@@ -65,7 +80,8 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
                    static_cast<double>(pes), static_cast<double>(acc.cores.size()), static_cast<double>(p.graph->total_macs()),
                    area ? area->total_mm2 : std::numeric_limits<double>::quiet_NaN(),
                    static_cast<double>(memory.saved_activation_bytes), static_cast<double>(memory.peak_activation_bytes),
-                   static_cast<double>(recompute_macs)}) {
+                   static_cast<double>(recompute_macs), static_cast<double>(offload_peak),
+                   static_cast<double>((s.offloaded_bits + 7) / 8)}) {
     out[i++].value = v;
   }
   return out;

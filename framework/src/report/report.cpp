@@ -265,6 +265,9 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   // A policy that came from [parallelism] recompute is written there (both at once would be an error).
   out << "\n[training.checkpoint]\n"
       << checkpoint_toml(e.parallelism.recompute != "none" ? CheckpointPolicy{} : e.training.checkpoint);
+  if (e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal && e.checkpoint_solver.name == "milp") {
+    out << "solver = \"milp\"\ntime_limit_s = " << format_number(e.checkpoint_solver.time_limit_s) << "\n";
+  }
   if (e.offload.active()) out << "offload = " << string_list(e.offload.modules) << "\n";
   if (e.parallelism.given) out << "\n[parallelism]\n" << parallelism_toml(e.parallelism);
 

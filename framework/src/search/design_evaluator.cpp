@@ -76,10 +76,14 @@ struct DesignEvaluator::Impl {
   // cut_after[b], the last at the end); their values follow the cut genes' in a stage key
   std::vector<std::int64_t> tile_values;
   std::vector<std::size_t> tile_genes;  // space gene indices, in order
-  // checkpoint genes: the blocks of the chain, one keep / recompute gene each (space gene indices, in order);
-  // their values follow the cut genes' in a stage key (they change the training graph)
+  // checkpoint genes: the blocks of the chain, one gene each (space gene indices, in order) over keep /
+  // recompute / offload (ckpt_actions: per block, the action of each value index); their values follow the cut
+  // genes' in a stage key (they change the training graph and the offloaded tensors)
+  enum class Action : std::uint8_t { keep, recompute, offload };
   std::vector<std::string> ckpt_blocks;
   std::vector<std::size_t> ckpt_genes;
+  std::vector<std::vector<Action>> ckpt_actions;
+  bool ckpt_offload = false;  // some block may be offloaded: the genes set training.checkpoint.offload too
   SourceLocation ckpt_where;
   std::vector<DesignPoint> seeds;  // besides the configured point: none, sqrt(n), the DP's front
   SourceLocation space_where;
@@ -114,7 +118,7 @@ struct DesignEvaluator::Impl {
         for (Change& c : stacks_changes(key)) changes.push_back(std::move(c));
       }
       if (!ckpt_blocks.empty() && key.size() == cuts_end + ckpt_blocks.size()) {
-        changes.push_back(checkpoint_change(key));
+        for (Change& c : checkpoint_changes(key)) changes.push_back(std::move(c));
       }
       stage->prepared = std::make_shared<const PreparedExperiment>(prepare(source.build(changes), *registry, &cache));
     } catch (const UserError& e) {
@@ -156,14 +160,22 @@ struct DesignEvaluator::Impl {
     return out;
   }
 
-  /// training.checkpoint.blocks from the checkpoint genes' values (0 = keep, 1 = recompute).
-  [[nodiscard]] Change checkpoint_change(const std::vector<std::int32_t>& key) const {
+  /// training.checkpoint.blocks (the recomputed blocks, each its own region) and, when the genes may offload,
+  /// training.checkpoint.offload (the offloaded blocks, by module name) from the checkpoint genes' values.
+  [[nodiscard]] std::vector<Change> checkpoint_changes(const std::vector<std::int32_t>& key) const {
     auto blocks = std::make_shared<toml::array>();
-    const std::size_t first = value_specs.size() + cut_after.size();
+    auto offloaded = std::make_shared<toml::array>();
+    const std::size_t first = value_specs.size() + cut_after.size() + tile_genes.size();
     for (std::size_t b = 0; b < ckpt_blocks.size(); ++b) {
-      if (key[first + b] == 1) blocks->push_back(ckpt_blocks[b]);
+      const Action a = ckpt_actions[b][static_cast<std::size_t>(key[first + b])];
+      if (a == Action::recompute) blocks->push_back(ckpt_blocks[b]);
+      if (a == Action::offload) offloaded->push_back(ckpt_blocks[b]);
     }
-    return Change{"training.checkpoint.blocks", std::shared_ptr<const toml::node>(std::move(blocks)), ckpt_where};
+    std::vector<Change> out{Change{"training.checkpoint.blocks", std::shared_ptr<const toml::node>(std::move(blocks)), ckpt_where}};
+    if (ckpt_offload) {
+      out.push_back(Change{"training.checkpoint.offload", std::shared_ptr<const toml::node>(std::move(offloaded)), ckpt_where});
+    }
+    return out;
   }
 
   /// The checkpoint genes: one per block of the chain of the (uncheckpointed) training graph.
@@ -176,6 +188,12 @@ struct DesignEvaluator::Impl {
       throw UserError(g.where, "checkpoint genes set training.checkpoint; the experiment's own policy (" +
                                    configured.text() + ") would conflict: remove it");
     }
+    const auto& values = g.checkpoint_values;
+    ckpt_offload = std::find(values.begin(), values.end(), "offload") != values.end();
+    if (ckpt_offload && p.experiment.offload.active()) {
+      throw UserError(g.where, "the checkpoint gene's offload value sets training.checkpoint.offload; the experiment's own "
+                               "offload (" + p.experiment.offload.text() + ") would conflict: remove it");
+    }
     ckpt_where = g.where;
     const ModuleTree tree = module_tree(*p.graph);
     for (const ModuleItem& item : tree.blocks()) {
@@ -185,8 +203,19 @@ struct DesignEvaluator::Impl {
       gene.key = "ckpt:" + label;
       gene.name = g.name + ":" + label;
       gene.group = GeneGroup::checkpoint;
-      gene.labels = {"keep", "recompute"};
-      gene.configured = std::find(configured.blocks.begin(), configured.blocks.end(), label) != configured.blocks.end();
+      // Offloading selects modules: a block that is an operator called directly (a residual add, a flatten) has
+      // no module name to offload by, so its gene keeps or recomputes only.
+      std::vector<Action> actions;
+      for (const std::string& v : values) {
+        const Action a = v == "keep" ? Action::keep : v == "recompute" ? Action::recompute : Action::offload;
+        if (a == Action::offload && item.module < 0) continue;
+        actions.push_back(a);
+        gene.labels.push_back(v);
+      }
+      const bool recomputed = std::find(configured.blocks.begin(), configured.blocks.end(), label) != configured.blocks.end();
+      const auto at = std::find(actions.begin(), actions.end(), recomputed ? Action::recompute : Action::keep);
+      gene.configured = at == actions.end() ? 0 : static_cast<std::int32_t>(at - actions.begin());
+      ckpt_actions.push_back(std::move(actions));
       ckpt_genes.push_back(space.genes.size());
       value_spec.push_back(-1);
       alloc_index.push_back(-1);
@@ -198,22 +227,44 @@ struct DesignEvaluator::Impl {
   /// Seeds of a search with checkpoint genes (the configured point aside): no checkpointing, Chen et al.'s sqrt(n)
   /// segments with every block of them its own region, and every choice on the optimal policy's (peak, recompute
   /// MACs) front — the DP's optimum at every budget.
-  void checkpoint_seeds(const PreparedExperiment& uncheckpointed) {
+  void checkpoint_seeds(const PreparedExperiment* uncheckpointed) {
     DesignPoint base = space.configured();
     const std::size_t n = ckpt_blocks.size();
-    auto point = [&](const std::vector<bool>& c) {
+    // A choice of actions as a point; nullopt when a block's gene lacks its action (e.g. no `keep` value).
+    auto point_of = [&](const std::vector<Action>& c) -> std::optional<DesignPoint> {
       DesignPoint p = base;
-      for (std::size_t b = 0; b < n; ++b) p.genes[ckpt_genes[b]] = c[b] ? 1 : 0;
+      for (std::size_t b = 0; b < n; ++b) {
+        const auto& acts = ckpt_actions[b];
+        const auto at = std::find(acts.begin(), acts.end(), c[b]);
+        if (at == acts.end()) return std::nullopt;
+        p.genes[ckpt_genes[b]] = static_cast<std::int32_t>(at - acts.begin());
+      }
       return p;
     };
-    seeds.push_back(point(std::vector<bool>(n, false)));
+    auto push = [&](const std::vector<Action>& c) {
+      if (auto p = point_of(c)) seeds.push_back(*p);
+    };
+    auto point = [&](const std::vector<bool>& c) {
+      std::vector<Action> a(n, Action::keep);
+      for (std::size_t b = 0; b < n; ++b) a[b] = c[b] ? Action::recompute : Action::keep;
+      return a;
+    };
+    push(point(std::vector<bool>(n, false)));
+    if (ckpt_offload) {  // every module block offloaded (operator blocks kept): the least on-chip memory without recomputing
+      std::vector<Action> all(n, Action::offload);
+      for (std::size_t b = 0; b < n; ++b) {
+        if (std::find(ckpt_actions[b].begin(), ckpt_actions[b].end(), Action::offload) == ckpt_actions[b].end()) all[b] = Action::keep;
+      }
+      push(all);
+    }
     const auto k = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(n))));
     std::vector<bool> sqrt_n(n, false);
     for (std::size_t b = 0; b < n && b / k + 1 < (n + k - 1) / k; ++b) sqrt_n[b] = true;
-    seeds.push_back(point(sqrt_n));
-    const CheckpointChain chain = checkpoint_chain(uncheckpointed.graph);
+    push(point(sqrt_n));
+    if (!uncheckpointed) return;
+    const CheckpointChain chain = checkpoint_chain(uncheckpointed->graph);
     if (chain.size() != n) return;  // micro-batches with different chains: no DP seeds
-    for (const ChainChoice& c : chain_front(chain)) seeds.push_back(point(c.checkpointed));
+    for (const ChainChoice& c : chain_front(chain)) push(point(c.checkpointed));
   }
 
   /// The cut genes of a stack_cuts spec: one per selected forward operator inside `within`, except its last.
@@ -460,11 +511,21 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
   if (!m.ckpt_genes.empty()) {
     // Stage keys: value genes, cut and tile genes (already in `configured`), then the checkpoint genes.
     for (std::size_t b = 0; b < m.ckpt_genes.size(); ++b) configured.push_back(m.space.genes[m.ckpt_genes[b]].configured);
+    // The uncheckpointed graph (every block kept, or offloaded, which leaves the graph as it is) for the DP's
+    // seeds; a block whose gene can only recompute leaves no such graph, and no DP seeds.
     std::vector<std::int32_t> keep_all = configured;
-    std::fill(keep_all.end() - static_cast<std::ptrdiff_t>(m.ckpt_genes.size()), keep_all.end(), 0);
+    bool plain_exists = true;
+    const std::size_t ckpt_first = keep_all.size() - m.ckpt_genes.size();
+    for (std::size_t b = 0; b < m.ckpt_genes.size(); ++b) {
+      const auto& acts = m.ckpt_actions[b];
+      auto at = std::find(acts.begin(), acts.end(), Impl::Action::keep);
+      if (at == acts.end()) at = std::find(acts.begin(), acts.end(), Impl::Action::offload);
+      plain_exists = plain_exists && at != acts.end();
+      keep_all[ckpt_first + b] = at == acts.end() ? 0 : static_cast<std::int32_t>(at - acts.begin());
+    }
     const std::shared_ptr<const Stage> plain = m.make_stage(keep_all);
     if (!plain->prepared) throw *plain->failure;
-    m.checkpoint_seeds(*plain->prepared);
+    m.checkpoint_seeds(plain_exists ? plain->prepared.get() : nullptr);
     base = std::const_pointer_cast<Stage>(m.make_stage(configured));
     if (!base->prepared) throw *base->failure;
     m.base = base;

@@ -1,8 +1,10 @@
 #include "monet/search/space_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
+#include "monet/config/toml_reader.hpp"
 #include "monet/report/metrics.hpp"
 #include "monet/util/strings.hpp"
 
@@ -178,6 +180,24 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
       gene.kind = GeneSpec::Kind::checkpoint;
       gene.group = GeneGroup::checkpoint;
       gene.candidates = g->choice("checkpoint", {"blocks"}).value_or("blocks");
+      // The values a block's gene may take (docs/search.md): keep and recompute unless `values` says otherwise.
+      gene.checkpoint_values = {"keep", "recompute"};
+      if (g->has("values")) {
+        gene.checkpoint_values = *g->string_list("values");
+        const toml::array* list = g->raw().get("values")->as_array();
+        for (std::size_t i = 0; i < gene.checkpoint_values.size(); ++i) {
+          const std::string& v = gene.checkpoint_values[i];
+          const SourceLocation at = location_of((*list)[i], g->file());
+          if (v != "keep" && v != "recompute" && v != "offload") {
+            throw UserError(at, "checkpoint gene value '" + v + "': expected \"keep\", \"recompute\" or \"offload\"");
+          }
+          if (std::find(gene.checkpoint_values.begin(), gene.checkpoint_values.begin() + static_cast<std::ptrdiff_t>(i), v) !=
+              gene.checkpoint_values.begin() + static_cast<std::ptrdiff_t>(i)) {
+            throw UserError(at, "checkpoint gene value '" + v + "' is listed twice");
+          }
+        }
+        if (gene.checkpoint_values.size() < 2) g->fail("values", "a checkpoint gene needs at least two of \"keep\", \"recompute\" and \"offload\"");
+      }
       for (const GeneSpec& other : spec.genes) {
         if (other.kind == GeneSpec::Kind::checkpoint) g->fail("checkpoint", "one checkpoint gene per space (it sets training.checkpoint)");
         if (other.kind == GeneSpec::Kind::value && other.path.rfind("training.checkpoint", 0) == 0) {

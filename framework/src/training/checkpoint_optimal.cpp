@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "monet/config/toml_reader.hpp"
+#include "monet/training/checkpoint_milp.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
 #include "monet/util/strings.hpp"
@@ -166,28 +168,32 @@ CheckpointChain checkpoint_chain(const GraphPtr& graph, std::vector<std::vector<
   return ch;
 }
 
-CheckpointChain checkpoint_chain(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish) {
+CheckpointBlocks checkpoint_blocks(const Graph& graph) {
   std::set<std::string> suffixes;
-  for (const Operator& op : graph->operators()) {
+  for (const Operator& op : graph.operators()) {
     if (op.phase == Phase::forward) suffixes.insert(micro_batch_suffix(op));
   }
-  std::vector<std::vector<CheckpointRegion>> blocks;
-  std::vector<std::string> names;
+  CheckpointBlocks out;
   for (const std::string& suffix : suffixes) {
-    const ModuleTree tree = module_tree(*graph, suffix);
+    const ModuleTree tree = module_tree(graph, suffix);
     const std::vector<ModuleItem> items = tree.blocks();
-    if (blocks.empty()) {
-      blocks.resize(items.size());
-      for (const ModuleItem& i : items) names.push_back(tree.label(*graph, i));
+    if (out.regions.empty()) {
+      out.regions.resize(items.size());
+      for (const ModuleItem& i : items) out.names.push_back(tree.label(graph, i));
     }
-    for (std::size_t b = 0; b < items.size() && b < blocks.size(); ++b) {
-      CheckpointRegion r{tree.label(*graph, items[b]) + (suffix.empty() ? "" : " (micro-batch " + suffix.substr(1) + ")"),
+    for (std::size_t b = 0; b < items.size() && b < out.regions.size(); ++b) {
+      CheckpointRegion r{tree.label(graph, items[b]) + (suffix.empty() ? "" : " (micro-batch " + suffix.substr(1) + ")"),
                          tree.operators_of(items[b])};
       std::sort(r.operators.begin(), r.operators.end());
-      blocks[b].push_back(std::move(r));
+      out.regions[b].push_back(std::move(r));
     }
   }
-  return checkpoint_chain(graph, std::move(blocks), std::move(names), cost, finish);
+  return out;
+}
+
+CheckpointChain checkpoint_chain(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish) {
+  CheckpointBlocks blocks = checkpoint_blocks(*graph);
+  return checkpoint_chain(graph, std::move(blocks.regions), std::move(blocks.names), cost, finish);
 }
 
 namespace {
@@ -309,8 +315,14 @@ std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain, std::int
   return best;
 }
 
+std::string CheckpointSolver::text() const {
+  return name == "milp" ? "milp," + format_number(time_limit_s) : name;
+}
+
 std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
-                                              const RecomputeCost& cost, const GraphFinish& finish) {
+                                              const RecomputeCost& cost, const GraphFinish& finish,
+                                              const CheckpointSolver& solver) {
+  if (solver.name == "milp") return milp_regions(graph, policy, solver, cost, finish);
   const CheckpointChain chain = checkpoint_chain(graph, cost, finish);
   const std::vector<ChainChoice> front = chain_front(chain);
   std::optional<ChainChoice> best;

@@ -17,6 +17,7 @@
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/schedule/schedule.hpp"
+#include "monet/training/checkpoint_optimal.hpp"
 #include "monet/training/offload.hpp"
 
 namespace monet {
@@ -72,6 +73,8 @@ struct Experiment {
   TrainingSettings training;
   /// [training.checkpoint] offload: saved activations paged out to off-chip memory (the scheduler moves them).
   OffloadPolicy offload;
+  /// [training.checkpoint] solver and time_limit_s: how the optimal policy is solved (DP or MILP).
+  CheckpointSolver checkpoint_solver;
   std::optional<PluginChoice> backward;
   std::optional<PluginChoice> optimizer;
   std::optional<Precision> precision;  // [precision]; absent: the workload's own element types

@@ -37,9 +37,11 @@ struct GeneSpec {
   // rules' own); a stack's count (fusion.stack_tiles) is the smallest non-zero count of its blocks
   std::vector<std::int64_t> tiles;
   SourceLocation tiles_where;
-  // checkpoint genes: `candidates` = "blocks": one keep / recompute gene per block of the chain
-  // (ModuleTree::blocks()), together setting training.checkpoint.blocks
+  // checkpoint genes: `candidates` = "blocks": one gene per block of the chain (ModuleTree::blocks()) over
+  // `checkpoint_values` (of "keep", "recompute", "offload"; `values`, default keep and recompute), together
+  // setting training.checkpoint.blocks (the recomputed blocks) and training.checkpoint.offload (the offloaded ones)
   std::string candidates;
+  std::vector<std::string> checkpoint_values;
 };
 
 struct ConstraintSpec {

@@ -41,6 +41,14 @@ struct CheckpointChain {
   [[nodiscard]] MONET_API std::vector<CheckpointRegion> regions_of(const std::vector<bool>& checkpointed) const;
 };
 
+/// The candidate blocks of a training graph: ModuleTree::blocks() of the first micro-batch, each with its region
+/// in every micro-batch, and their names.
+struct CheckpointBlocks {
+  std::vector<std::vector<CheckpointRegion>> regions;
+  std::vector<std::string> names;
+};
+MONET_API CheckpointBlocks checkpoint_blocks(const Graph& graph);
+
 /// The chain of ModuleTree::blocks() of a training graph (or of `blocks`, candidate regions per block in forward
 /// order, each with one region per micro-batch). `cost` defaults to MACs.
 MONET_API CheckpointChain checkpoint_chain(const GraphPtr& graph, const RecomputeCost& cost = {},
@@ -60,9 +68,20 @@ MONET_API std::vector<ChainChoice> chain_front(const CheckpointChain& chain);
 /// The cheapest choice whose peak is at most `budget` (ties: the lower peak); nullopt when none fits.
 MONET_API std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain, std::int64_t budget);
 
+/// [training.checkpoint] solver and time_limit_s of the optimal policy (kept out of CheckpointPolicy, whose
+/// layout is part of the plugin ABI).
+struct CheckpointSolver {
+  std::string name = "dp";    // "dp": the exact chain DP above; "milp": checkpoint_milp.hpp (CBC), any graph
+  double time_limit_s = 10;   // milp: CBC stops here and keeps the best choice found (the gap is reported)
+  SourceLocation where;       // the `time_limit_s` (or `solver`) key, for messages
+  /// "dp" or "milp,SECONDS" (as --checkpoint-solver takes it; part of cache keys).
+  [[nodiscard]] MONET_API std::string text() const;
+};
+
 /// The `optimal` policy's regions: a UserError at policy.where when even checkpointing the best blocks cannot
 /// bring the peak under the budget (the message gives the smallest feasible peak).
 MONET_API std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
-                                                        const RecomputeCost& cost = {}, const GraphFinish& finish = {});
+                                                        const RecomputeCost& cost = {}, const GraphFinish& finish = {},
+                                                        const CheckpointSolver& solver = {});
 
 }  // namespace monet

@@ -1,0 +1,186 @@
+// The `optimal` checkpointing policy as a MILP (Checkmate's formulation over monet's per-block choices, CBC): its
+// memory model is the rewritten graph for every choice, on chains and on a graph whose blocks are not a chain; the
+// MILP's optimum equals the chain DP's on chains and brute force on the non-chain graph; a time limit that stops
+// CBC early keeps the best choice and reports the gap.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/registry.hpp"
+#include "monet/training/checkpoint_milp.hpp"
+#include "monet/training/memory.hpp"
+#include "monet/training/modules.hpp"
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using ::testing::HasSubstr;
+
+GraphPtr training_graph(const GraphPtr& fwd) {
+  const Registry& r = Registry::global();
+  const PluginHandle* h = r.find(PluginKind::backward, "autodiff");
+  return r.create<BackwardGenerator>(*h, default_params(h->info.params, "test"))->generate(*fwd, TrainingSettings{});
+}
+
+GraphPtr load(const std::string& frontend, const std::filesystem::path& file) {
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, frontend);
+  return r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))->load(file);
+}
+
+std::string layer(const std::string& name, const std::string& op, const std::string& module, const std::string& extra) {
+  return "\n[[layers]]\nname = \"" + name + "\"\nop = \"" + op + "\"\nmodule = \"" + module + "\"\n" + extra;
+}
+
+// The DP tests' chain: six blocks of unequal widths (linear, ReLU, linear) and a head, 7 blocks.
+std::string uneven_chain() {
+  std::string s = "[[inputs]]\nname = \"x\"\nshape = [4, 16]\n";
+  const int widths[] = {64, 8, 48, 16, 96, 24};
+  for (int b = 0; b < 6; ++b) {
+    const std::string m = "b" + std::to_string(b);
+    s += layer(m + "_fcA", "linear", m, "out_features = " + std::to_string(widths[b]) + "\nbias = false\n");
+    s += layer(m + "_relu", "relu", m, "");
+    s += layer(m + "_fcB", "linear", m, "out_features = 16\nbias = false\n");
+  }
+  return s + layer("fc", "linear", "head", "out_features = 10\n");
+}
+
+// Five blocks that are not a chain: b3 adds b0's output to b2's (a skip over two blocks), so whether b3 is
+// recomputed decides how long b0's output stays; b1 starts with a ReLU, whose backward does not read its input.
+std::string skip_graph() {
+  std::string s = "[[inputs]]\nname = \"x\"\nshape = [4, 16]\n";
+  s += layer("b0_fc", "linear", "b0", "out_features = 32\nbias = false\n") + layer("b0_relu", "relu", "b0", "");
+  s += layer("b1_relu", "relu", "b1", "input = \"b0_relu\"\n") +
+       layer("b1_fc", "linear", "b1", "out_features = 48\nbias = false\n");
+  s += layer("b2_fc", "linear", "b2", "out_features = 32\nbias = false\n") + layer("b2_relu", "relu", "b2", "");
+  s += layer("b3_add", "add", "b3", "inputs = [\"b2_relu\", \"b0_relu\"]\n") +
+       layer("b3_fc", "linear", "b3", "out_features = 40\nbias = false\n") + layer("b3_relu", "relu", "b3", "");
+  return s + layer("fc", "linear", "head", "out_features = 10\n");
+}
+
+std::vector<bool> bits(std::size_t n, std::uint64_t mask) {
+  std::vector<bool> c(n);
+  for (std::size_t i = 0; i < n; ++i) c[i] = (mask >> i & 1) != 0;
+  return c;
+}
+
+/// What the rewritten graph measures for a choice: (peak_activation_bytes, recompute MACs).
+std::pair<std::int64_t, std::int64_t> measured(const GraphPtr& g, const CheckpointRegionGraph& m, const std::vector<bool>& c) {
+  const TrainingSummary s = training_summary(*apply_checkpointing(*g, m.regions_of(c)));
+  return {s.memory.peak_activation_bytes, s.recompute.macs};
+}
+
+class MilpCheckpoint : public ::testing::Test {
+ protected:
+  test::ScratchDir dir_;
+};
+
+TEST_F(MilpCheckpoint, MatchesTheDpOnTheChain) {
+  const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", uneven_chain())));
+  const CheckpointChain chain = checkpoint_chain(g);
+  const CheckpointRegionGraph model = checkpoint_region_graph(g);
+  ASSERT_EQ(model.size(), 7u);
+  for (std::uint64_t mask = 0; mask < 128; ++mask) {
+    const std::vector<bool> c = bits(7, mask);
+    ASSERT_EQ(model.peak(c), chain.peak(c)) << mask;
+    ASSERT_EQ(model.total_cost(c), chain.total_cost(c)) << mask;
+  }
+  const std::vector<ChainChoice> front = chain_front(chain);
+  ASSERT_GE(front.size(), 4u);
+  for (const ChainChoice& f : front) {
+    for (std::int64_t budget : {f.peak, f.peak + 100}) {
+      const auto dp = optimal_choice(chain, budget);
+      const MilpSolution milp = solve_checkpoint_milp(model, budget, 30);
+      ASSERT_TRUE(milp.checkpointed.has_value()) << budget;
+      EXPECT_TRUE(milp.optimal);
+      EXPECT_EQ(milp.gap, 0);
+      EXPECT_EQ(milp.cost, dp->cost) << budget;
+      EXPECT_LE(milp.peak, budget);
+    }
+  }
+  const MilpSolution below = solve_checkpoint_milp(model, front.front().peak - 1, 30);
+  EXPECT_TRUE(below.infeasible);
+  EXPECT_FALSE(below.checkpointed.has_value());
+  EXPECT_EQ(min_peak_milp(model, 30).peak, front.front().peak);
+}
+
+// ResNet-18 (CIFAR, batch 4): its 10 top-level items, as the DP's test takes them; the MILP's optimum equals the
+// DP's at budgets across its front.
+TEST_F(MilpCheckpoint, MatchesTheDpOnResNet18TopLevelItems) {
+  const GraphPtr g = training_graph(load("onnx", test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx"));
+  const ModuleTree tree = module_tree(*g);
+  std::vector<std::vector<CheckpointRegion>> blocks;
+  std::vector<std::string> names;
+  for (const ModuleItem& i : tree.root().items) {
+    names.push_back(tree.label(*g, i));
+    CheckpointRegion r{names.back(), tree.operators_of(i)};
+    std::sort(r.operators.begin(), r.operators.end());
+    blocks.push_back({r});
+  }
+  const CheckpointChain chain = checkpoint_chain(g, blocks, names);
+  const CheckpointRegionGraph model = checkpoint_region_graph(g, blocks, names);
+  ASSERT_EQ(model.size(), 10u);
+  const std::vector<ChainChoice> front = chain_front(chain);
+  std::mt19937 random(11);
+  for (int i = 0; i < 6; ++i) {
+    const ChainChoice& f = front[std::uniform_int_distribution<std::size_t>(0, front.size() - 1)(random)];
+    EXPECT_EQ(model.peak(f.checkpointed), f.peak);
+    const MilpSolution milp = solve_checkpoint_milp(model, f.peak, 30);
+    ASSERT_TRUE(milp.checkpointed.has_value());
+    EXPECT_TRUE(milp.optimal);
+    EXPECT_EQ(milp.cost, optimal_choice(chain, f.peak)->cost) << f.peak;
+    EXPECT_EQ(measured(g, model, *milp.checkpointed).first, milp.peak);
+  }
+}
+
+TEST_F(MilpCheckpoint, NonChainGraphMatchesBruteForce) {
+  const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", skip_graph())));
+  const CheckpointRegionGraph model = checkpoint_region_graph(g);
+  ASSERT_EQ(model.size(), 5u);
+  std::map<std::int64_t, double> cheapest;  // budget (a peak some choice reaches) -> least MACs within it
+  for (std::uint64_t mask = 0; mask < 32; ++mask) {
+    const std::vector<bool> c = bits(5, mask);
+    const auto [peak, macs] = measured(g, model, c);
+    ASSERT_EQ(model.peak(c), peak) << mask;
+    ASSERT_EQ(static_cast<std::int64_t>(model.total_cost(c)), macs) << mask;
+    cheapest.emplace(peak, 1e300);
+  }
+  for (auto& [budget, best] : cheapest) {
+    for (std::uint64_t mask = 0; mask < 32; ++mask) {
+      const auto [peak, macs] = measured(g, model, bits(5, mask));
+      if (peak <= budget) best = std::min(best, static_cast<double>(macs));
+    }
+    const MilpSolution milp = solve_checkpoint_milp(model, budget, 30);
+    ASSERT_TRUE(milp.checkpointed.has_value()) << budget;
+    EXPECT_EQ(milp.cost, best) << budget;
+  }
+  EXPECT_GE(cheapest.size(), 4u);
+  // The chain DP's pairwise model does not hold here: b0's output outlives b1 when b3 is recomputed.
+  const CheckpointChain chain = checkpoint_chain(g);
+  int differ = 0;
+  for (std::uint64_t mask = 0; mask < 32; ++mask) differ += chain.peak(bits(5, mask)) != model.peak(bits(5, mask));
+  EXPECT_GT(differ, 0);
+}
+
+TEST_F(MilpCheckpoint, BudgetBelowEveryChoiceIsAUserErrorAtTheBudget) {
+  const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", uneven_chain())));
+  const CheckpointPolicy p = parse_checkpoint_policy("optimal=1", SourceLocation{"cli", 3, 5});
+  CheckpointSolver milp;
+  milp.name = "milp";
+  try {
+    (void)optimal_regions(g, p, {}, {}, milp);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 3u);
+    EXPECT_THAT(e.what(), HasSubstr("checkpoint budget 1 B is below the smallest backward activation peak any choice "
+                                    "of the 7 blocks of"));
+    EXPECT_THAT(e.what(), HasSubstr("(" + std::to_string(chain_front(checkpoint_chain(g)).front().peak) + " B)"));
+  }
+}
+
+}  // namespace
+}  // namespace monet
