@@ -98,7 +98,9 @@ void expect_provenance(const json& p, std::uint64_t seed, const std::map<std::st
   EXPECT_EQ(p.at("monet_version"), kVersion);
   EXPECT_EQ(p.at("git_commit"), cli_commit());
   EXPECT_NE(p.at("git_commit"), "");
-  if (seed != ~0ULL) EXPECT_EQ(p.at("seed"), seed);
+  if (seed != ~0ULL) {
+    EXPECT_EQ(p.at("seed"), seed);
+  }
   for (const auto& [key, version] : plugins) EXPECT_EQ(p.at("plugins").value(key, std::string("missing")), version) << key;
   EXPECT_EQ(p.at("plugins").size(), plugins.size()) << p.dump();
 }
