@@ -102,7 +102,8 @@ TEST_F(ExperimentTest, PluginParametersAreValidated) {
                      "loopnest, roofline, table");
   EXPECT_EQ(fail(experiment_text("\n[cost_model.loopnest]\nx = 1\n")),
             path() + ":12:1: error: unknown key 'cost_model.loopnest.x'; valid keys here: compat, "
-                     "compat_stream_pooling_channel_loop, lpf_limit, mixed_spatial, objective, search, spatial_mappings");
+                     "compat_stream_pooling_channel_loop, lpf_limit, mixed_spatial, objective, search, shared_memories, "
+                     "spatial_mappings");
 }
 
 TEST_F(ExperimentTest, MissingFilesAndSections) {

@@ -44,9 +44,12 @@ std::vector<double> reduce_balanced(const std::vector<double>& need, const std::
   }
   double s = surplus;
   for (std::size_t i = 0; i < n; ++i) {
-    const double max_red = (c[i] - mn[i]) * static_cast<double>(i + 1);
+    // A need below its minimum (the minimum is level 1's data for every level, ZigZag's convention) cannot be
+    // reduced; ZigZag's arithmetic would then grow the larger needs by the difference (compat only).
+    const double room = compat ? c[i] - mn[i] : std::max(0.0, c[i] - mn[i]);
+    const double max_red = room * static_cast<double>(i + 1);
     if (s >= max_red) {
-      const double step = c[i] - mn[i];
+      const double step = room;
       for (std::size_t k = 0; k <= i; ++k) c[k] -= step;
       s -= max_red;
     } else {
@@ -351,6 +354,22 @@ void MappingEvaluator::pattern(std::size_t o, const std::vector<Nest>& sm, Opera
           t[kFH] = t[kTH];
           t[kFH].prec = write_back ? op.precision : 0;
         }
+      }
+    }
+  }
+
+  // A shared memory right below the top level (a GPU's L2): an input every sibling reads whole crosses into it
+  // once for all of them, so this core's part of that crossing (the top level's reads, the shared level's
+  // writes) is 1/n; each core still reads its own copy out of the shared level.
+  const int n = options_.offchip_sharers;
+  const auto& levels = h_.levels[static_cast<std::size_t>(op.slot)];
+  if (!op.output && n > 1 && Lu >= 2 && levels.size() == Lu && options_.sibling_shared[static_cast<std::size_t>(op.slot)]) {
+    const std::string& below = h_.core->memories[static_cast<std::size_t>(levels[Lu - 2])].name;
+    const auto& shared = options_.shared_memories;
+    if (std::find(shared.begin(), shared.end(), below) != shared.end()) {
+      for (OperandPattern::Transfer* x : {&p.transfers[Lu - 1][kTL], &p.transfers[Lu - 2][kFH]}) {
+        x->amount /= n;
+        if (x->avg_bw >= 1) x->avg_bw = std::max(1.0, std::trunc(x->avg_bw / n));
       }
     }
   }

@@ -192,4 +192,19 @@ std::vector<OperandSlot> Hierarchy::operands_at(int memory) const {
   return out;
 }
 
+std::array<bool, 3> read_whole_by_siblings(const Layer& layer, const Operator& op, std::span<const Range> tile) {
+  std::array<bool, 3> whole{};
+  for (const LayerOperand& lo : layer.ops) {
+    if (lo.output) continue;
+    bool same = true;
+    for (std::size_t d = 0; d < op.dims.size() && same; ++d) {
+      if (tile[d].begin == 0 && tile[d].size() == op.dims[d].size) continue;  // not cut
+      const int ld = layer.dim(op.dims[d].name);
+      same = ld >= 0 && lo.rel[static_cast<std::size_t>(ld)] == Rel::irrelevant;
+    }
+    whole[static_cast<std::size_t>(lo.slot)] = same;
+  }
+  return whole;
+}
+
 }  // namespace monet::loopnest

@@ -44,6 +44,12 @@ class LoopnestModel final : public CostModel {
         ParamSpec::choice("compat", {"none", "zigzag"}, "none")
             .with_doc("'zigzag': ZigZag 3.8.5's conventions and quirks for parity runs (8-bit operands and 16-bit "
                       "partial sums for float tensors, its loop-dim orders, its on-loading reduction)"),
+        ParamSpec::string_list("shared_memories", std::vector<std::string>{})
+            .with_doc("memories of the core (by name, on chip) that are one memory for all the cores an operator is "
+                      "split over, e.g. a GPU's L2 (the core file gives one core's share): an input every core of the "
+                      "split reads whole crosses into it from the level above once for all of them, so each core is "
+                      "charged 1/n of that crossing and its own reads out of it in full (set in the core file's "
+                      "[cost_model_params]; docs/architectures.md)"),
         ParamSpec::boolean("compat_stream_pooling_channel_loop", false)
             .with_doc("Stream's pooling bug, for parity runs: a pooling tile gets an extra loop C over the operator's "
                       "full channel count that no operand uses (Stream's ONNX parser gives pooling both K and C), so "
@@ -63,12 +69,23 @@ class LoopnestModel final : public CostModel {
     options_.mixed_spatial = p.get_bool("mixed_spatial");
     options_.set_compat(p.get_string("compat") == "zigzag");
     options_.stream_pooling_channel_loop = p.get_bool("compat_stream_pooling_channel_loop");
+    options_.shared_memories = p.get_strings("shared_memories");
+    shared_where_ = p.where("shared_memories");
   }
 
   void check_core(const Core& core) const override {
     for (OperandSlot s : {OperandSlot::I1, OperandSlot::I2, OperandSlot::O}) {
       if (core.levels_of(s).empty()) {
         throw UserError(SourceLocation{core.file}, "loopnest: core '" + core.name + "' has no memory for " + to_string(s));
+      }
+    }
+    for (const std::string& name : options_.shared_memories) {
+      auto m = std::find_if(core.memories.begin(), core.memories.end(), [&](const MemoryLevel& x) { return x.name == name; });
+      if (m == core.memories.end()) {
+        throw UserError(shared_where_, "shared_memories: core '" + core.name + "' has no memory '" + name + "'");
+      }
+      if (m->offchip) {
+        throw UserError(shared_where_, "shared_memories: '" + name + "' is the off-chip memory; list the on-chip level the cores share");
       }
     }
   }
@@ -84,6 +101,7 @@ class LoopnestModel final : public CostModel {
     const MappingEntry* entry = q.core.mapping_for(q.op.name, q.op.type);
     loopnest::Options options = options_;
     options.offchip_sharers = std::max(1, q.offchip_sharers);
+    if (options.offchip_sharers > 1) options.sibling_shared = loopnest::read_whole_by_siblings(layer, q.op, q.tile);
     std::optional<loopnest::Evaluation> best;
     std::string best_spatial;
     std::int64_t evaluated = 0;
@@ -171,6 +189,7 @@ class LoopnestModel final : public CostModel {
   }
 
   loopnest::Options options_;
+  SourceLocation shared_where_;  // where shared_memories was set (the core file, the experiment)
 };
 
 }  // namespace

@@ -96,6 +96,11 @@ struct Options {
   /// the latency objective weighs each mapping by how many times its off-chip bandwidth exceeds one port
   /// (Stream's MinimalBandwidthLatencyStage: one input counted once as if broadcast, the others per sibling).
   int offchip_sharers = 1;
+  /// Per memory operand (I1, I2, O): whether every sibling reads the same data whole (the operand does not depend
+  /// on any dim the split cut). Such an operand crosses into a `shared` memory once for all the siblings.
+  std::array<bool, 3> sibling_shared{};
+  /// Memories of the core that are one memory for all the cores an operator is split over (a GPU's L2), by name.
+  std::vector<std::string> shared_memories;
   std::string objective = "latency";  // latency | energy | edp
   int lpf_limit = 6;
   Search search = Search::pruned;
@@ -116,6 +121,10 @@ bool next_index(std::vector<std::size_t>& idx, Radix radix) {
 
 /// ZigZag's layer from a monet operator tile. Throws UserError for loop nests it cannot express.
 Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> tile, const Options& options);
+
+/// Per memory operand (I1, I2, O): whether the tile's inputs are the operator's whole input along every dim the
+/// tile cuts (the operand does not depend on it), so that the siblings of a split all read the same data.
+std::array<bool, 3> read_whole_by_siblings(const Layer& layer, const Operator& op, std::span<const Range> tile);
 
 // ------------------------------------------------------------------------------------------- hardware
 
