@@ -131,6 +131,27 @@ def svg(data, best, path):
         f.write("\n".join(out) + "\n")
 
 
+def cross_table(title, best, value, summary):
+    """Prints each mode's optimum evaluated in both modes (value(mode, of) -> point) as a markdown table and stores
+    the EDP ratios (or, where a mode cannot run the other's optimum, that finding) in summary[of]["cross"]."""
+    print("| %s | hardware | training latency (cycles) | training energy (µJ) | training EDP vs training optimum | "
+          "inference latency (cycles) | inference energy (µJ) | inference EDP vs inference optimum | area (mm²) |" % title)
+    print("|---|---|---|---|---|---|---|---|---|")
+    for of in ["training", "inference"]:
+        t, i = value("training", of), value("inference", of)
+        if not (t["feasible"] and i["feasible"]):  # a finding, not a failure: say it instead of an EDP
+            print("| %s | %s | %s | | | %s | | | |" % (of, genes_text(best[of]["genes"]),
+                  "feasible" if t["feasible"] else "does not fit", "feasible" if i["feasible"] else "does not fit"))
+            summary[of]["cross"] = {"training_feasible": t["feasible"], "inference_feasible": i["feasible"]}
+            continue
+        print("| %s | %s | %s | %.1f | %+.1f %% | %s | %.1f | %+.1f %% | %.2f |" % (
+            of, genes_text(best[of]["genes"]), format(int(t["objectives"][0]), ","), t["objectives"][1] / 1e6,
+            100 * (edp(t) / edp(best["training"]) - 1), format(int(i["objectives"][0]), ","),
+            i["objectives"][1] / 1e6, 100 * (edp(i) / edp(best["inference"]) - 1), t["objectives"][2]))
+        summary[of]["cross"] = {"training_edp_ratio": edp(t) / edp(best["training"]),
+                                "inference_edp_ratio": edp(i) / edp(best["inference"])}
+
+
 def gpt2(a, failures):
     """NSGA-II over the same space for the small GPT-2, in both modes; each EDP optimum re-evaluated in the other
     mode (a one-point grid of its genes). Prints a table like the sweep's; returns its summary."""
@@ -162,23 +183,8 @@ def gpt2(a, failures):
             run(a.monet, out, "%s_of_%s_optimum" % (m, other), sets, GPT2)
         cross[(m, other)] = read(out, "%s_of_%s_optimum" % (m, other))[0]
     value = lambda m, of: best[m] if m == of else cross[(m, of)]
-    print("\n| GPT-2 optimum by EDP of | hardware | training latency (cycles) | training energy (µJ) | training EDP vs "
-          "training optimum | inference latency (cycles) | inference energy (µJ) | inference EDP vs inference "
-          "optimum | area (mm²) |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for of in modes:
-        t, i = value("training", of), value("inference", of)
-        if not (t["feasible"] and i["feasible"]):  # a finding, not a failure: say it instead of an EDP
-            print("| %s | %s | %s | | | %s | | | |" % (of, genes_text(best[of]["genes"]),
-                  "feasible" if t["feasible"] else "does not fit", "feasible" if i["feasible"] else "does not fit"))
-            summary[of]["cross"] = {"training_feasible": t["feasible"], "inference_feasible": i["feasible"]}
-            continue
-        print("| %s | %s | %s | %.1f | %+.1f %% | %s | %.1f | %+.1f %% | %.2f |" % (
-            of, genes_text(best[of]["genes"]), format(int(t["objectives"][0]), ","), t["objectives"][1] / 1e6,
-            100 * (edp(t) / edp(best["training"]) - 1), format(int(i["objectives"][0]), ","),
-            i["objectives"][1] / 1e6, 100 * (edp(i) / edp(best["inference"]) - 1), t["objectives"][2]))
-        summary[of]["cross"] = {"training_edp_ratio": edp(t) / edp(best["training"]),
-                                "inference_edp_ratio": edp(i) / edp(best["inference"])}
+    print()
+    cross_table("GPT-2 optimum by EDP of", best, value, summary)
     for m in modes:
         print("\ngpt2 %s: %d points, %d feasible, %d on monet's front (4 objectives)" % (
             m, summary[m]["points"], summary[m]["feasible"], summary[m]["front"]))
@@ -227,18 +233,7 @@ def main():
                       "optimum_genes": best[m]["genes"], "optimum_objectives": dict(zip(OBJECTIVES, best[m]["objectives"]))}
     if len(best) == 2:
         index = {m: {key(q): q for q in data[m]} for m in modes}
-        print("| optimum by EDP of | hardware | training latency (cycles) | training energy (µJ) | training EDP vs "
-              "training optimum | inference latency (cycles) | inference energy (µJ) | inference EDP vs inference "
-              "optimum | area (mm²) |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for m in modes:
-            t, i = index["training"][key(best[m])], index["inference"][key(best[m])]
-            print("| %s | %s | %s | %.1f | %+.1f %% | %s | %.1f | %+.1f %% | %.2f |" % (
-                m, genes_text(best[m]["genes"]), format(int(t["objectives"][0]), ","), t["objectives"][1] / 1e6,
-                100 * (edp(t) / edp(best["training"]) - 1), format(int(i["objectives"][0]), ","),
-                i["objectives"][1] / 1e6, 100 * (edp(i) / edp(best["inference"]) - 1), t["objectives"][2]))
-            summary[m]["cross"] = {"training_edp_ratio": edp(t) / edp(best["training"]),
-                                   "inference_edp_ratio": edp(i) / edp(best["inference"])}
+        cross_table("optimum by EDP of", best, lambda m, of: index[m][key(best[of])], summary)
         for m in modes:
             print("\n%s: %d points, %d feasible, %d on the front" % (m, summary[m]["points"], summary[m]["feasible"],
                                                                     summary[m]["front"]))
