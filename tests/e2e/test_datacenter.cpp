@@ -38,6 +38,14 @@ TEST(Datacenter, SelectiveRecomputeOnOneChip) {
   // its output). Recomputed MACs: the scores, 2 · (b·a·s²·d = 2·4·128²·64 = 8,388,608).
   EXPECT_EQ(a["training"]["operators_recompute"].get<int>(), 6);
   EXPECT_EQ(a["training"]["recompute_macs"].get<std::int64_t>(), 16'777'216);
+  // Megatron's utilisations over every PE of the chip: hfu counts the recomputed MACs, mfu leaves them out.
+  double pes = 0;
+  for (const json& c : a["architecture"]["cores"]) pes += c["pe_count"].get<double>();
+  const double slots = a["latency_cycles"].get<double>() * pes;
+  const double macs = a["workload"]["macs"].get<double>();
+  EXPECT_DOUBLE_EQ(a["hfu"].get<double>(), macs / slots);
+  EXPECT_DOUBLE_EQ(a["mfu"].get<double>(), (macs - 16'777'216) / slots);
+  EXPECT_LT(a["mfu"].get<double>(), a["hfu"].get<double>());
   const auto again = test::monet("run " + q(dir.path() / "a/resolved.toml") + " --out " + q(dir.path() / "b"));
   ASSERT_EQ(again.exit_code, 0) << again.out;
   const json b = json::parse(test::read_file(dir.path() / "b/results.json"));

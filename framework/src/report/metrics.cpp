@@ -30,6 +30,8 @@ std::vector<std::pair<std::string, std::string>> metric_keys() {
           {"cores", ""},
           {"macs", ""},
           {"area_mm2", "mm2"},
+          {"mfu", ""},
+          {"hfu", ""},
           // Training steps (0 for a forward pass): activation memory and recomputation (docs/training.md).
           {"training.saved_activation_bytes", "B"},
           {"training.peak_activation_bytes", "B"},
@@ -39,6 +41,25 @@ std::vector<std::pair<std::string, std::string>> metric_keys() {
           // and 0 when nothing is offloaded).
           {"training.offload.peak_activation_bytes", "B"},
           {"training.offload.offloaded_bytes", "B"}};
+}
+
+namespace {
+std::int64_t recomputed_macs(const Graph& g) {
+  std::int64_t macs = 0;
+  for (const Operator& op : g.operators()) {
+    if (op.phase == Phase::recompute) macs += op.macs();
+  }
+  return macs;
+}
+}  // namespace
+
+Utilisation utilisation(const PreparedExperiment& p, const ScheduleSummary& s) {
+  std::int64_t pes = 0;
+  for (const CoreInstance& c : p.experiment.accelerator->cores) pes += c.core->array.pe_count();
+  const double slots = static_cast<double>(s.latency_cycles) * static_cast<double>(pes);
+  if (slots <= 0) return {};
+  const auto macs = static_cast<double>(p.graph->total_macs());
+  return Utilisation{(macs - static_cast<double>(recomputed_macs(*p.graph))) / slots, macs / slots};
 }
 
 std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleSummary& s) {
@@ -55,10 +76,8 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
   const std::optional<AcceleratorArea> area = accelerator_area(acc);  // NaN when a core's area is unknown
   const double latency = static_cast<double>(s.latency_cycles);
   const TrainingMemory memory = training_memory(*p.graph);
-  std::int64_t recompute_macs = 0;
-  for (const Operator& op : p.graph->operators()) {
-    if (op.phase == Phase::recompute) recompute_macs += op.macs();
-  }
+  const std::int64_t recompute_macs = recomputed_macs(*p.graph);
+  const Utilisation busy = utilisation(p, s);
   std::int64_t offload_peak = memory.peak_activation_bytes;
   if (p.evaluator && !p.evaluator->offloaded().empty()) {
     const std::vector<bool>& mask = p.evaluator->offloaded();
@@ -78,7 +97,7 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
                    static_cast<double>((s.peak_offchip_bits + 7) / 8), static_cast<double>(onchip),
                    static_cast<double>(max_core), static_cast<double>(capacity), s.capacity_violation,
                    static_cast<double>(pes), static_cast<double>(acc.cores.size()), static_cast<double>(p.graph->total_macs()),
-                   area ? area->total_mm2 : std::numeric_limits<double>::quiet_NaN(),
+                   area ? area->total_mm2 : std::numeric_limits<double>::quiet_NaN(), busy.mfu, busy.hfu,
                    static_cast<double>(memory.saved_activation_bytes), static_cast<double>(memory.peak_activation_bytes),
                    static_cast<double>(recompute_macs), static_cast<double>(offload_peak),
                    static_cast<double>((s.offloaded_bits + 7) / 8)}) {

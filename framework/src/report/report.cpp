@@ -9,6 +9,7 @@
 #include "json_parts.hpp"
 #include "monet/arch/estimation.hpp"
 #include "monet/report/inspect.hpp"
+#include "monet/report/metrics.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/offload.hpp"
 #include "monet/util/strings.hpp"
@@ -61,6 +62,9 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   if (acc.frequency_hz > 0) j["latency_s"] = static_cast<double>(s.latency_cycles) / acc.frequency_hz;
   j["energy_pj"] = s.energy_pj();
   j["edp_pj_cycles"] = s.edp();
+  const Utilisation busy = utilisation(p, s);
+  j["mfu"] = busy.mfu;  // the model's MACs over every PE's slots of the step (recomputation left out)
+  j["hfu"] = busy.hfu;  // every executed MAC, recomputation included
   j["energy_breakdown"] = json{{"mac_energy_pj", s.energy.mac_pj},
                                {"onchip_memory_energy_pj", s.energy.onchip_memory_pj},
                                {"offchip_energy_pj", s.energy.offchip_pj},

@@ -16,6 +16,14 @@ struct Metric {
 
 /// Every metric of a schedule of a prepared experiment, in a fixed order.
 MONET_API std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleSummary& s);
+/// How busy the accelerator's PEs are over the step, Megatron-style (Korthikanti et al. 2022): `hfu` counts every
+/// MAC the step executes, recomputation included; `mfu` only the model's (recomputed MACs left out), so checkpointing
+/// lowers mfu but not hfu. Both are MACs / (latency cycles x every PE of the accelerator), 0 for an empty schedule.
+struct Utilisation {
+  double mfu = 0;
+  double hfu = 0;
+};
+MONET_API Utilisation utilisation(const PreparedExperiment& p, const ScheduleSummary& s);
 /// The keys summary_metrics() gives (for validating objective names before any evaluation), with units.
 MONET_API std::vector<std::pair<std::string, std::string>> metric_keys();
 
