@@ -13,6 +13,7 @@
 #include "monet/training/checkpoint_milp.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
+#include "support/plugin_graphs.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -20,17 +21,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-GraphPtr training_graph(const GraphPtr& fwd) {
-  const Registry& r = Registry::global();
-  const PluginHandle* h = r.find(PluginKind::backward, "autodiff");
-  return r.create<BackwardGenerator>(*h, default_params(h->info.params, "test"))->generate(*fwd, TrainingSettings{});
-}
-
-GraphPtr load(const std::string& frontend, const std::filesystem::path& file) {
-  const Registry& r = Registry::global();
-  const PluginHandle* f = r.find(PluginKind::frontend, frontend);
-  return r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))->load(file);
-}
+using test::load;
+using test::training_graph;
 
 std::string layer(const std::string& name, const std::string& op, const std::string& module, const std::string& extra) {
   return "\n[[layers]]\nname = \"" + name + "\"\nop = \"" + op + "\"\nmodule = \"" + module + "\"\n" + extra;

@@ -10,6 +10,7 @@
 #include "monet/training/checkpoint_optimal.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
+#include "support/plugin_graphs.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -17,17 +18,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-GraphPtr training_graph(const GraphPtr& fwd) {
-  const Registry& r = Registry::global();
-  const PluginHandle* h = r.find(PluginKind::backward, "autodiff");
-  return r.create<BackwardGenerator>(*h, default_params(h->info.params, "test"))->generate(*fwd, TrainingSettings{});
-}
-
-GraphPtr load(const std::string& frontend, const std::filesystem::path& file) {
-  const Registry& r = Registry::global();
-  const PluginHandle* f = r.find(PluginKind::frontend, frontend);
-  return r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))->load(file);
-}
+using test::load;
+using test::training_graph;
 
 // Six blocks of unequal widths (linear, ReLU, linear) and a head: blocks() is 7 long.
 std::string uneven_chain() {

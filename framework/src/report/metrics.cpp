@@ -51,15 +51,23 @@ std::int64_t recomputed_macs(const Graph& g) {
   }
   return macs;
 }
+
+Utilisation utilisation(const Graph& g, std::int64_t recompute_macs, std::int64_t latency_cycles, std::int64_t pes) {
+  const double slots = static_cast<double>(latency_cycles) * static_cast<double>(pes);
+  if (slots <= 0) return {};
+  const auto macs = static_cast<double>(g.total_macs());
+  return Utilisation{(macs - static_cast<double>(recompute_macs)) / slots, macs / slots};
+}
+
+std::int64_t pe_count(const Accelerator& acc) {
+  std::int64_t pes = 0;
+  for (const CoreInstance& c : acc.cores) pes += c.core->array.pe_count();
+  return pes;
+}
 }  // namespace
 
 Utilisation utilisation(const PreparedExperiment& p, const ScheduleSummary& s) {
-  std::int64_t pes = 0;
-  for (const CoreInstance& c : p.experiment.accelerator->cores) pes += c.core->array.pe_count();
-  const double slots = static_cast<double>(s.latency_cycles) * static_cast<double>(pes);
-  if (slots <= 0) return {};
-  const auto macs = static_cast<double>(p.graph->total_macs());
-  return Utilisation{(macs - static_cast<double>(recomputed_macs(*p.graph))) / slots, macs / slots};
+  return utilisation(*p.graph, recomputed_macs(*p.graph), s.latency_cycles, pe_count(*p.experiment.accelerator));
 }
 
 std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleSummary& s) {
@@ -69,15 +77,13 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
     onchip += (s.peak_memory_bits[c] + 7) / 8;
     max_core = std::max(max_core, (s.peak_memory_bits[c] + 7) / 8);
   }
-  for (const CoreInstance& c : acc.cores) {
-    capacity += c.core->resident_capacity_bits() / 8;
-    pes += c.core->array.pe_count();
-  }
+  for (const CoreInstance& c : acc.cores) capacity += c.core->resident_capacity_bits() / 8;
+  pes = pe_count(acc);
   const std::optional<AcceleratorArea> area = accelerator_area(acc);  // NaN when a core's area is unknown
   const double latency = static_cast<double>(s.latency_cycles);
   const TrainingMemory memory = training_memory(*p.graph);
   const std::int64_t recompute_macs = recomputed_macs(*p.graph);
-  const Utilisation busy = utilisation(p, s);
+  const Utilisation busy = utilisation(*p.graph, recompute_macs, s.latency_cycles, pes);
   std::int64_t offload_peak = memory.peak_activation_bytes;
   if (p.evaluator && !p.evaluator->offloaded().empty()) {
     const std::vector<bool>& mask = p.evaluator->offloaded();

@@ -46,13 +46,13 @@ std::int64_t CheckpointChain::peak(const std::vector<bool>& c) const {
   return peak;
 }
 
-double CheckpointChain::total_cost(const std::vector<bool>& c) const {
+double CheckpointBlockChoice::total_cost(const std::vector<bool>& c) const {
   double s = 0;
   for (std::size_t b = 0; b < size(); ++b) s += c[b] ? cost[b] : 0;
   return s;
 }
 
-std::vector<CheckpointRegion> CheckpointChain::regions_of(const std::vector<bool>& c) const {
+std::vector<CheckpointRegion> CheckpointBlockChoice::regions_of(const std::vector<bool>& c) const {
   std::vector<CheckpointRegion> out;
   for (std::size_t b = 0; b < size(); ++b) {
     if (c[b]) out.insert(out.end(), regions[b].begin(), regions[b].end());

@@ -70,19 +70,6 @@ std::int64_t CheckpointRegionGraph::peak(const std::vector<bool>& c) const {
   return peak;
 }
 
-double CheckpointRegionGraph::total_cost(const std::vector<bool>& c) const {
-  double s = 0;
-  for (std::size_t b = 0; b < size(); ++b) s += c[b] ? cost[b] : 0;
-  return s;
-}
-
-std::vector<CheckpointRegion> CheckpointRegionGraph::regions_of(const std::vector<bool>& c) const {
-  std::vector<CheckpointRegion> out;
-  for (std::size_t b = 0; b < size(); ++b) {
-    if (c[b]) out.insert(out.end(), regions[b].begin(), regions[b].end());
-  }
-  return out;
-}
 
 CheckpointRegionGraph checkpoint_region_graph(const GraphPtr& graph, std::vector<std::vector<CheckpointRegion>> blocks,
                                               std::vector<std::string> names, const RecomputeCost& cost,

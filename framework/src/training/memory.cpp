@@ -87,21 +87,25 @@ BackwardActivations backward_activations(const Graph& g, const std::map<TensorId
 }
 
 std::int64_t peak_activation(const Graph& g, const std::map<TensorId, std::size_t>& last_use) {
-  const BackwardActivations a = backward_activations(g, last_use);
-  if (a.start == g.operators().size()) return 0;
-  std::vector<std::int64_t> delta(g.operators().size() + 1, 0);
+  return peak_live_bytes(backward_activations(g, last_use), g.operators().size());
+}
+}  // namespace
+
+std::int64_t peak_live_bytes(const BackwardActivations& a, std::size_t operators) {
+  if (a.start >= operators) return 0;
+  std::vector<std::int64_t> delta(operators + 1, 0);
   for (const ActivationInterval& i : a.intervals) {
+    if (i.from > i.last) continue;  // never live
     delta[i.from] += i.bytes;
     delta[i.last + 1] -= i.bytes;
   }
   std::int64_t live = 0, peak = 0;
-  for (std::size_t i = a.start; i < g.operators().size(); ++i) {
+  for (std::size_t i = a.start; i < operators; ++i) {
     live += delta[i];
     peak = std::max(peak, live);
   }
   return peak;
 }
-}  // namespace
 
 BackwardActivations backward_activations(const Graph& g) { return backward_activations(g, last_uses(g, roots(g))); }
 

@@ -74,7 +74,7 @@ std::vector<TensorId> offloaded_tensors(const Graph& g, const OffloadPolicy& p) 
 }
 
 std::int64_t offloaded_peak_activation_bytes(const Graph& g, const std::vector<TensorId>& tensors) {
-  const BackwardActivations a = backward_activations(g);
+  BackwardActivations a = backward_activations(g);
   if (a.start == g.operators().size()) return 0;
   // An offloaded storage is off chip from the backward pass's start to its first backward reader.
   std::map<TensorId, std::size_t> back;
@@ -86,20 +86,11 @@ std::int64_t offloaded_peak_activation_bytes(const Graph& g, const std::vector<T
     const TensorId s = storage_of(g, t);
     back[s] = back.contains(s) ? std::min(back[s], first) : first;
   }
-  std::vector<std::int64_t> delta(g.operators().size() + 1, 0);
-  for (const ActivationInterval& i : a.intervals) {
+  for (ActivationInterval& i : a.intervals) {
     const auto it = back.find(i.storage);
-    const std::size_t from = it == back.end() ? i.from : std::max(i.from, it->second);
-    if (from > i.last) continue;
-    delta[from] += i.bytes;
-    delta[i.last + 1] -= i.bytes;
+    if (it != back.end()) i.from = std::max(i.from, it->second);
   }
-  std::int64_t live = 0, peak = 0;
-  for (std::size_t i = a.start; i < g.operators().size(); ++i) {
-    live += delta[i];
-    peak = std::max(peak, live);
-  }
-  return peak;
+  return peak_live_bytes(a, g.operators().size());
 }
 
 std::vector<bool> offload_mask(const Graph& g, const std::vector<TensorId>& tensors) {

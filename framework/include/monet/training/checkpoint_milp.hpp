@@ -33,19 +33,12 @@ struct StorageLiveness {
 };
 
 /// Candidate blocks on a region graph of any shape, and the memory and cost of every choice of them.
-struct CheckpointRegionGraph {
-  std::vector<std::string> names;                      // per block
-  std::vector<std::vector<CheckpointRegion>> regions;  // per block: its region in every micro-batch
-  std::vector<double> cost;                            // per block: recompute cost when checkpointed
-  std::vector<std::int64_t> macs;
+struct CheckpointRegionGraph : CheckpointBlockChoice {
   std::vector<int> present_if;                         // per backward position: -1 always, b when b is checkpointed
   std::vector<StorageLiveness> storages;
 
-  [[nodiscard]] std::size_t size() const { return names.size(); }
   /// training.peak_activation_bytes of the step with the blocks `checkpointed` (as the rewrite measures it).
   [[nodiscard]] MONET_API std::int64_t peak(const std::vector<bool>& checkpointed) const;
-  [[nodiscard]] MONET_API double total_cost(const std::vector<bool>& checkpointed) const;
-  [[nodiscard]] MONET_API std::vector<CheckpointRegion> regions_of(const std::vector<bool>& checkpointed) const;
 };
 
 /// The model of a training graph's blocks (ModuleTree::blocks(), or `blocks` with their names).

@@ -22,23 +22,28 @@ using RecomputeCost = std::function<double(const Graph& graph, const Operator& o
 using GraphFinish = std::function<GraphPtr(const GraphPtr& graph)>;
 
 /// A chain of candidate blocks and the memory and cost of every choice of them.
-struct CheckpointChain {
+/// The candidate blocks both exact policies (the chain DP, the MILP) choose among, and what a choice costs.
+struct CheckpointBlockChoice {
   std::vector<std::string> names;                          // per block, for reports
   std::vector<std::vector<CheckpointRegion>> regions;      // per block: its region in every micro-batch
   std::vector<double> cost;                                // per block: recompute cost when checkpointed
   std::vector<std::int64_t> macs;                          // per block: recomputed MACs when checkpointed
+
+  [[nodiscard]] std::size_t size() const { return names.size(); }
+  [[nodiscard]] MONET_API double total_cost(const std::vector<bool>& checkpointed) const;
+  /// The regions of a choice, for apply_checkpointing.
+  [[nodiscard]] MONET_API std::vector<CheckpointRegion> regions_of(const std::vector<bool>& checkpointed) const;
+};
+
+struct CheckpointChain : CheckpointBlockChoice {
   // Backward-pass positions (operators from the first backward one, recompute operators included).
   std::vector<int> present_if;                             // -1: always; b: only when block b is checkpointed
   std::vector<std::int64_t> constant;                      // bytes live there whatever the choice
   /// table[b][2·c_b + c_{b+1}][p]: bytes of block b's storages live at p for that choice of b and its successor.
   std::vector<std::array<std::vector<std::int64_t>, 4>> table;
 
-  [[nodiscard]] std::size_t size() const { return names.size(); }
   /// peak_activation_bytes of the graph with the blocks `checkpointed` (as the rewrite measures it).
   [[nodiscard]] MONET_API std::int64_t peak(const std::vector<bool>& checkpointed) const;
-  [[nodiscard]] MONET_API double total_cost(const std::vector<bool>& checkpointed) const;
-  /// The regions of a choice, for apply_checkpointing.
-  [[nodiscard]] MONET_API std::vector<CheckpointRegion> regions_of(const std::vector<bool>& checkpointed) const;
 };
 
 /// The candidate blocks of a training graph: ModuleTree::blocks() of the first micro-batch, each with its region

@@ -36,6 +36,8 @@ struct BackwardActivations {
 };
 /// What peak_activation_bytes sums: the activation storages live at each operator from the first backward one on.
 MONET_API BackwardActivations backward_activations(const Graph& graph);
+/// The largest sum of the intervals' bytes live at one operator from `a.start` on (`operators`: the graph's count).
+MONET_API std::int64_t peak_live_bytes(const BackwardActivations& a, std::size_t operators);
 
 struct TrainingMemory {
   std::int64_t parameter_bytes = 0;         // weights (trainable and frozen)
