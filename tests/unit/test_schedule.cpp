@@ -469,6 +469,40 @@ TEST(SchedulerPhysics, ACoreReadingHalfATileReceivesHalfOrTheWholeTile) {
   EXPECT_EQ(w.nodes[2].start, 356 + 512);
 }
 
+TEST(SchedulerPhysics, ASourceReadByTwoCoresComesFromTheNearestCopyOrFromOffChip) {
+  // p on c0 and q on c1 both read the network input x (16,384 bits). By default q takes x from c0's copy over
+  // link p; with sources_from_offchip (Stream: each CN's tile of a source is a tensor of its own) q fetches it
+  // from off-chip memory over l1, and the read costs off-chip energy again.
+  test::ScratchDir dir;
+  dir.write("vec.toml", kVectorCore);
+  const AcceleratorPtr acc = load_accelerator(dir.write("acc.toml", kPipeline));
+  GraphBuilder b("shared_source");
+  const TensorId x = tensor(b, "x", {512}, TensorRole::input);
+  const TensorId a = tensor(b, "a", {512});
+  const TensorId y = tensor(b, "y", {512});
+  ops::elementwise(b, named("p"), {x}, a, 1);
+  ops::elementwise(b, named("q"), {x}, y, 1);
+  const GraphPtr g = std::move(b).build();
+  const CNGraph cns = connect_tiles(*g, {{0, 0, g->op(0).full_ranges(), 0}, {1, 1, g->op(1).full_ranges(), 1}});
+  const std::vector<std::vector<int>> allowed{{0}, {1}};
+  const std::vector<int> fixed{-1, -1};
+  const CostFunction cost = hundred;
+  auto x_moves = [&](const ScheduleResult& r) {
+    std::vector<std::string> out;
+    for (const Transfer& t : r.transfers) {
+      if (t.tensor == x) out.push_back(std::to_string(t.from) + "->" + std::to_string(t.to) + " " + to_string(t.cause));
+    }
+    return out;
+  };
+  const std::string dram = std::to_string(Accelerator::kOffChip);
+  const ScheduleResult nearest = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost});
+  EXPECT_EQ(x_moves(nearest), (std::vector<std::string>{dram + "->0 fetch", "0->1 input"}));
+  ScheduleOptions offchip;
+  offchip.sources_from_offchip = true;
+  const ScheduleResult own = schedule(ScheduleInputs{*g, cns, *acc, allowed, fixed, cost, offchip});
+  EXPECT_EQ(x_moves(own), (std::vector<std::string>{dram + "->0 fetch", dram + "->1 fetch"}));
+}
+
 TEST(SchedulerPhysics, AFullCoreSpillsAndFetchesBack) {
   test::ScratchDir dir;
   // One core of 24,576 bits: room for three 8192-bit tensors.

@@ -334,6 +334,7 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   out << "\n[schedule]\noffchip_bandwidth = " << (e.schedule.peak_offchip_bandwidth ? "\"peak\"" : "\"average\"")
       << "\nlayer_barrier = " << (e.schedule.layer_barrier ? "true" : "false")
       << "\ntransfers = " << (e.schedule.whole_tile_transfers ? "\"whole_tile\"" : "\"exact\"")
+      << "\nsources = " << (e.schedule.sources_from_offchip ? "\"offchip\"" : "\"nearest\"")
       << "\nallow_over_capacity = " << (e.allow_over_capacity ? "true" : "false") << "\n";
 
   out << "\n[search]\nplugin = " << toml_string(e.search.name()) << "\n";

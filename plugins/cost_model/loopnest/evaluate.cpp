@@ -103,6 +103,7 @@ double union_cycles(const std::vector<const Activity*>& acts) {
 bool better(const Score& a, const Score& b, const std::string& objective) {
   if (objective == "energy") return a.energy < b.energy || (a.energy == b.energy && a.latency < b.latency);
   if (objective == "edp") return a.energy * a.latency < b.energy * b.latency;
+  if (objective == "stream") return a.rank < b.rank;  // Stream keeps the first of equals
   return a.rank < b.rank || (a.rank == b.rank && a.energy < b.energy);
 }
 
@@ -328,6 +329,7 @@ void MappingEvaluator::pattern(std::size_t o, const std::vector<Nest>& sm, Opera
       x.prec = prec;
       x.avg_bw = std::trunc(bw_high_[m]);
       x.window = std::trunc(x.period / tf.top_ir[m]);
+      x.inst_bw = std::trunc(x.avg_bw * std::trunc(tf.top_ir[m]));
     };
     auto high = [&](OperandPattern::Transfer& x, double amount, double prec) {
       x.period = cyc_[m + 1];
@@ -336,6 +338,7 @@ void MappingEvaluator::pattern(std::size_t o, const std::vector<Nest>& sm, Opera
       x.prec = prec;
       x.avg_bw = std::trunc(bw_low_[m + 1]);
       x.window = std::trunc(x.period / tf.top_ir[m + 1]);
+      x.inst_bw = std::trunc(x.avg_bw * std::trunc(tf.top_ir[m + 1]));
     };
     if (!op.output) {
       low(t[kTL], p.data_unrolled[m] * p.boost[m], op.precision);
@@ -746,7 +749,9 @@ const Evaluation& MappingEvaluator::finish() {
   ev.offloading = offload;
   ev.latency = T + stall + onload + offload;
   ev.rank = ev.latency;
-  if (opt.offchip_sharers > 1) {
+  if (opt.stream_mapping_objective) {
+    ev.rank = stream_rank(ev);
+  } else if (opt.offchip_sharers > 1) {
     // Stream's bandwidth-aware objective for CNs streaming in parallel: ceil(used / port) x latency, where the
     // first streamed input counts once (broadcast to the siblings) and the other operands once per sibling.
     double broadcast = 0;
@@ -771,6 +776,48 @@ const Evaluation& MappingEvaluator::finish() {
     if (port > 0) ev.rank = std::ceil((broadcast + opt.offchip_sharers * others) / port) * ev.latency;
   }
   return ev;
+}
+
+double MappingEvaluator::stream_rank(const Evaluation& ev) const {
+  // Stream's MinimalBandwidthLatencyStage (21e5ad80): ceil(used / port) x int(latency) once the core has an
+  // off-chip level. "Used" counts the operands with the most memory levels only (the others are not seen, even
+  // when they stream too); with two or three of them, the first non-output one counts once (broadcast) and the
+  // rest once per sibling. Each direction's instantaneous bandwidth is ZigZag 3.8's, truncated twice.
+  const Layer& L = layer_;
+  const Hierarchy& h = h_;
+  const Core& core = *h.core;
+  std::size_t most = 0;
+  double port = 0;
+  for (const auto& levels : h.levels) {
+    if (levels.empty()) continue;
+    most = std::max(most, levels.size());
+    const MemoryLevel& top = core.memories[static_cast<std::size_t>(levels.back())];
+    if (top.offchip) port = std::max(port, static_cast<double>(top.read_word_bits()));
+  }
+  if (port <= 0) return ev.latency;
+  double counted_once = 0;
+  double per_sibling = 0;
+  int counted = 0;
+  bool broadcast_taken = false;
+  constexpr int kOutput = static_cast<int>(OperandSlot::O);
+  for (int slot = 0; slot < kSlots; ++slot) {  // I1, I2, O
+    if (h.levels[slot].size() != most) continue;
+    ++counted;
+    double used = 0;
+    for (std::size_t o = 0; o < L.ops.size(); ++o) {
+      if (L.ops[o].slot != slot) continue;
+      for (const auto& t : pint_[o]->transfers.back()) used += t.inst_bw;
+    }
+    if (slot != kOutput && !broadcast_taken) {
+      broadcast_taken = true;
+      counted_once += used;
+    } else {
+      per_sibling += used;
+    }
+  }
+  const double used = counted == 1 ? options_.offchip_sharers * (counted_once + per_sibling)
+                                   : counted_once + options_.offchip_sharers * per_sibling;
+  return std::ceil(used / port - 1e-12) * std::trunc(ev.latency);
 }
 
 std::string MappingEvaluator::temporal_text() const {

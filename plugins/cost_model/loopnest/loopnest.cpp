@@ -54,6 +54,14 @@ class LoopnestModel final : public CostModel {
             .with_doc("Stream's pooling bug, for parity runs: a pooling tile gets an extra loop C over the operator's "
                       "full channel count that no operand uses (Stream's ONNX parser gives pooling both K and C), so "
                       "it costs channels x its real work (docs/scheduling.md, 'Stream's quirks'); on with [compat] stream = true"),
+        ParamSpec::boolean("compat_stream_mapping_objective", false)
+            .with_doc("Stream's mapping choice, for parity runs: once a tile streams from off-chip memory, the latency "
+                      "objective becomes ceil(off-chip bandwidth / port bandwidth) x latency over the operands with the most "
+                      "memory levels (one input counted once, the rest once per sibling), and the first of equal mappings "
+                      "in ZigZag's enumeration order wins (docs/scheduling.md); on with [compat] stream = true"),
+        ParamSpec::boolean("compat_stream_bandwidth_rounding", false)
+            .with_doc("Stream's bus reservation, for parity runs: a streaming tile's off-chip bandwidth is each operand's "
+                      "instantaneous bandwidth rounded up to whole bits/cycle, then summed; on with [compat] stream = true"),
     };
     return i;
   }
@@ -69,6 +77,9 @@ class LoopnestModel final : public CostModel {
     options_.mixed_spatial = p.get_bool("mixed_spatial");
     options_.set_compat(p.get_string("compat") == "zigzag");
     options_.stream_pooling_channel_loop = p.get_bool("compat_stream_pooling_channel_loop");
+    options_.stream_mapping_objective = p.get_bool("compat_stream_mapping_objective");
+    options_.stream_bandwidth_rounding = p.get_bool("compat_stream_bandwidth_rounding");
+    if (options_.stream_mapping_objective && options_.objective == "latency") options_.objective = "stream";
     options_.shared_memories = p.get_strings("shared_memories");
     shared_where_ = p.where("shared_memories");
   }
@@ -131,6 +142,8 @@ class LoopnestModel final : public CostModel {
     c.spatial_mapping = best_spatial;
     c.temporal_mapping = best->temporal_text;
     c.mappings_evaluated = evaluated;
+    // Stream scales the instantaneous bandwidth by temporal cycles / latency.
+    const double bandwidth_scale = best->latency > 0 ? best->ideal_temporal_cycle / best->latency : 1.0;
     // Off-chip levels (operands streamed from DRAM): their share of the energy and the bits they move.
     for (std::size_t o = 0; o < layer.ops.size(); ++o) {
       const auto& levels = h.levels[layer.ops[o].slot];
@@ -148,7 +161,8 @@ class LoopnestModel final : public CostModel {
         c.offchip_write_bits_by_slot[layer.ops[o].slot] += written;
         // Towards the array: reads of inputs (tl), writes of outputs (fl), as Stream counts them.
         const auto& ib = best->inst_bandwidth[o][m];
-        c.offchip_peak_bandwidth += layer.ops[o].output ? ib[2] : ib[0];
+        const double towards_array = (layer.ops[o].output ? ib[2] : ib[0]) * bandwidth_scale;
+        c.offchip_peak_bandwidth += options_.stream_bandwidth_rounding ? std::ceil(towards_array - 1e-9) : towards_array;
       }
     }
     // What each operand keeps in its highest on-chip memory while the tile runs.
@@ -161,8 +175,6 @@ class LoopnestModel final : public CostModel {
         break;
       }
     }
-    // Stream scales the instantaneous bandwidth by temporal cycles / latency.
-    if (best->latency > 0) c.offchip_peak_bandwidth *= best->ideal_temporal_cycle / best->latency;
     c.bound = best->stall > 0 ? "memory ports" : "compute";
     c.mapping = best_spatial + " ; " + best->temporal_text;
     return c;

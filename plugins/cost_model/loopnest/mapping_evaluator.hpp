@@ -25,6 +25,8 @@ class MappingEvaluator {
   const Evaluation& finish();
   /// "K 2 | OX 56, OY 56 | ..." of the analysed mapping's first operand, bottom-up.
   [[nodiscard]] std::string temporal_text() const;
+  /// Stream's bandwidth-weighted latency of an evaluation (Options::stream_mapping_objective).
+  [[nodiscard]] double stream_rank(const Evaluation& ev) const;
 
   /// Per operand, the merged-down temporal mapping and what derives from it (6.1).
   struct TemporalFacts {
@@ -51,6 +53,7 @@ class MappingEvaluator {
       double prec = 0;    // bits per element
       double avg_bw = 0;
       double window = 0;
+      double inst_bw = 0;  // ZigZag 3.8's req_mem_bw_inst: int(int(average) x top irrelevant loop factor)
     };
     std::vector<std::array<Transfer, 4>> transfers;  // [m][dir], m = 0..L-1
   };

@@ -91,6 +91,11 @@ struct Options {
   bool half_shared_assigned = false; // the half-shared on-loading part is assigned, not accumulated
   bool truncated_extents = false;    // input extents from integer-truncated loop products (OX 3.5 -> 3)
   bool stream_pooling_channel_loop = false;  // Stream's extra pooling loop C (full channel count, used by no operand)
+  /// Stream's mapping choice: with an off-chip level, the latency weighted by ceil(off-chip bandwidth / port) as
+  /// its MinimalBandwidthLatencyStage computes it, the first of equal mappings kept in ZigZag's LOMA order.
+  bool stream_mapping_objective = false;
+  /// Stream's bus reservation of a streaming CN: each operand's bandwidth rounded up before they are summed.
+  bool stream_bandwidth_rounding = false;
   void set_compat(bool on) { zigzag_compat = negative_onloading = half_shared_assigned = truncated_extents = on; }
   /// CNs that stream from off-chip memory at the same time as this one (inter-core siblings). With more than one,
   /// the latency objective weighs each mapping by how many times its off-chip bandwidth exceeds one port

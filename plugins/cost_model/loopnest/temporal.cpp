@@ -30,6 +30,46 @@ struct Constraint {
   std::int64_t size = 0;  // 0: any
 };
 
+/// ZigZag's LOMA order of the orderings (multipermute.py: Williams' loopless multiset permutations by prefix
+/// shifts, from the loop prime factors in decreasing (dim name, size) order), for Stream's first-of-equals choice.
+template <class Visit>
+void zigzag_permutations(const Layer& L, Ordering items, Visit visit) {
+  auto less = [&](const Lpf& a, const Lpf& b) {
+    const std::string& x = L.dims[static_cast<std::size_t>(a.dim)];
+    const std::string& y = L.dims[static_cast<std::size_t>(b.dim)];
+    return x < y || (x == y && a.size < b.size);
+  };
+  std::sort(items.begin(), items.end(), less);
+  const int n = static_cast<int>(items.size());
+  std::vector<int> next(items.size());
+  for (int k = 0; k < n; ++k) next[static_cast<std::size_t>(k)] = k - 1;  // node k holds items[k]; head: the largest
+  auto nth = [&](int from, int steps) {
+    for (int s = 0; s < steps && next[static_cast<std::size_t>(from)] >= 0; ++s) from = next[static_cast<std::size_t>(from)];
+    return from;
+  };
+  auto at = [&](int k) -> const Lpf& { return items[static_cast<std::size_t>(k)]; };
+  Ordering out(items.size());
+  auto emit = [&](int head) {
+    for (std::size_t k = 0; head >= 0; head = next[static_cast<std::size_t>(head)]) out[k++] = at(head);
+    visit(out);
+  };
+  int h = n - 1;
+  int i = nth(h, n - 2);
+  int j = nth(h, n - 1);
+  emit(h);
+  while (next[static_cast<std::size_t>(j)] >= 0 || less(at(j), at(h))) {
+    const int jn = next[static_cast<std::size_t>(j)];
+    const int s = (jn >= 0 && !less(at(i), at(jn))) ? j : i;
+    const int t = next[static_cast<std::size_t>(s)];
+    next[static_cast<std::size_t>(s)] = next[static_cast<std::size_t>(t)];
+    next[static_cast<std::size_t>(t)] = h;
+    if (less(at(t), at(h))) i = t;
+    j = next[static_cast<std::size_t>(i)];
+    h = t;
+    emit(h);
+  }
+}
+
 }  // namespace
 
 std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, const Spatial& sp,
@@ -140,9 +180,12 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
     search_fast(pool, best);
     return best.result();
   }
-  // The pruned search costs one ordering of each mirror pair: the one enumerated first (symmetry.hpp).
+  // The pruned search costs one ordering of each mirror pair: the one enumerated first (symmetry.hpp). Stream's
+  // objective keeps the first of equal mappings in ZigZag's order, which a mirror image may precede.
   std::vector<int> mirror;
-  if (options.search != Search::exhaustive && constraints.empty()) mirror = find_mirror(L, sp);
+  if (options.search != Search::exhaustive && constraints.empty() && !options.stream_mapping_objective) {
+    mirror = find_mirror(L, sp);
+  }
   Ordering image;
   auto reflect = [&] {
     image = pool;
@@ -153,24 +196,27 @@ std::optional<Evaluation> search_temporal(const Layer& L, const Hierarchy& h, co
     std::sort(image.begin(), image.end());
     if (image != pool) mirror.clear();
   }
-  do {
-    bool ok = true;
+  auto try_ordering = [&](const Ordering& ordering) {
     for (const Constraint& c : constraints) {
-      if (c.position >= pool.size()) {
-        ok = false;
-        break;
-      }
-      const Lpf& at = pool[c.from_outer ? pool.size() - 1 - c.position : c.position];
-      if ((c.dim >= 0 && at.dim != c.dim) || (c.size > 1 && at.size != c.size)) ok = false;
+      if (c.position >= ordering.size()) return;
+      const Lpf& at = ordering[c.from_outer ? ordering.size() - 1 - c.position : c.position];
+      if ((c.dim >= 0 && at.dim != c.dim) || (c.size > 1 && at.size != c.size)) return;
     }
-    if (!ok) continue;
     int weight = 1;
     if (!mirror.empty()) {
-      reflect();
-      if (std::lexicographical_compare(image.begin(), image.end(), pool.begin(), pool.end())) continue;
-      if (image != pool) weight = 2;
+      image = ordering;
+      for (Lpf& p : image) p.dim = mirror[static_cast<std::size_t>(p.dim)];
+      if (std::lexicographical_compare(image.begin(), image.end(), ordering.begin(), ordering.end())) return;
+      if (image != ordering) weight = 2;
     }
-    best.consider(pool, weight);
+    best.consider(ordering, weight);
+  };
+  if (options.stream_mapping_objective) {
+    zigzag_permutations(L, pool, try_ordering);
+    return best.result();
+  }
+  do {
+    try_ordering(pool);
   } while (std::next_permutation(pool.begin(), pool.end()));
   return best.result();
 }

@@ -142,6 +142,9 @@ struct ScheduleOptions {
   /// producer's full output, e.g. a Relu split by columns gets every column of its producer's rows), instead
   /// of the exact region it reads.
   bool whole_tile_transfers = false;
+  /// A CN that reads a source tensor (a network input, weights) fetches it from off-chip memory even when another
+  /// core holds a copy (Stream: every CN's tile of a source is a tensor of its own), instead of the nearest copy.
+  bool sources_from_offchip = false;
 };
 
 struct ScheduleInputs {
