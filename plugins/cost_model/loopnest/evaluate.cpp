@@ -664,6 +664,7 @@ const Evaluation& MappingEvaluator::finish() {
 
   // ------------------------------------------------------------------- on- and off-loading (8.4)
   auto& table = table_;
+  borrowed_offchip_bw_.fill(0);
   for (auto& per_level : table) {
     for (auto& dirs : per_level) dirs.fill(Entry{});
   }
@@ -694,10 +695,16 @@ const Evaluation& MappingEvaluator::finish() {
       mins_.push_back(std::ceil(pi(static_cast<std::size_t>(a->op)).data_bits[1] / bmax));
     }
     const auto reduced = reduce_balanced(need_, mins_, surplus, opt.negative_onloading);
+    std::array<double, 3> borrowed{};  // per operand, the last of its loads on this port (ZigZag keys them so)
     for (std::size_t k = 0; k < once_.size(); ++k) {
       const Activity& a = *once_[k];
       table[static_cast<std::size_t>(a.op)][static_cast<std::size_t>(a.m)][static_cast<std::size_t>(a.dir)] =
           Entry{reduced[k], pw.shared, true};
+      const double computation = std::ceil(T) + stall;
+      if (computation > 0) borrowed[static_cast<std::size_t>(a.op)] = std::ceil((need_[k] - reduced[k]) / computation * bmax - 1e-9);
+    }
+    if (core.memories[static_cast<std::size_t>(pw.memory)].offchip) {
+      for (std::size_t o = 0; o < borrowed.size(); ++o) borrowed_offchip_bw_[o] += borrowed[o];
     }
   }
   auto entry = [&](std::size_t o, std::size_t m, int d) {
@@ -807,6 +814,7 @@ double MappingEvaluator::stream_rank(const Evaluation& ev) const {
     for (std::size_t o = 0; o < L.ops.size(); ++o) {
       if (L.ops[o].slot != slot) continue;
       for (const auto& t : pint_[o]->transfers.back()) used += t.inst_bw;
+      used += borrowed_offchip_bw_[o];
     }
     if (slot != kOutput && !broadcast_taken) {
       broadcast_taken = true;

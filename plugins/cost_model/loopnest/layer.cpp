@@ -1,6 +1,7 @@
 // A monet operator tile seen as a ZigZag layer (section 2): loop dims, operands O/W/I with their memory
 // operands, relevancy from the access relations, partially-relevant (sliding-window) relations, precisions.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -50,11 +51,16 @@ Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> 
       });
     }
   }
+  // Stream's elementwise quirk: its parser names an elementwise operator's axes B, H, D, K in order, so a core's
+  // dataflow over K unrolls the last axis (the columns), not the channels.
+  static const std::array<const char*, 4> kStreamElementwise{"B", "H", "D", "K"};
+  const bool stream_names = options.stream_elementwise_dims && op.kind == OpKind::elementwise &&
+                            op.dims.size() <= kStreamElementwise.size();
   std::vector<int> pos(op.dims.size());  // operator dim -> layer dim
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto d = static_cast<std::size_t>(order[i]);
     pos[d] = static_cast<int>(i);
-    L.dims.push_back(op.dims[d].name);
+    L.dims.push_back(stream_names ? std::string(kStreamElementwise[d]) : op.dims[d].name);
     L.size.push_back(tile[d].size());
   }
   // Stream's pooling quirk: a loop over the full channel count that no operand indexes (every operand sees it as
@@ -139,6 +145,9 @@ Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> 
     if (lo.output) {
       lo.precision_final = zz_default ? 8 : o.precision_bits;
       lo.precision = zz_default ? 16 : o.accumulation_bits();
+      // Stream's parser gives every output an intermediate precision of twice the activations' (ZigZag's ONNX
+      // default), which limits an elementwise operator's unrolling by its memory's write bandwidth.
+      if (stream_names) lo.precision = std::max(lo.precision, 2 * lo.precision_final);
     } else {
       lo.precision = lo.precision_final = zz_default ? 8 : o.precision_bits;
     }
@@ -150,7 +159,9 @@ Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> 
     w.name = L.ops[1].slot == 0 ? 'W' : 'I';
     w.slot = L.ops[1].slot == 0 ? 1 : 0;
     w.rel.assign(static_cast<std::size_t>(nd), Rel::none);
-    w.precision = w.precision_final = 0;
+    // Stream's SIMD parser keeps the second operand of a one-input operator as W[] of ZigZag's default weight
+    // precision: one 8-bit element that moves once (a cycle of on-loading, a few pJ).
+    w.precision = w.precision_final = stream_names ? 8 : 0;
     L.ops.push_back(w);
   }
   if (L.ops.size() != 3) throw UserError(op.origin, "loopnest: operator '" + op.name + "' has no output");

@@ -59,6 +59,10 @@ class LoopnestModel final : public CostModel {
                       "objective becomes ceil(off-chip bandwidth / port bandwidth) x latency over the operands with the most "
                       "memory levels (one input counted once, the rest once per sibling), and the first of equal mappings "
                       "in ZigZag's enumeration order wins (docs/scheduling.md); on with [compat] stream = true"),
+        ParamSpec::boolean("compat_stream_elementwise_dims", false)
+            .with_doc("Stream's loop names for elementwise operators, for parity runs: B, H, D, K by axis (its SIMD "
+                      "parser), so a dataflow over K unrolls an activation's last axis (its columns) instead of its "
+                      "channels; on with [compat] stream = true"),
         ParamSpec::boolean("compat_stream_bandwidth_rounding", false)
             .with_doc("Stream's bus reservation, for parity runs: a streaming tile's off-chip bandwidth is each operand's "
                       "instantaneous bandwidth rounded up to whole bits/cycle, then summed; on with [compat] stream = true"),
@@ -79,6 +83,7 @@ class LoopnestModel final : public CostModel {
     options_.stream_pooling_channel_loop = p.get_bool("compat_stream_pooling_channel_loop");
     options_.stream_mapping_objective = p.get_bool("compat_stream_mapping_objective");
     options_.stream_bandwidth_rounding = p.get_bool("compat_stream_bandwidth_rounding");
+    options_.stream_elementwise_dims = p.get_bool("compat_stream_elementwise_dims");
     if (options_.stream_mapping_objective && options_.objective == "latency") options_.objective = "stream";
     options_.shared_memories = p.get_strings("shared_memories");
     shared_where_ = p.where("shared_memories");

@@ -107,6 +107,9 @@ class MappingEvaluator {
   std::vector<std::vector<double>> eff_ind_, eff_shared_;
   std::vector<std::vector<bool>> db_;
   std::vector<const Activity*> once_;
+  /// Per layer operand: ZigZag's loading bandwidth borrowed from the computation on the off-chip level's ports
+  /// (loading_bw_during_computation), which Stream's objective adds to the operand's off-chip bandwidth.
+  std::array<double, 3> borrowed_offchip_bw_{};
   std::vector<double> need_, mins_;
   Evaluation ev_;
   // Scratch of `pattern` and `decouple`, kept for their capacity.

@@ -94,6 +94,8 @@ struct Options {
   /// Stream's mapping choice: with an off-chip level, the latency weighted by ceil(off-chip bandwidth / port) as
   /// its MinimalBandwidthLatencyStage computes it, the first of equal mappings kept in ZigZag's LOMA order.
   bool stream_mapping_objective = false;
+  /// Stream's names of an elementwise operator's loops (B, H, D, K by axis: a dataflow over K unrolls the last axis).
+  bool stream_elementwise_dims = false;
   /// Stream's bus reservation of a streaming CN: each operand's bandwidth rounded up before they are summed.
   bool stream_bandwidth_rounding = false;
   void set_compat(bool on) { zigzag_compat = negative_onloading = half_shared_assigned = truncated_extents = on; }
