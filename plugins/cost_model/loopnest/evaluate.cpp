@@ -505,18 +505,21 @@ const Evaluation& MappingEvaluator::finish() {
   ev.memory_energy.resize(nops);
   ev.word_accesses.resize(nops);
   ev.inst_bandwidth.resize(nops);
+  ev.inst_bandwidth_truncated.resize(nops);
   for (std::size_t o = 0; o < nops; ++o) {
     const LayerOperand& op = L.ops[o];
     const auto& levels = h.levels[op.slot];
     ev.memory_energy[o].assign(levels.size(), 0);
     ev.word_accesses[o].assign(levels.size(), {0, 0, 0, 0});
     ev.inst_bandwidth[o].assign(levels.size(), {0, 0, 0, 0});
+    ev.inst_bandwidth_truncated[o].assign(levels.size(), {0, 0, 0, 0});
     for (std::size_t m = 0; m < levels.size(); ++m) {
       for (int d = 0; d < 4; ++d) {
         const auto& t = pf[o].transfers[m][static_cast<std::size_t>(d)];
         if (t.count > 0 && t.window > 0) {
           ev.inst_bandwidth[o][m][static_cast<std::size_t>(d)] = t.amount * t.prec / t.window;
         }
+        ev.inst_bandwidth_truncated[o][m][static_cast<std::size_t>(d)] = pi(o).transfers[m][static_cast<std::size_t>(d)].inst_bw;
       }
     }
     for (std::size_t m = 0; m < levels.size(); ++m) {
@@ -813,7 +816,7 @@ double MappingEvaluator::stream_rank(const Evaluation& ev) const {
     double used = 0;
     for (std::size_t o = 0; o < L.ops.size(); ++o) {
       if (L.ops[o].slot != slot) continue;
-      for (const auto& t : pint_[o]->transfers.back()) used += t.inst_bw;
+      for (const double b : ev.inst_bandwidth_truncated[o].back()) used += b;
       used += borrowed_offchip_bw_[o];
     }
     if (slot != kOutput && !broadcast_taken) {

@@ -59,6 +59,10 @@ class LoopnestModel final : public CostModel {
                       "objective becomes ceil(off-chip bandwidth / port bandwidth) x latency over the operands with the most "
                       "memory levels (one input counted once, the rest once per sibling), and the first of equal mappings "
                       "in ZigZag's enumeration order wins (docs/scheduling.md); on with [compat] stream = true"),
+        ParamSpec::boolean("compat_stream_zigzag_model", false)
+            .with_doc("Stream costs every tile with ZigZag, for parity runs: ZigZag's conventions and quirks as with "
+                      "compat = \"zigzag\" (on-loading below a level's minimum, the half-shared on-loading assigned, no "
+                      "bypassed registers, its loop-dim order); on with [compat] stream = true"),
         ParamSpec::boolean("compat_stream_elementwise_dims", false)
             .with_doc("Stream's loop names for elementwise operators, for parity runs: B, H, D, K by axis (its SIMD "
                       "parser), so a dataflow over K unrolls an activation's last axis (its columns) instead of its "
@@ -79,7 +83,7 @@ class LoopnestModel final : public CostModel {
                                              : loopnest::Search::pruned;
     options_.spatial_candidates = static_cast<int>(p.get_int("spatial_mappings"));
     options_.mixed_spatial = p.get_bool("mixed_spatial");
-    options_.set_compat(p.get_string("compat") == "zigzag");
+    options_.set_compat(p.get_string("compat") == "zigzag" || p.get_bool("compat_stream_zigzag_model"));
     options_.stream_pooling_channel_loop = p.get_bool("compat_stream_pooling_channel_loop");
     options_.stream_mapping_objective = p.get_bool("compat_stream_mapping_objective");
     options_.stream_bandwidth_rounding = p.get_bool("compat_stream_bandwidth_rounding");
@@ -166,8 +170,12 @@ class LoopnestModel final : public CostModel {
         c.offchip_write_bits_by_slot[layer.ops[o].slot] += written;
         // Towards the array: reads of inputs (tl), writes of outputs (fl), as Stream counts them.
         const auto& ib = best->inst_bandwidth[o][m];
-        const double towards_array = (layer.ops[o].output ? ib[2] : ib[0]) * bandwidth_scale;
-        c.offchip_peak_bandwidth += options_.stream_bandwidth_rounding ? std::ceil(towards_array - 1e-9) : towards_array;
+        if (options_.stream_bandwidth_rounding) {  // Stream: each operand's ZigZag bandwidth, scaled, rounded up
+          const auto& zz = best->inst_bandwidth_truncated[o][m];
+          c.offchip_peak_bandwidth += std::ceil((layer.ops[o].output ? zz[2] : zz[0]) * bandwidth_scale - 1e-9);
+        } else {
+          c.offchip_peak_bandwidth += (layer.ops[o].output ? ib[2] : ib[0]) * bandwidth_scale;
+        }
       }
     }
     // What each operand keeps in its highest on-chip memory while the tile runs.

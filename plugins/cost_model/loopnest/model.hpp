@@ -188,6 +188,9 @@ struct Evaluation {
   /// Instantaneous bandwidth (bits/cycle) per operand, level and direction: the data of one period over the
   /// window it must move in (ZigZag's req_mem_bw_inst), from the fractional spatial mapping.
   std::vector<std::vector<std::array<double, 4>>> inst_bandwidth;
+  /// The same as ZigZag 3.8 reports it (req_mem_bw_inst, Stream's source): from the integer spatial mapping,
+  /// the average truncated to whole bits/cycle before and after its scaling.
+  std::vector<std::vector<std::array<double, 4>>> inst_bandwidth_truncated;
 };
 /// The analytical model (sections 6-8) of one spatial + temporal mapping.
 Evaluation evaluate(const Layer& layer, const Hierarchy& h, const Spatial& spatial, const Temporal& temporal,
