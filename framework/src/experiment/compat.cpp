@@ -27,6 +27,7 @@ const std::vector<KernelQuirk>& kernel_compat_quirks() {
       {"stream_layer_barrier", "[schedule] layer_barrier = true unless set"},
       {"stream_whole_tile_transfers", "[schedule] transfers = \"whole_tile\" unless set"},
       {"stream_sources_from_offchip", "[schedule] sources = \"offchip\" unless set"},
+      {"stream_padded_tiles", "[schedule] padded_tiles = true unless set"},
       {"stream_dram_port_per_core", "the off-chip memory gets one port per core unless the experiment sets offchip.ports"},
   };
   return quirks;

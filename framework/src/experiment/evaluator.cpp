@@ -36,6 +36,28 @@ Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<Cor
     }
     variants_.push_back(it->second);
   }
+  if (options_.padded_tiles) {
+    // Per operator and dimension, the largest tile; every tile is costed with that extent from its start.
+    std::map<OperatorId, std::vector<std::int64_t>> largest;
+    for (const ComputationNode& cn : cns_.nodes) {
+      auto& l = largest[cn.op];
+      l.resize(cn.ranges.size(), 0);
+      for (std::size_t d = 0; d < cn.ranges.size(); ++d) l[d] = std::max(l[d], cn.ranges[d].size());
+    }
+    costed_ranges_.resize(cns_.nodes.size());
+    for (const ComputationNode& cn : cns_.nodes) {
+      std::vector<Range> r = cn.ranges;
+      const auto& l = largest[cn.op];
+      for (std::size_t d = 0; d < r.size(); ++d) r[d].end = r[d].begin + l[d];
+      costed_ranges_[static_cast<std::size_t>(cn.id)] = std::move(r);
+    }
+  }
+}
+
+std::span<const Range> Evaluator::costed_ranges(const ComputationNode& cn) const {
+  const auto i = static_cast<std::size_t>(cn.id);
+  if (i < costed_ranges_.size() && !costed_ranges_[i].empty()) return costed_ranges_[i];
+  return cn.ranges;
 }
 
 Cost Evaluator::cost(const ComputationNode& cn, int core, const StreamedOperands& streamed) const {
@@ -44,7 +66,7 @@ Cost Evaluator::cost(const ComputationNode& cn, int core, const StreamedOperands
   const int mask = streamed.mask();
   const int variant = mask == 0 ? 0 : mask + 8 * std::clamp(streamed.onchip_shift, 0, StreamedOperands::kMaxShift);
   const Variant& v = variants_[c][static_cast<std::size_t>(variant)];
-  CostQuery q{*graph_, op, cn.ranges, *v.core};
+  CostQuery q{*graph_, op, costed_ranges(cn), *v.core};
   q.offchip_sharers = mask != 0 ? std::max(1, cn.groups) : 1;  // siblings streaming through the same port
   const TileSignature key = cost_key(q, v.fingerprint, core_models_[c].fingerprint);
   return cache_->get(key, [&] { return core_models_[c].model->evaluate(q); });
@@ -76,7 +98,7 @@ void Evaluator::prewarm() const {
         }
         const int mask = s.mask();
         const Variant& v = variants_[static_cast<std::size_t>(c)][static_cast<std::size_t>(mask)];
-        CostQuery q{*graph_, op, cn.ranges, *v.core};
+        CostQuery q{*graph_, op, costed_ranges(cn), *v.core};
         q.offchip_sharers = mask != 0 ? std::max(1, cn.groups) : 1;
         const TileSignature key = cost_key(q, v.fingerprint, core_models_[static_cast<std::size_t>(c)].fingerprint);
         if (!cache_->contains(key) && seen.insert(key).second) queries.push_back(Query{&cn, c, s});

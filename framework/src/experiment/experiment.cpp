@@ -610,11 +610,13 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
   e.schedule.layer_barrier = compat.on("stream_layer_barrier");
   e.schedule.whole_tile_transfers = compat.on("stream_whole_tile_transfers");
   e.schedule.sources_from_offchip = compat.on("stream_sources_from_offchip");
+  e.schedule.padded_tiles = compat.on("stream_padded_tiles");
   if (auto t = root.table("schedule")) {
     if (auto bw = t->choice("offchip_bandwidth", {"average", "peak"})) e.schedule.peak_offchip_bandwidth = *bw == "peak";
     e.schedule.layer_barrier = t->boolean("layer_barrier").value_or(e.schedule.layer_barrier);
     if (auto tr = t->choice("transfers", {"exact", "whole_tile"})) e.schedule.whole_tile_transfers = *tr == "whole_tile";
     if (auto src = t->choice("sources", {"nearest", "offchip"})) e.schedule.sources_from_offchip = *src == "offchip";
+    e.schedule.padded_tiles = t->boolean("padded_tiles").value_or(e.schedule.padded_tiles);
     e.allow_over_capacity = t->boolean("allow_over_capacity").value_or(false);
     t->finish();
   }

@@ -335,6 +335,7 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
       << "\nlayer_barrier = " << (e.schedule.layer_barrier ? "true" : "false")
       << "\ntransfers = " << (e.schedule.whole_tile_transfers ? "\"whole_tile\"" : "\"exact\"")
       << "\nsources = " << (e.schedule.sources_from_offchip ? "\"offchip\"" : "\"nearest\"")
+      << "\npadded_tiles = " << (e.schedule.padded_tiles ? "true" : "false")
       << "\nallow_over_capacity = " << (e.allow_over_capacity ? "true" : "false") << "\n";
 
   out << "\n[search]\nplugin = " << toml_string(e.search.name()) << "\n";

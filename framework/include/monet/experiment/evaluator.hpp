@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "monet/experiment/cost_cache.hpp"
@@ -63,6 +64,9 @@ class MONET_API Evaluator {
   std::vector<std::vector<int>> allowed_cores_;  // per operator, sorted core ids
   std::shared_ptr<CostCache> cache_;
   std::vector<bool> offloaded_;  // per tensor (empty: nothing offloaded)
+  /// Per CN (ScheduleOptions::padded_tiles): the ranges its cost is queried with; empty: its own ranges.
+  std::vector<std::vector<Range>> costed_ranges_;
+  [[nodiscard]] std::span<const Range> costed_ranges(const ComputationNode& cn) const;
   mutable std::once_flag warmed_;
 };
 

@@ -145,6 +145,9 @@ struct ScheduleOptions {
   /// A CN that reads a source tensor (a network input, weights) fetches it from off-chip memory even when another
   /// core holds a copy (Stream: every CN's tile of a source is a tensor of its own), instead of the nearest copy.
   bool sources_from_offchip = false;
+  /// A tile is costed as its operator's largest tile along each dimension (Stream pads a split that does not
+  /// divide a dimension: 14 columns in 4 parts are four tiles of 4); its data dependencies stay exact.
+  bool padded_tiles = false;
 };
 
 struct ScheduleInputs {
