@@ -102,7 +102,9 @@ TEST_F(ExperimentTest, PluginParametersAreValidated) {
                      "loopnest, roofline, table");
   EXPECT_EQ(fail(experiment_text("\n[cost_model.loopnest]\nx = 1\n")),
             path() + ":12:1: error: unknown key 'cost_model.loopnest.x'; valid keys here: compat, "
-                     "compat_stream_pooling_channel_loop, lpf_limit, mixed_spatial, objective, search, shared_memories, "
+                     "compat_stream_bandwidth_rounding, compat_stream_elementwise_dims, compat_stream_mapping_objective, "
+                     "compat_stream_pooling_channel_loop, compat_stream_zigzag_model, lpf_limit, mixed_spatial, objective, "
+                     "search, shared_memories, "
                      "spatial_mappings");
 }
 
