@@ -74,6 +74,18 @@ TEST(StreamTrace, LayerByLayerMatchesStreamCnByCn) {
   EXPECT_EQ(layer(c, "/avgpool/GlobalAveragePool")["runtime_monet"].get<double>(), 592190);
   EXPECT_NEAR(layer(c, "/avgpool/GlobalAveragePool")["energy_monet_pj"].get<double>(),
               layer(c, "/avgpool/GlobalAveragePool")["energy_stream_pj"].get<double>(), 1.0);
+  // Stream's mapping objective (ceil(DRAM bandwidth / port) x latency, first of equals in ZigZag's order) with
+  // ZigZag's model picks Stream's slower layer2 mapping (61,255 cycles per CN; monet's own choice: 40,775).
+  EXPECT_EQ(layer(c, "/layer2/layer2.0/conv2/Conv")["runtime_monet"].get<double>(), 245020);
+  // Stream's SIMD loop names (the last axis is K, unrolled by the dataflow) and twice-the-activation output
+  // precision: the additions to the cycle and the pJ.
+  EXPECT_EQ(layer(c, "/layer4/layer4.0/Add")["runtime_monet"].get<double>(), 16574);
+  EXPECT_NEAR(layer(c, "/layer4/layer4.0/Add")["energy_monet_pj"].get<double>(),
+              layer(c, "/layer4/layer4.0/Add")["energy_stream_pj"].get<double>(), 1.0);
+  // Padded tiles: 14 columns in 4 parts cost as four tiles of 4, as in Stream (-12 % energy without the quirk).
+  EXPECT_NEAR(layer(c, "/layer3/layer3.0/relu/Relu")["energy_monet_pj"].get<double>() /
+                  layer(c, "/layer3/layer3.0/relu/Relu")["energy_stream_pj"].get<double>(),
+              1.0, 0.001);
   // Stream's critical path runs through every layer, MaxPool included; so does monet's.
   EXPECT_EQ(c["critical_path"]["stream"]["length_cycles"].get<double>(), 5563353.5);
   EXPECT_EQ(c["critical_path"]["monet"]["operators"][2]["operator"], "/maxpool/MaxPool");

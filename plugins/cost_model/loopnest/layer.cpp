@@ -158,9 +158,9 @@ Layer make_layer(const Graph& graph, const Operator& op, std::span<const Range> 
     LayerOperand w;
     w.name = L.ops[1].slot == 0 ? 'W' : 'I';
     w.slot = L.ops[1].slot == 0 ? 1 : 0;
-    w.rel.assign(static_cast<std::size_t>(nd), Rel::none);
     // Stream's SIMD parser keeps the second operand of a one-input operator as W[] of ZigZag's default weight
-    // precision: one 8-bit element that moves once (a cycle of on-loading, a few pJ).
+    // precision: one 8-bit element, irrelevant to every loop, that moves once (a cycle of on-loading).
+    w.rel.assign(static_cast<std::size_t>(nd), stream_names ? Rel::irrelevant : Rel::none);
     w.precision = w.precision_final = stream_names ? 8 : 0;
     L.ops.push_back(w);
   }
