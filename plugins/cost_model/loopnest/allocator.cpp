@@ -38,7 +38,7 @@ OperandTraffic layer_operand_bits(const Layer& L) {
   return t;
 }
 
-MemoryAllocator::MemoryAllocator(const Layer& layer, const Hierarchy& h, const Spatial& spatial)
+MemoryAllocator::MemoryAllocator(const Layer& layer, const Hierarchy& h, const Spatial& spatial, bool inclusive)
     : layer_(layer), spatial_(spatial) {
   const Core& core = *h.core;
   const std::size_t nops = layer.ops.size();
@@ -54,6 +54,10 @@ MemoryAllocator::MemoryAllocator(const Layer& layer, const Hierarchy& h, const S
         const int level = h.level_of(op.slot, static_cast<int>(mi));
         holder.level = static_cast<std::size_t>(level);
         holder.top = level + 1 == static_cast<int>(h.levels[op.slot].size());
+        if (inclusive && !holder.top) {
+          const int next = h.levels[op.slot][static_cast<std::size_t>(level) + 1];
+          holder.next_capacity = static_cast<double>(core.memories[static_cast<std::size_t>(next)].size_bits);
+        }
         for (std::size_t e = holder.level + 1; e < spatial.frac[o].size(); ++e) {
           for (const Loop& l : spatial.frac[o][e]) {
             holder.partial_above |= op.rel[static_cast<std::size_t>(l.dim)] == Rel::irrelevant && l.size > 1;
@@ -145,6 +149,16 @@ const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why
         }
         const double bits = tensor_bits(L, op, factors_, precision);
         if (bits > capacity) break;
+        if (holder.next_capacity > 0) {  // the next level holds this tile, fanned out by the spatial loops between
+          std::vector<double>& up = up_factors_;
+          up = factors_;
+          if (holder.level + 1 < spatial_.frac[o].size()) {
+            for (const Loop& l : spatial_.frac[o][holder.level + 1]) {
+              if (l.dim < nd) up[static_cast<std::size_t>(l.dim)] *= l.size;
+            }
+          }
+          if (tensor_bits(L, op, up, precision) > holder.next_capacity) break;
+        }
         // Bits fetched from above: what this option holds times the iterations of the loops left above it.
         double above = 1;
         if (!holder.top) {

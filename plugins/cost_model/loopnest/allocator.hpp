@@ -11,7 +11,9 @@ namespace monet::loopnest {
 
 class MemoryAllocator {
  public:
-  MemoryAllocator(const Layer& layer, const Hierarchy& h, const Spatial& spatial);
+  /// `inclusive`: an operand keeps no more at a level than its next level can hold (that level holds a copy of
+  /// it); ZigZag does not check this and finds no mapping when a lower memory outgrows a higher one.
+  MemoryAllocator(const Layer& layer, const Hierarchy& h, const Spatial& spatial, bool inclusive);
   /// The temporal mapping of `ordering` (innermost first), or nullptr when it does not fit; `why` (optional)
   /// receives the first reason an ordering did not fit. The result lives until the next call.
   /// Successive orderings that share a prefix (as permutations in lexicographic order do) reuse the memories
@@ -25,6 +27,7 @@ class MemoryAllocator {
     std::size_t level = 0;  // its level there
     bool top = false;       // its top level
     bool partial_above = false;  // an output with an irrelevant spatial loop above this level
+    double next_capacity = 0;    // bits of its next level's memory (inclusive allocation; 0: not checked)
   };
   struct Step {  // a memory that holds operands, bottom-up
     const MemoryLevel* memory = nullptr;
@@ -53,6 +56,7 @@ class MemoryAllocator {
   std::vector<std::size_t> start_;          // per operand: first unallocated loop of the ordering
   std::vector<std::vector<double>> below_;  // per operand and layer dim: product of the loops below (allocated)
   std::vector<double> factors_;
+  std::vector<double> up_factors_;
   std::vector<std::vector<Option>> options_;
   Temporal tm_;
 };

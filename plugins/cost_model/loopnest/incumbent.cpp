@@ -17,7 +17,7 @@ std::size_t Incumbent::SignatureHash::operator()(const std::vector<std::uint64_t
 
 Incumbent::Incumbent(const Layer& L, const Hierarchy& h, const Spatial& sp, const Options& options,
                      std::int64_t* evaluated, std::string* why)
-    : L_(L), h_(h), sp_(sp), options_(options), evaluated_(evaluated), why_(why), allocator_(L, h, sp),
+    : L_(L), h_(h), sp_(sp), options_(options), evaluated_(evaluated), why_(why), allocator_(L, h, sp, !options.zigzag_compat),
       evaluator_(L, h, sp, options) {}
 
 std::optional<Score> Incumbent::consider(const Ordering& ordering, int weight) {
