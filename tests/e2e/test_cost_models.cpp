@@ -282,6 +282,33 @@ TEST(RooflineModel, EveryLevelOfTheHierarchyCounts) {
   EXPECT_GE(conv["memory_energy_pj"].get<double>(), (2048.0 + 2304.0) / 64.0 * 700.0);
 }
 
+// A lower memory larger than the one above it (a GPU SM's register file and shared memory): loopnest keeps no more
+// of an operand at a level than the operand's next level can hold, alone and with the operands it shares that level
+// with. ZigZag's allocator fills the lower memory first and then finds no mapping; compat = zigzag keeps that.
+TEST(CostCommand, InclusiveAllocation) {
+  test::ScratchDir dir;
+  const fs::path core = test::source_dir() / "tests/data/loopnest/inverted_core.toml";
+  for (const std::string shape : {"64, 64] out 64", "256, 256] out 256"}) {
+    const std::string rows = shape.substr(0, shape.find(','));
+    const std::string cols = shape.substr(shape.find(',') + 2, shape.find(']') - shape.find(',') - 2);
+    const std::string out = shape.substr(shape.find("out ") + 4);
+    const fs::path w = dir.write("g" + rows + ".toml", "[workload]\nname = \"g\"\ndtype = \"bf16\"\n[[inputs]]\nname = \"a\"\n"
+                                 "shape = [" + rows + ", " + cols + "]\n[[layers]]\nname = \"gemm\"\nop = \"linear\"\n"
+                                 "input = \"a\"\nout_features = " + out + "\nbias = false\npartial_sum_bits = 32\n");
+    SCOPED_TRACE(shape);
+    const auto r = test::monet("cost " + q(w) + " --core " + q(core) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const json j = json::parse(r.out);
+    const json& gemm = j["layers"][0];
+    const double macs = gemm["macs"].get<double>();
+    EXPECT_EQ(macs, std::stod(rows) * std::stod(cols) * std::stod(out));
+    EXPECT_GE(gemm["latency_cycles"].get<double>(), macs / 256);  // the 16 x 16 array's bound
+    const auto zz = test::monet("cost " + q(w) + " --core " + q(core) + " --compat zigzag");
+    EXPECT_EQ(zz.exit_code, 2) << zz.out;
+    EXPECT_THAT(zz.out, HasSubstr("no mapping of operator 'gemm' fits core 'inverted'"));
+  }
+}
+
 TEST(CostCommand, CompatNeedsAModelWithACompatibilityMode) {
   const fs::path src = test::source_dir();
   const auto r = test::monet("cost " + q(src / "workloads/tiny_cnn.toml") + " --core " +

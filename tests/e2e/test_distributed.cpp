@@ -93,9 +93,9 @@ TEST(Distributed, AFailingPointEndsTheRunWithAResumableCheckpoint) {
   ASSERT_EQ(full.exit_code, 0) << full.out;
 
   // Rank 1 fails on the first point of the third batch or later it is given (batches of 16: distinct points
-  // 32-47 are the third). Rank 0 evaluates chunks too, so which point it is depends on the run; on a loaded
-  // machine rank 0 may even take all of the third batch, and rank 1 then fails in a later one. The run must stop
-  // at the failing batch with every earlier batch kept.
+  // 32-47 are the third). Every rank is given a chunk of each batch before rank 0 starts on its own, so rank 1
+  // fails in the third batch; which of its points depends on the run. The run must stop at the failing batch with
+  // every earlier batch kept.
   const fs::path part = dir.path() / "part";
   const auto failed = run("MONET_TEST_FAIL_POINT=32 MONET_TEST_FAIL_RANK=1 " + mpirun(2), exp, part);
   EXPECT_EQ(failed.exit_code, 1) << failed.out;

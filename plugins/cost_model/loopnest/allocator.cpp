@@ -56,6 +56,7 @@ MemoryAllocator::MemoryAllocator(const Layer& layer, const Hierarchy& h, const S
         holder.top = level + 1 == static_cast<int>(h.levels[op.slot].size());
         if (inclusive && !holder.top) {
           const int next = h.levels[op.slot][static_cast<std::size_t>(level) + 1];
+          holder.next_memory = next;
           holder.next_capacity = static_cast<double>(core.memories[static_cast<std::size_t>(next)].size_bits);
         }
         for (std::size_t e = holder.level + 1; e < spatial.frac[o].size(); ++e) {
@@ -73,6 +74,20 @@ MemoryAllocator::MemoryAllocator(const Layer& layer, const Hierarchy& h, const S
   below_.resize(nops);
   tm_.resize(nops);
   for (std::size_t o = 0; o < nops; ++o) tm_[o].resize(level_count_[o]);
+}
+
+bool MemoryAllocator::fits_above(const Step& step, const std::array<double, kSlots>& up_bits) const {
+  // Operands whose next levels are one memory must fit there together (a copy of each tile lives there).
+  for (std::size_t a = 0; a < step.holders.size(); ++a) {
+    const int m = step.holders[a].next_memory;
+    if (m < 0) continue;
+    double together = 0;
+    for (std::size_t b = 0; b < step.holders.size(); ++b) {
+      if (step.holders[b].next_memory == m) together += up_bits[b];
+    }
+    if (together > step.holders[a].next_capacity) return false;
+  }
+  return true;
 }
 
 const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why) {
@@ -149,7 +164,8 @@ const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why
         }
         const double bits = tensor_bits(L, op, factors_, precision);
         if (bits > capacity) break;
-        if (holder.next_capacity > 0) {  // the next level holds this tile, fanned out by the spatial loops between
+        double up_bits = 0;
+        if (holder.next_memory >= 0) {  // the next level holds this tile, fanned out by the spatial loops between
           std::vector<double>& up = up_factors_;
           up = factors_;
           if (holder.level + 1 < spatial_.frac[o].size()) {
@@ -157,14 +173,15 @@ const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why
               if (l.dim < nd) up[static_cast<std::size_t>(l.dim)] *= l.size;
             }
           }
-          if (tensor_bits(L, op, up, precision) > holder.next_capacity) break;
+          up_bits = tensor_bits(L, op, up, precision);
+          if (up_bits > holder.next_capacity) break;
         }
         // Bits fetched from above: what this option holds times the iterations of the loops left above it.
         double above = 1;
         if (!holder.top) {
           for (std::size_t j = start_[o] + i; j < n_loops; ++j) above *= ordering[j].size;
         }
-        options.push_back(Option{i, bits, holder.top ? 0.0 : above * bits});
+        options.push_back(Option{i, bits, holder.top ? 0.0 : above * bits, up_bits});
       }
       if (options.empty()) {  // even nothing fits: memory too small
         note(why, "memory '" + mem.name + "' (" + std::to_string(mem.size_bits) + " bits) cannot hold operand " +
@@ -184,7 +201,7 @@ const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why
     // Joint choice over the cartesian product (last operand fastest); the cheapest, ties to the last
     // combination. A memory holds at most three operands; absent ones add an option of 0 bits.
     static_assert(kSlots == 3);
-    static const std::vector<Option> nothing{Option{0, 0, 0}};
+    static const std::vector<Option> nothing{Option{0, 0, 0, 0}};
     const std::vector<Option>& o0 = options_[0];
     const std::vector<Option>& o1 = n > 1 ? options_[1] : nothing;
     const std::vector<Option>& o2 = n > 2 ? options_[2] : nothing;
@@ -196,7 +213,8 @@ const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why
         for (std::size_t i2 = 0; i2 < o2.size(); ++i2) {
           const double total = 0.0 + o0[i0].bits + o1[i1].bits + o2[i2].bits;
           const double cost = 0.0 + o0[i0].fetched + o1[i1].fetched + o2[i2].fetched;
-          if (total <= capacity && (!found || cost <= best_cost)) {
+          if (total <= capacity && fits_above(step, {o0[i0].up_bits, o1[i1].up_bits, o2[i2].up_bits}) &&
+              (!found || cost <= best_cost)) {
             found = true;
             b0 = i0;
             b1 = i1;

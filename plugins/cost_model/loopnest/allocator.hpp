@@ -2,6 +2,7 @@
 // LOMA's memory allocator (section 5.4): an ordering of temporal loops split into memory levels, per memory
 // bottom-up. One allocator serves every ordering of one spatial mapping and keeps its buffers between them.
 // Not safe for concurrent use: one per search.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,8 @@ class MemoryAllocator {
     std::size_t level = 0;  // its level there
     bool top = false;       // its top level
     bool partial_above = false;  // an output with an irrelevant spatial loop above this level
-    double next_capacity = 0;    // bits of its next level's memory (inclusive allocation; 0: not checked)
+    int next_memory = -1;        // its next level's memory (inclusive allocation; -1: not checked)
+    double next_capacity = 0;    // that memory's bits
   };
   struct Step {  // a memory that holds operands, bottom-up
     const MemoryLevel* memory = nullptr;
@@ -37,7 +39,12 @@ class MemoryAllocator {
     std::size_t i;   // loops taken
     double bits;
     double fetched;  // bits times the iterations of the loops above (ZigZag's cost estimate; 0 at the top)
+    double up_bits;  // what its next level must then hold of it (inclusive allocation)
   };
+
+  /// Whether the tiles a memory's operands keep (their next-level copies `up_bits`) fit together in the next
+  /// levels they share (always true without inclusive allocation).
+  [[nodiscard]] bool fits_above(const Step& step, const std::array<double, kSlots>& up_bits) const;
 
   const Layer& layer_;
   const Spatial& spatial_;

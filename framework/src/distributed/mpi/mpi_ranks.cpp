@@ -106,6 +106,24 @@ class MpiRanks final : public Ranks {
       return c;
     };
 
+    int active = 0;
+    const auto give = [&](int to) {
+      const auto c = take();
+      if (!c) return;
+      const std::size_t begin = *c * chunk, end = std::min(n, begin + chunk);
+      detail::WireWriter w;
+      w.put<std::uint64_t>(begin);
+      w.put<std::uint64_t>(first_index);
+      w.put<std::uint64_t>(end - begin);
+      for (std::size_t k = begin; k < end; ++k) w.put(points[k]);
+      send(w.bytes(), to, kWork);
+      ++active;
+    };
+    // Every other rank gets its first chunk before rank 0 starts on its own: a fast rank 0 could otherwise take a
+    // whole batch before the others are given any (the results are the same; the test of a failing rank needs
+    // every rank to evaluate some of every batch).
+    for (int r = 1; r < size_; ++r) give(r);
+
     // Rank 0's own share, on a thread of its own: this thread keeps handing out chunks meanwhile.
     RankLoad& own = loads_[0];
     std::thread local([&] {
@@ -130,20 +148,6 @@ class MpiRanks final : public Ranks {
       }
     } join{local, stop};
 
-    int active = 0;
-    const auto give = [&](int to) {
-      const auto c = take();
-      if (!c) return;
-      const std::size_t begin = *c * chunk, end = std::min(n, begin + chunk);
-      detail::WireWriter w;
-      w.put<std::uint64_t>(begin);
-      w.put<std::uint64_t>(first_index);
-      w.put<std::uint64_t>(end - begin);
-      for (std::size_t k = begin; k < end; ++k) w.put(points[k]);
-      send(w.bytes(), to, kWork);
-      ++active;
-    };
-    for (int r = 1; r < size_; ++r) give(r);
     while (active > 0) {
       const MPI_Status status = wait_message(MPI_ANY_SOURCE);
       const std::string bytes = receive(status);
