@@ -81,7 +81,8 @@ TEST(Checkpointing, Gpt2PerBlockKeepsOnlyBlockInputs) {
 // at the same budget: given every_k's backward activation peak as the budget, it fits and recomputes no more MACs.
 TEST(Checkpointing, OptimalIsNeverWorseThanEveryK) {
   // Only budgets the per-block space can meet: every_k = 2 and 4 reach 11.84 MB with multi-block regions, below
-  // the 12,645,376 B the best per-block choice reaches (Rotor's segments, not built).
+  // the 12,645,376 B the best per-block choice reaches (Rotor's runs of blocks, solver = "segments", reach them:
+  // tests/unit/test_checkpoint_segments.cpp).
   for (const char* k : {"8"}) {
     const json every = inspect(std::string("every_k=") + k);
     const long budget = every["peak_activation_bytes"].get<long>();
@@ -200,6 +201,17 @@ TEST(Checkpointing, SolverOutcomeIsReported) {
   EXPECT_EQ(run["recompute_macs"], stopped["recompute_macs"]);
   EXPECT_THAT(test::read_file(dir.path() / "t/resolved.toml"), HasSubstr("solver = \"milp\"\ntime_limit_s = 60\nnode_limit = 0\n"));
 
+  // Rotor's segments from TOML (on a 4-operator CNN: the segment DP over the 17-block chain takes seconds).
+  const fs::path small = dir.write("s.toml", "[experiment]\nname = \"s\"\n[workload]\nfile = " +
+                                                 q(test::source_dir() / "workloads/tiny_cnn.toml") +
+                                                 "\n[training]\nmode = \"training\"\n[training.checkpoint]\nbudget = "
+                                                 "100_000_000\nsolver = \"segments\"\n[architecture]\nfile = " +
+                                                 q(test::source_dir() / "architectures/dual_core.toml") + "\n");
+  r = test::monet("run " + q(small) + " --out " + q(dir.path() / "s") + " --log-level error");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.path() / "s/results.json"))["training"]["checkpoint_solver"]["solver"],
+            "segments");
+  EXPECT_THAT(test::read_file(dir.path() / "s/resolved.toml"), HasSubstr("solver = \"segments\"\n"));
   r = test::monet("validate " + q(experiment("n.toml", "node_limit = 5\n")));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("n.toml:9:14: error: training.checkpoint.node_limit: applies to solver = \"milp\" only"));
@@ -208,7 +220,7 @@ TEST(Checkpointing, SolverOutcomeIsReported) {
   EXPECT_THAT(r.out, HasSubstr("m.toml:10:14: error: "));
   r = test::monet("inspect " + q(chain) + " --training --checkpoint optimal=" + budget + " --checkpoint-solver milp,5,x");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.out, HasSubstr("--checkpoint-solver: error: expected dp or milp[,SECONDS[,NODES]]"));
+  EXPECT_THAT(r.out, HasSubstr("--checkpoint-solver: error: expected dp, segments or milp[,SECONDS[,NODES]]"));
 }
 
 TEST(Checkpointing, TextReportListsRegions) {

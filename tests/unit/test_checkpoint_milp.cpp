@@ -215,12 +215,13 @@ TEST_F(MilpCheckpoint, NodeLimitStopsEarlyWithItsGapTheSameEveryTime) {
 
 TEST_F(MilpCheckpoint, SolverSpellings) {
   EXPECT_EQ(parse_checkpoint_solver("dp", SourceLocation{}).text(), "dp");
+  EXPECT_EQ(parse_checkpoint_solver("segments", SourceLocation{}).text(), "segments");
   EXPECT_EQ(parse_checkpoint_solver("milp", SourceLocation{}).text(), "milp,10");
   EXPECT_EQ(parse_checkpoint_solver("milp,2.5", SourceLocation{}).text(), "milp,2.5");
   const CheckpointSolver s = parse_checkpoint_solver("milp,60,100", SourceLocation{});
   EXPECT_EQ(s.node_limit, 100);
   EXPECT_EQ(s.text(), "milp,60,100");
-  for (const char* bad : {"", "cplex", "dp,5", "milp,", "milp,-1", "milp,5,", "milp,5,-1", "milp,5,1.5", "milp,1,2,3"}) {
+  for (const char* bad : {"", "cplex", "dp,5", "milp,", "milp,-1", "milp,5,", "milp,5,-1", "milp,5,1.5", "milp,1,2,3", "segments,5"}) {
     EXPECT_THROW((void)parse_checkpoint_solver(bad, SourceLocation{}), UserError) << bad;
   }
 }

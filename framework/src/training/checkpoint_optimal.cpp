@@ -7,6 +7,7 @@
 
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/checkpoint_milp.hpp"
+#include "monet/training/checkpoint_segments.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
 #include "monet/util/strings.hpp"
@@ -329,10 +330,11 @@ CheckpointSolver parse_checkpoint_solver(const std::string& text, const SourceLo
     else parts.back() += ch;
   }
   const auto bad = [&]() {
-    return UserError(where, "expected dp or milp[,SECONDS[,NODES]] (a time limit >= 0 and a node limit >= 0), not '" +
+    return UserError(where, "expected dp, segments or milp[,SECONDS[,NODES]] (a time limit >= 0 and a node limit >= 0), not '" +
                                 text + "'");
   };
-  if (parts.empty() || (parts[0] != "dp" && parts[0] != "milp") || (parts[0] == "dp" && parts.size() > 1) ||
+  if (parts.empty() || (parts[0] != "dp" && parts[0] != "milp" && parts[0] != "segments") ||
+      (parts[0] != "milp" && parts.size() > 1) ||
       parts.size() > 3) {
     throw bad();
   }
@@ -362,6 +364,7 @@ std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const Check
                                               const RecomputeCost& cost, const GraphFinish& finish,
                                               const CheckpointSolver& solver, CheckpointSolve* solve) {
   if (solver.name == "milp") return milp_regions(graph, policy, solver, cost, finish, solve);
+  if (solver.name == "segments") return segment_regions(graph, policy, cost, finish, solve);
   const CheckpointChain chain = checkpoint_chain(graph, cost, finish);
   const std::vector<ChainChoice> front = chain_front(chain);
   std::optional<ChainChoice> best;

@@ -76,12 +76,14 @@ MONET_API std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain
 /// [training.checkpoint] solver, time_limit_s and node_limit of the optimal policy (kept out of CheckpointPolicy,
 /// whose layout is part of the plugin ABI).
 struct CheckpointSolver {
-  std::string name = "dp";      // "dp": the exact chain DP above; "milp": checkpoint_milp.hpp (CBC), any graph
+  std::string name = "dp";      // "dp": the exact chain DP above; "segments": checkpoint_segments.hpp (Rotor's
+                                // runs of blocks); "milp": checkpoint_milp.hpp (CBC), any graph
   double time_limit_s = 10;     // milp: CBC stops here and keeps the best choice found (the gap is reported)
   std::int64_t node_limit = -1; // milp: CBC stops after this many branch-and-bound nodes (-1: no limit); unlike
                                 // the time limit, the same on every machine
   SourceLocation where;         // the `time_limit_s` (or `solver`, `node_limit`) key, for messages
-  /// "dp", "milp,SECONDS" or "milp,SECONDS,NODES" (as --checkpoint-solver takes it; part of cache keys).
+  /// "dp", "segments", "milp,SECONDS" or "milp,SECONDS,NODES" (as --checkpoint-solver takes it; part of cache
+  /// keys).
   [[nodiscard]] MONET_API std::string text() const;
 };
 
@@ -91,7 +93,7 @@ MONET_API CheckpointSolver parse_checkpoint_solver(const std::string& text, cons
 
 /// How the optimal policy's choice was found: results.json's and `inspect --json`'s training.checkpoint_solver.
 struct CheckpointSolve {
-  std::string solver;               // "dp" or "milp"
+  std::string solver;               // "dp", "segments" or "milp"
   /// "optimal" (proven; the DP always is), "time_limit" or "node_limit" (CBC stopped there with a choice within
   /// the budget that is not proven the cheapest: `gap` says how far it may be). No choice within the budget, or
   /// none found within the limits, is a UserError instead.
@@ -102,7 +104,7 @@ struct CheckpointSolve {
   double best_bound = 0;            // a lower bound on the least cost (= objective when optimal)
   double gap = 0;                   // (objective - best_bound) / objective; 0 when optimal
   std::int64_t peak = 0;            // the choice's training.peak_activation_bytes
-  std::vector<std::string> checkpointed;  // the chosen blocks, in chain order
+  std::vector<std::string> checkpointed;  // the chosen blocks (segments: "first .. last"), in chain order
   std::size_t blocks = 0;           // candidate blocks
   // milp only:
   double time_limit_s = 0;
