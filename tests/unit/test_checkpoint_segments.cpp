@@ -65,10 +65,18 @@ std::pair<std::int64_t, std::int64_t> measured(const GraphPtr& g, const Checkpoi
   return {s.memory.peak_activation_bytes, s.recompute.macs};
 }
 
-double brute_force(const CheckpointSegments& m, const std::vector<SegmentState>& all, std::int64_t budget) {
+/// (peak, cost) of every segmentation, by the model.
+std::vector<std::pair<std::int64_t, double>> evaluated(const CheckpointSegments& m, const std::vector<SegmentState>& all) {
+  std::vector<std::pair<std::int64_t, double>> out;
+  for (const SegmentState& st : all) out.emplace_back(m.peak(st), m.total_cost(st));
+  return out;
+}
+
+/// The least cost of a segmentation with peak <= budget, trying all of them; -1 when none fits.
+double brute_force(const std::vector<std::pair<std::int64_t, double>>& all, std::int64_t budget) {
   double best = -1;
-  for (const SegmentState& st : all) {
-    if (m.peak(st) <= budget && (best < 0 || m.total_cost(st) < best)) best = m.total_cost(st);
+  for (const auto& [peak, cost] : all) {
+    if (peak <= budget && (best < 0 || cost < best)) best = cost;
   }
   return best;
 }
@@ -102,11 +110,12 @@ TEST_F(SegmentCheckpoint, ModelIsTheRewrittenGraphAndTheDpIsExact) {
 
   const CheckpointChain chain = checkpoint_chain(g);
   const std::vector<SegmentChoice> front = segments_front(m);
+  const auto costs = evaluated(m, all);
   int better = 0;
   for (std::int64_t budget : peaks) {
     const auto best = optimal_segmentation(m, budget);
     ASSERT_TRUE(best.has_value()) << budget;
-    EXPECT_EQ(best->cost, brute_force(m, all, budget)) << budget;
+    EXPECT_EQ(best->cost, brute_force(costs, budget)) << budget;
     EXPECT_LE(best->peak, budget);
     EXPECT_EQ(measured(g, m, best->state).first, best->peak);
     // Per-block choices are segmentations: never worse than the per-block optimum.
@@ -139,8 +148,9 @@ TEST_F(SegmentCheckpoint, ResNet18TopLevelItems) {
   ASSERT_EQ(m.size(), 10u);
   const std::vector<SegmentState> all = all_segmentations(m);
   ASSERT_EQ(all.size(), 10'946u);
+  const auto costs = evaluated(m, all);
   std::vector<std::int64_t> peaks;
-  for (const SegmentState& st : all) peaks.push_back(m.peak(st));
+  for (const auto& [peak, cost] : costs) peaks.push_back(peak);
   std::sort(peaks.begin(), peaks.end());
   EXPECT_EQ(segments_front(m).front().peak, peaks.front());
   std::mt19937 random(5);
@@ -148,7 +158,7 @@ TEST_F(SegmentCheckpoint, ResNet18TopLevelItems) {
     const std::int64_t budget = peaks[std::uniform_int_distribution<std::size_t>(0, peaks.size() - 1)(random)];
     const auto best = optimal_segmentation(m, budget);
     ASSERT_TRUE(best.has_value());
-    EXPECT_EQ(best->cost, brute_force(m, all, budget)) << budget;
+    EXPECT_EQ(best->cost, brute_force(costs, budget)) << budget;
     const auto [peak, macs] = measured(g, m, best->state);
     EXPECT_EQ(peak, best->peak) << budget;
     EXPECT_EQ(macs, static_cast<std::int64_t>(best->cost)) << budget;
@@ -158,23 +168,30 @@ TEST_F(SegmentCheckpoint, ResNet18TopLevelItems) {
 }
 
 // every_k is a segmentation (runs of k blocks, the last run kept): at its peak the segment optimum fits and
-// recomputes no more. every_k = 2 and 4 reach peaks the per-block space cannot (docs/training.md).
+// recomputes no more than every_k nor the per-block optimum. (On ResNet-18, every_k = 2 and 4 reach peaks the
+// per-block space cannot: docs/training.md#rotors-segments, measured with inspect.)
 TEST_F(SegmentCheckpoint, NeverWorseThanEveryKOrPerBlock) {
-  const GraphPtr g = training_graph(load("onnx", test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx"));
+  const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", uneven_chain())));
   const CheckpointSegments m = checkpoint_segments(g);
   const CheckpointChain chain = checkpoint_chain(g);
-  ASSERT_EQ(m.size(), 14u);
-  for (const char* k : {"2", "4", "sqrt"}) {
+  int cheaper = 0;
+  for (const char* k : {"2", "3", "sqrt"}) {
     const TrainingSummary every =
         training_summary(*apply_checkpointing(g, parse_checkpoint_policy(std::string("every_k=") + k, SourceLocation{})));
     const std::int64_t budget = every.memory.peak_activation_bytes;
     const auto best = optimal_segmentation(m, budget);
     ASSERT_TRUE(best.has_value()) << k;
     EXPECT_LE(best->cost, static_cast<double>(every.recompute.macs)) << k;
+    cheaper += best->cost < static_cast<double>(every.recompute.macs);
     EXPECT_EQ(measured(g, m, best->state).first, best->peak) << k;
-    if (const auto per = optimal_choice(chain, budget)) EXPECT_LE(best->cost, per->cost) << k;
+    const auto per = optimal_choice(chain, budget);
+    ASSERT_TRUE(per.has_value()) << k;
+    EXPECT_LE(best->cost, per->cost) << k;
+    // Measured: every_k = 2 peaks at 3,840 B for 29,696 MACs; the segment optimum there recomputes 9,216, the
+    // per-block one 10,240 (every_k = 3 and sqrt: 4,096 B, 28,160 against 8,192 and 8,192).
+    if (std::string(k) == "2") EXPECT_LT(best->cost, per->cost);
   }
-  EXPECT_LT(segments_front(m).front().peak, chain_front(chain).front().peak);
+  EXPECT_EQ(cheaper, 3);
 }
 
 // The MILP's variables are per-block choices (each block its own region, recomputed right before its own backward):

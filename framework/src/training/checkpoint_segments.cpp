@@ -176,6 +176,7 @@ CheckpointSegments checkpoint_segments(const GraphPtr& graph, std::vector<std::v
     BackwardActivations activations;
     std::vector<std::pair<int, std::string>> order;  // per operator from `start` on: (segment or -1, name)
   };
+  m.rewrites = rewrites.size();
   std::vector<Measured> measured;
   for (const SegmentState& st : rewrites) {
     GraphPtr g = apply_checkpointing(*graph, m.regions_of(st));
@@ -407,9 +408,9 @@ std::vector<CheckpointRegion> segment_regions(const GraphPtr& graph, const Check
   const CheckpointSegments m = checkpoint_segments(graph, cost, finish);
   const auto t1 = std::chrono::steady_clock::now();
   const std::vector<SegmentChoice> front = segments_front(m);
-  spdlog::info("checkpoint segments ({} blocks, {} positions, {} pairs of states): model {:.3f} s, DP {:.3f} s, "
-               "{} segmentations on the front",
-               m.size(), m.constant.size(), m.table.size(), std::chrono::duration<double>(t1 - t0).count(),
+  spdlog::info("checkpoint segments ({} blocks, {} positions, {} pairs of states from {} rewrites): model {:.3f} s, "
+               "DP {:.3f} s, {} segmentations on the front",
+               m.size(), m.constant.size(), m.table.size(), m.rewrites, std::chrono::duration<double>(t1 - t0).count(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), front.size());
   std::optional<SegmentChoice> best;
   for (const SegmentChoice& c : front) {

@@ -39,6 +39,7 @@ struct CheckpointSegments {
   std::vector<std::int64_t> constant;                  // per position: bytes live whatever the choice
   /// (block k, state of k, state of k + 1 or -1 for the last block) -> bytes of k's storages live per position.
   std::map<std::tuple<int, int, int>, std::vector<std::int64_t>> table;
+  std::size_t rewrites = 0;                            // rewrites of the step measured to fill the table
 
   [[nodiscard]] std::size_t size() const { return names.size(); }
   /// Whether `state` is a segmentation: each segment's blocks all carry it, and nothing else does.
