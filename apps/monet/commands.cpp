@@ -174,6 +174,7 @@ int inspect_command(const InspectOptions& o) {
   reader.finish();
   GraphPtr graph = registry.create<WorkloadFrontend>(*frontend, values)->load(file);
   std::vector<CheckpointRegion> regions;
+  std::optional<CheckpointSolve> checkpoint_solve;  // how optimal=BUDGET was solved
   if (!o.checkpoint.empty() && !o.training) throw UserError(SourceLocation{"--checkpoint"}, "needs --training");
   if (!o.checkpoint_solver.empty() && o.checkpoint.rfind("optimal=", 0) != 0) {
     throw UserError(SourceLocation{"--checkpoint-solver"}, "solves --checkpoint optimal=BUDGET; there is none");
@@ -200,26 +201,9 @@ int inspect_command(const InspectOptions& o) {
         if (settings.precision) finish = [&](const GraphPtr& g) { return apply_precision(*g, *settings.precision); };
         CheckpointSolver solver;
         solver.where = SourceLocation{"--checkpoint-solver"};
-        if (!o.checkpoint_solver.empty()) {
-          const auto comma = o.checkpoint_solver.find(',');
-          solver.name = o.checkpoint_solver.substr(0, comma);
-          if (solver.name != "dp" && solver.name != "milp") {
-            throw UserError(solver.where, "expected dp or milp[,SECONDS], not '" + o.checkpoint_solver + "'");
-          }
-          if (comma != std::string::npos) {
-            const std::string seconds = o.checkpoint_solver.substr(comma + 1);
-            std::size_t used = 0;
-            try {
-              solver.time_limit_s = std::stod(seconds, &used);
-            } catch (const std::exception&) {
-              used = 0;
-            }
-            if (solver.name != "milp" || used != seconds.size() || seconds.empty() || solver.time_limit_s < 0) {
-              throw UserError(solver.where, "expected milp,SECONDS (a time limit >= 0), not '" + o.checkpoint_solver + "'");
-            }
-          }
-        }
-        regions = optimal_regions(graph, policy, {}, finish, solver);
+        if (!o.checkpoint_solver.empty()) solver = parse_checkpoint_solver(o.checkpoint_solver, solver.where);
+        checkpoint_solve.emplace();
+        regions = optimal_regions(graph, policy, {}, finish, solver, &*checkpoint_solve);
       } else {
         regions = checkpoint_regions(*graph, policy);
       }
@@ -261,7 +245,7 @@ int inspect_command(const InspectOptions& o) {
                    with_thousands(bytes) + " B; backward peak activations with offloading " + with_thousands(peak) + " B\n";
   }
   if (o.json) {
-    std::string j = inspect_json(*graph, file.string(), o.training, regions);
+    std::string j = inspect_json(*graph, file.string(), o.training, regions, checkpoint_solve ? &*checkpoint_solve : nullptr);
     if (!offload_json.empty()) {
       // Inside "training": its object is the last member of the document.
       const auto at = j.find("\"training\": {");

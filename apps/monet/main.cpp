@@ -87,8 +87,10 @@ int real_main(int argc, char** argv) {
                           "every_k=sqrt, optimal=BUDGET_BYTES (least recomputed MACs with the backward activation peak within it), "
                           "blocks=NAME[,NAME] (as in [training.checkpoint])");
   inspect_cmd->add_option("--checkpoint-solver", inspect.checkpoint_solver,
-                          "how --checkpoint optimal=BUDGET is solved: dp (the chain DP, default) or milp[,SECONDS] "
-                          "(the MILP with CBC, with a time limit, default 10 s; as [training.checkpoint] solver)");
+                          "how --checkpoint optimal=BUDGET is solved: dp (the chain DP, default), segments (the DP over Rotor's runs "
+                          "of blocks) or milp[,SECONDS[,NODES]] "
+                          "(the MILP with CBC, with a time limit, default 10 s, and a branch-and-bound node limit; as "
+                          "[training.checkpoint] solver, time_limit_s and node_limit)");
   inspect_cmd->add_option("--offload", inspect.offload,
                           "activation offloading for --training: GLOB[,GLOB] (modules whose saved activations are paged "
                           "out to off-chip memory, as [training.checkpoint] offload)");

@@ -81,7 +81,8 @@ TEST(Checkpointing, Gpt2PerBlockKeepsOnlyBlockInputs) {
 // at the same budget: given every_k's backward activation peak as the budget, it fits and recomputes no more MACs.
 TEST(Checkpointing, OptimalIsNeverWorseThanEveryK) {
   // Only budgets the per-block space can meet: every_k = 2 and 4 reach 11.84 MB with multi-block regions, below
-  // the 12,645,376 B the best per-block choice reaches (Rotor's segments, not built).
+  // the 12,645,376 B the best per-block choice reaches (Rotor's runs of blocks, solver = "segments", reach them:
+  // tests/unit/test_checkpoint_segments.cpp).
   for (const char* k : {"8"}) {
     const json every = inspect(std::string("every_k=") + k);
     const long budget = every["peak_activation_bytes"].get<long>();
@@ -140,6 +141,86 @@ TEST(Checkpointing, OptimalByMilp) {
   r = test::monet("validate " + q(experiment("m.toml", "segments = 2\nsolver = \"milp\"\n")));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("m.toml:9:10: error: training.checkpoint.solver: belongs to the optimal policy (budget = B)"));
+}
+
+// How the optimal policy was solved, in `inspect --json` and results.json (training.checkpoint_solver), on the
+// 17-block chain of tests/data/checkpoint_chain17.toml: the DP and the MILP without a node limit prove the same
+// optimum (gap 0); a node limit of 0 stops CBC after its root, where the gap is still open: the same choice,
+// bound and gap on every machine and under any load (a time limit would not be).
+TEST(Checkpointing, SolverOutcomeIsReported) {
+  const fs::path chain = test::source_dir() / "tests/data/checkpoint_chain17.toml";
+  const std::string budget = "18057";
+  auto solve = [&](const std::string& solver) {
+    const auto r = test::monet("--log-level error inspect " + q(chain) + " --training --json --checkpoint optimal=" +
+                               budget + (solver.empty() ? "" : " --checkpoint-solver " + solver));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return json::parse(r.out)["training"];
+  };
+  const json dp = solve(""), milp = solve("milp,60"), stopped = solve("milp,60,0");
+  const json& d = dp["checkpoint_solver"];
+  EXPECT_EQ(d["solver"], "dp");
+  EXPECT_EQ(d["status"], "optimal");
+  EXPECT_EQ(d["gap"], 0.0);
+  EXPECT_EQ(d["objective"], d["best_bound"]);
+  EXPECT_EQ(d["objective"].get<double>(), dp["recompute_macs"].get<double>());  // cost = "macs"
+  EXPECT_EQ(d["peak_activation_bytes"], dp["peak_activation_bytes"]);
+  EXPECT_EQ(d["checkpointed_blocks"].size(), dp["checkpoint_regions"].size());
+  EXPECT_FALSE(d.contains("node_limit"));  // the DP has no limits
+  const json& m = milp["checkpoint_solver"];
+  EXPECT_EQ(m["solver"], "milp");
+  EXPECT_EQ(m["status"], "optimal");
+  EXPECT_EQ(m["gap"], 0.0);
+  EXPECT_EQ(m["objective"], d["objective"]);
+  EXPECT_EQ(m["best_bound"], d["objective"]);
+  EXPECT_EQ(m["time_limit_s"], 60.0);
+  EXPECT_TRUE(m["node_limit"].is_null());
+  const json& s = stopped["checkpoint_solver"];
+  EXPECT_EQ(s["status"], "node_limit");
+  EXPECT_EQ(s["node_limit"], 0);
+  EXPECT_GT(s["objective"].get<double>(), d["objective"].get<double>());
+  EXPECT_LE(s["best_bound"].get<double>(), d["objective"].get<double>());
+  EXPECT_GT(s["gap"].get<double>(), 0.01);
+  EXPECT_LE(s["peak_activation_bytes"].get<long>(), std::stol(budget));
+  EXPECT_EQ(s["peak_activation_bytes"], stopped["peak_activation_bytes"]);
+  EXPECT_EQ(s["objective"].get<double>(), stopped["recompute_macs"].get<double>());
+
+  // A run: results.json reports the same solve, lists the chosen regions, and resolved.toml keeps the limit.
+  test::ScratchDir dir;
+  auto experiment = [&](const std::string& name, const std::string& solver) {
+    return dir.write(name, "[experiment]\nname = \"x\"\n[workload]\nfile = " + q(chain) +
+                               "\n[training]\nmode = \"training\"\n[training.checkpoint]\nbudget = " + budget + "\n" +
+                               solver + "[architecture]\nfile = " +
+                               q(test::source_dir() / "architectures/dual_core.toml") + "\n");
+  };
+  auto r = test::monet("run " + q(experiment("t.toml", "solver = \"milp\"\ntime_limit_s = 60\nnode_limit = 0\n")) + " --out " +
+                       q(dir.path() / "t") + " --log-level error");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = json::parse(test::read_file(dir.path() / "t/results.json"))["training"];
+  EXPECT_EQ(run["checkpoint_solver"], s);
+  EXPECT_EQ(run["checkpoint_regions"].size(), s["checkpointed_blocks"].size());
+  EXPECT_EQ(run["recompute_macs"], stopped["recompute_macs"]);
+  EXPECT_THAT(test::read_file(dir.path() / "t/resolved.toml"), HasSubstr("solver = \"milp\"\ntime_limit_s = 60\nnode_limit = 0\n"));
+
+  // Rotor's segments from TOML (on a 4-operator CNN: the segment DP over the 17-block chain takes seconds).
+  const fs::path small = dir.write("s.toml", "[experiment]\nname = \"s\"\n[workload]\nfile = " +
+                                                 q(test::source_dir() / "workloads/tiny_cnn.toml") +
+                                                 "\n[training]\nmode = \"training\"\n[training.checkpoint]\nbudget = "
+                                                 "100_000_000\nsolver = \"segments\"\n[architecture]\nfile = " +
+                                                 q(test::source_dir() / "architectures/dual_core.toml") + "\n");
+  r = test::monet("run " + q(small) + " --out " + q(dir.path() / "s") + " --log-level error");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.path() / "s/results.json"))["training"]["checkpoint_solver"]["solver"],
+            "segments");
+  EXPECT_THAT(test::read_file(dir.path() / "s/resolved.toml"), HasSubstr("solver = \"segments\"\n"));
+  r = test::monet("validate " + q(experiment("n.toml", "node_limit = 5\n")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("n.toml:9:14: error: training.checkpoint.node_limit: applies to solver = \"milp\" only"));
+  r = test::monet("validate " + q(experiment("m.toml", "solver = \"milp\"\nnode_limit = -1\n")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("m.toml:10:14: error: "));
+  r = test::monet("inspect " + q(chain) + " --training --checkpoint optimal=" + budget + " --checkpoint-solver milp,5,x");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--checkpoint-solver: error: expected dp, segments or milp[,SECONDS[,NODES]]"));
 }
 
 TEST(Checkpointing, TextReportListsRegions) {

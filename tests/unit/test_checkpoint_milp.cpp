@@ -41,6 +41,9 @@ std::string uneven_chain() {
   return s + layer("fc", "linear", "head", "out_features = 10\n");
 }
 
+// tests/data/checkpoint_chain17.toml: 17 blocks where CBC's root does not close the gap at this budget.
+constexpr std::int64_t kNodeLimitBudget = 18'057;
+
 // Five blocks that are not a chain: b3 adds b0's output to b2's (a skip over two blocks), so whether b3 is
 // recomputed decides how long b0's output stays; b1 starts with a ReLU, whose backward does not read its input.
 std::string skip_graph() {
@@ -156,6 +159,71 @@ TEST_F(MilpCheckpoint, NonChainGraphMatchesBruteForce) {
   int differ = 0;
   for (std::uint64_t mask = 0; mask < 32; ++mask) differ += chain.peak(bits(5, mask)) != model.peak(bits(5, mask));
   EXPECT_GT(differ, 0);
+}
+
+// A node limit stops CBC at the same point on any machine and under any load (a time limit does not): the choice
+// it keeps is within the budget, no cheaper than the DP's optimum, and its bound no higher; the gap is theirs.
+TEST_F(MilpCheckpoint, NodeLimitStopsEarlyWithItsGapTheSameEveryTime) {
+  const GraphPtr g = training_graph(load("toml", test::source_dir() / "tests/data/checkpoint_chain17.toml"));
+  const CheckpointRegionGraph model = checkpoint_region_graph(g);
+  ASSERT_EQ(model.size(), 17u);
+  const auto dp = optimal_choice(checkpoint_chain(g), kNodeLimitBudget);
+  ASSERT_TRUE(dp.has_value());
+
+  const MilpSolution full = solve_checkpoint_milp(model, kNodeLimitBudget, 60);
+  ASSERT_TRUE(full.checkpointed.has_value());
+  EXPECT_TRUE(full.optimal);
+  EXPECT_FALSE(full.node_limit || full.time_limit);
+  EXPECT_EQ(full.gap, 0);
+  EXPECT_EQ(full.cost, dp->cost);
+  EXPECT_EQ(full.bound, full.cost);
+  EXPECT_GE(full.nodes, 1);  // it had to branch: the root alone does not prove it
+
+  const MilpSolution stopped = solve_checkpoint_milp(model, kNodeLimitBudget, 60, 0);
+  ASSERT_TRUE(stopped.checkpointed.has_value());
+  EXPECT_FALSE(stopped.optimal);
+  EXPECT_TRUE(stopped.node_limit);
+  EXPECT_FALSE(stopped.time_limit);
+  EXPECT_EQ(stopped.nodes, 0);
+  EXPECT_LE(stopped.peak, kNodeLimitBudget);
+  EXPECT_EQ(stopped.peak, model.peak(*stopped.checkpointed));
+  EXPECT_GT(stopped.cost, dp->cost);
+  EXPECT_LE(stopped.bound, dp->cost + 1e-6 * dp->cost);
+  EXPECT_GT(stopped.gap, 0.01);
+  EXPECT_DOUBLE_EQ(stopped.gap, (stopped.cost - stopped.bound) / stopped.cost);
+  const MilpSolution again = solve_checkpoint_milp(model, kNodeLimitBudget, 60, 0);
+  EXPECT_EQ(again.checkpointed, stopped.checkpointed);
+  EXPECT_EQ(again.bound, stopped.bound);
+
+  // Through the policy: how it was solved comes back with the regions.
+  CheckpointPolicy p = parse_checkpoint_policy("optimal=" + std::to_string(kNodeLimitBudget), SourceLocation{});
+  CheckpointSolve solve;
+  const std::vector<CheckpointRegion> regions =
+      optimal_regions(g, p, {}, {}, parse_checkpoint_solver("milp,60,0", SourceLocation{}), &solve);
+  EXPECT_EQ(solve.solver, "milp");
+  EXPECT_EQ(solve.status, "node_limit");
+  EXPECT_EQ(solve.objective, stopped.cost);
+  EXPECT_EQ(solve.best_bound, stopped.bound);
+  EXPECT_EQ(solve.node_limit, 0);
+  EXPECT_EQ(solve.checkpointed.size(), regions.size());
+  (void)optimal_regions(g, p, {}, {}, CheckpointSolver{}, &solve);
+  EXPECT_EQ(solve.solver, "dp");
+  EXPECT_EQ(solve.status, "optimal");
+  EXPECT_EQ(solve.objective, dp->cost);
+  EXPECT_EQ(solve.gap, 0);
+}
+
+TEST_F(MilpCheckpoint, SolverSpellings) {
+  EXPECT_EQ(parse_checkpoint_solver("dp", SourceLocation{}).text(), "dp");
+  EXPECT_EQ(parse_checkpoint_solver("segments", SourceLocation{}).text(), "segments");
+  EXPECT_EQ(parse_checkpoint_solver("milp", SourceLocation{}).text(), "milp,10");
+  EXPECT_EQ(parse_checkpoint_solver("milp,2.5", SourceLocation{}).text(), "milp,2.5");
+  const CheckpointSolver s = parse_checkpoint_solver("milp,60,100", SourceLocation{});
+  EXPECT_EQ(s.node_limit, 100);
+  EXPECT_EQ(s.text(), "milp,60,100");
+  for (const char* bad : {"", "cplex", "dp,5", "milp,", "milp,-1", "milp,5,", "milp,5,-1", "milp,5,1.5", "milp,1,2,3", "segments,5"}) {
+    EXPECT_THROW((void)parse_checkpoint_solver(bad, SourceLocation{}), UserError) << bad;
+  }
 }
 
 TEST_F(MilpCheckpoint, BudgetBelowEveryChoiceIsAUserErrorAtTheBudget) {

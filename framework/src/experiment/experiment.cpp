@@ -257,7 +257,7 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
 }
 
 /// [training.checkpoint]: exactly one of `segments`, `modules`, `every_k`, `budget` (the optimal policy, with an
-/// optional `cost`, `solver` and `time_limit_s`), `blocks` or `policy = "none"`; and, with any of them,
+/// optional `cost`, `solver`, `time_limit_s` and `node_limit`), `blocks` or `policy = "none"`; and, with any of them,
 /// `offload` (module names or globs).
 CheckpointPolicy read_checkpoint(TableReader& t, OffloadPolicy& offload, CheckpointSolver& solver) {
   CheckpointPolicy p;
@@ -299,15 +299,20 @@ CheckpointPolicy read_checkpoint(TableReader& t, OffloadPolicy& offload, Checkpo
     p.cost = t.choice("cost", {"macs", "latency", "energy"}).value_or("macs");
     if (t.has("solver")) {
       solver.where = t.where("solver");
-      solver.name = *t.choice("solver", {"dp", "milp"});
+      solver.name = *t.choice("solver", {"dp", "segments", "milp"});
     }
     if (t.has("time_limit_s")) {
       if (solver.name != "milp") t.fail("time_limit_s", "applies to solver = \"milp\" only");
       solver.where = t.where("time_limit_s");
       solver.time_limit_s = *t.number("time_limit_s", Bounds::non_negative());
     }
+    if (t.has("node_limit")) {
+      if (solver.name != "milp") t.fail("node_limit", "applies to solver = \"milp\" only");
+      solver.where = t.where("node_limit");
+      solver.node_limit = *t.integer("node_limit", Bounds::at_least(0));
+    }
   }
-  for (const char* key : {"cost", "solver", "time_limit_s"}) {
+  for (const char* key : {"cost", "solver", "time_limit_s", "node_limit"}) {
     if (p.kind != CheckpointPolicy::Kind::optimal && t.has(key)) {
       t.fail(key, "belongs to the optimal policy (budget = B)");
     }

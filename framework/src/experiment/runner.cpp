@@ -167,6 +167,7 @@ class KernelSearchContext final : public SearchContext {
 struct PreparationCache::Impl {
   std::mutex mutex;
   std::map<std::string, std::shared_future<GraphPtr>> graphs;
+  std::map<std::string, std::shared_future<CheckpointedStep>> steps;
   std::map<std::string, std::shared_future<std::shared_ptr<const CNGraph>>> cns;
   std::size_t built = 0;
 };
@@ -215,9 +216,9 @@ namespace {
 /// [training.checkpoint] on the whole training step. The optimal policy costs a block's recomputation with the
 /// accelerator when asked to (each recompute operator on the core whose cost model finds it cheapest, as a whole
 /// operator) and measures memory after mixed precision, as the step will be run.
-GraphPtr checkpoint_step(const Experiment& e, const Registry& registry, const GraphPtr& g) {
+CheckpointedStep checkpoint_step(const Experiment& e, const Registry& registry, const GraphPtr& g) {
   const CheckpointPolicy& policy = e.training.checkpoint;
-  if (policy.kind != CheckpointPolicy::Kind::optimal) return apply_checkpointing(g, policy);
+  if (policy.kind != CheckpointPolicy::Kind::optimal) return {apply_checkpointing(g, policy), nullptr};
   GraphFinish finish;
   if (e.precision) finish = [&](const GraphPtr& x) { return apply_precision(*x, *e.precision); };
   RecomputeCost cost;
@@ -244,12 +245,22 @@ GraphPtr checkpoint_step(const Experiment& e, const Registry& registry, const Gr
       return std::max(best, 0.0);
     };
   }
-  return apply_checkpointing(*g, optimal_regions(g, policy, cost, finish, e.checkpoint_solver));
+  auto optimal = std::make_shared<OptimalCheckpoint>();
+  optimal->regions = optimal_regions(g, policy, cost, finish, e.checkpoint_solver, &optimal->solve);
+  GraphPtr step = apply_checkpointing(*g, optimal->regions);
+  for (CheckpointRegion& r : optimal->regions) {  // the same regions, by the operator ids of the new graph
+    for (OperatorId& op : r.operators) op = step->find_operator(g->op(op).name)->id;
+  }
+  return {std::move(step), std::move(optimal)};
 }
 }  // namespace
 
 GraphPtr PreparationCache::graph(const std::string& key, const std::function<GraphPtr()>& compute) {
   return once(impl_->mutex, impl_->graphs, key, compute, &impl_->built);
+}
+
+CheckpointedStep PreparationCache::step(const std::string& key, const std::function<CheckpointedStep()>& compute) {
+  return once(impl_->mutex, impl_->steps, key, compute);
 }
 
 std::shared_ptr<const CNGraph> PreparationCache::cns(const std::string& key, const std::function<CNGraph()>& compute) {
@@ -287,16 +298,22 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
                    std::to_string(model_fingerprint(m.info(), m.params));
     }
   }
-  p.graph = cache->graph(graph_key, [&] {
-    GraphPtr g = p.forward;
-    if (e.training_mode == "training") {
+  CheckpointedStep step{p.forward, nullptr};
+  if (e.training_mode == "training") {
+    // Cached on its own: the optimal policy's choice (and how it was solved) comes with the graph.
+    step = cache->step(graph_key, [&] {
       auto backward = registry.create<BackwardGenerator>(*e.backward->plugin, e.backward->params);
-      g = backward->generate(*p.forward, e.training);
+      GraphPtr g = backward->generate(*p.forward, e.training);
       auto optimizer = registry.create<OptimizerModel>(*e.optimizer->plugin, e.optimizer->params);
       g = optimizer->apply(*g, e.training);
-      g = checkpoint_step(e, registry, g);  // on the whole step: any backward generator's graph
-      spdlog::info("training step: {} operators", g->operators().size());
-    }
+      CheckpointedStep s = checkpoint_step(e, registry, g);  // on the whole step: any backward generator's graph
+      spdlog::info("training step: {} operators", s.graph->operators().size());
+      return s;
+    });
+    p.optimal_checkpoint = step.optimal;
+  }
+  p.graph = cache->graph(graph_key, [&] {
+    GraphPtr g = step.graph;
     if (e.precision) g = apply_precision(*g, *e.precision);
     return g;
   });

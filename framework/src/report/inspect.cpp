@@ -118,7 +118,7 @@ std::string inspect_text(const Graph& g) {
 }
 
 std::string inspect_json(const Graph& g, const std::string& file, bool training,
-                         const std::vector<CheckpointRegion>& regions) {
+                         const std::vector<CheckpointRegion>& regions, const CheckpointSolve* solve) {
   const WorkloadTotals t = workload_totals(g);
   json j;
   j["workload"] = g.name();
@@ -164,7 +164,7 @@ std::string inspect_json(const Graph& g, const std::string& file, bool training,
     ops.push_back(std::move(o));
   }
   j["operators"] = ops;
-  if (training) j["training"] = detail::training_json(g, training_summary(g), regions);
+  if (training) j["training"] = detail::training_json(g, training_summary(g), regions, solve);
   return j.dump(1) + "\n";
 }
 
@@ -186,7 +186,30 @@ std::pair<std::size_t, std::int64_t> recomputed(const Graph& g, const Checkpoint
 }  // namespace
 
 
-nlohmann::ordered_json training_json(const Graph& g, const TrainingSummary& s, const std::vector<CheckpointRegion>& regions) {
+nlohmann::ordered_json checkpoint_solve_json(const CheckpointSolve& x) {
+  // The objective's unit is the cost's: MACs, cycles or pJ (a fixed key, so that every run has the same schema).
+  json j{{"solver", x.solver},
+         {"status", x.status},
+         {"cost", x.cost},
+         {"budget_bytes", x.budget},
+         {"objective", x.objective},
+         {"best_bound", x.best_bound},
+         {"gap", x.gap},
+         {"peak_activation_bytes", x.peak},
+         {"blocks", x.blocks},
+         {"checkpointed_blocks", x.checkpointed}};
+  if (x.solver == "milp") {
+    j["time_limit_s"] = x.time_limit_s;
+    j["node_limit"] = x.node_limit >= 0 ? json(x.node_limit) : json(nullptr);
+    j["nodes"] = x.nodes;
+    j["variables"] = x.variables;
+    j["rows"] = x.rows;
+  }
+  return j;
+}
+
+nlohmann::ordered_json training_json(const Graph& g, const TrainingSummary& s, const std::vector<CheckpointRegion>& regions,
+                                     const CheckpointSolve* solve) {
   const TrainingMemory& m = s.memory;
   json saved = json::array();
   std::map<OperatorId, std::int64_t> by_layer;
@@ -227,6 +250,7 @@ nlohmann::ordered_json training_json(const Graph& g, const TrainingSummary& s, c
               {"peak_activation_bytes", m.peak_activation_bytes},
               {"saved_by_layer", saved}};
   if (!regions.empty()) j["checkpoint_regions"] = checkpointed;
+  if (solve) j["checkpoint_solver"] = checkpoint_solve_json(*solve);
   return j;
 }
 

@@ -146,12 +146,12 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   j["transfer_count"] = r.best.transfers.size();
   j["transfers_by_cause"] = causes;
   if (e.training_mode == "training") {
-    j["training"] = detail::training_json(g, training_summary(g), 
-                                              // optimal's regions came from a DP on the uncheckpointed graph: not
-                                              // listed here (re-solving on the rewritten graph would be wrong)
-                                              e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal
-                                                  ? std::vector<CheckpointRegion>{}
-                                                  : checkpoint_regions(g, e.training.checkpoint));
+    // The optimal policy's regions come from its solve on the uncheckpointed step (re-solving on the rewritten
+    // graph would be wrong): prepare() kept them, with how they were found.
+    const OptimalCheckpoint* optimal = p.optimal_checkpoint.get();
+    j["training"] = detail::training_json(g, training_summary(g),
+                                          optimal ? optimal->regions : checkpoint_regions(g, e.training.checkpoint),
+                                          optimal ? &optimal->solve : nullptr);
     // What recomputation costs on this accelerator: its computation nodes' busy cycles (summed over cores, so
     // not the step's latency increase, which depends on overlap) and their energy.
     std::int64_t recompute_cycles = 0;
@@ -269,8 +269,12 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   // A policy that came from [parallelism] recompute is written there (both at once would be an error).
   out << "\n[training.checkpoint]\n"
       << checkpoint_toml(e.parallelism.recompute != "none" ? CheckpointPolicy{} : e.training.checkpoint);
+  if (e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal && e.checkpoint_solver.name == "segments") {
+    out << "solver = \"segments\"\n";
+  }
   if (e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal && e.checkpoint_solver.name == "milp") {
     out << "solver = \"milp\"\ntime_limit_s = " << format_number(e.checkpoint_solver.time_limit_s) << "\n";
+    if (e.checkpoint_solver.node_limit >= 0) out << "node_limit = " << e.checkpoint_solver.node_limit << "\n";
   }
   if (e.offload.active()) out << "offload = " << string_list(e.offload.modules) << "\n";
   if (e.parallelism.given) out << "\n[parallelism]\n" << parallelism_toml(e.parallelism);

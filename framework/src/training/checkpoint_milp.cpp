@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <spdlog/spdlog.h>
@@ -132,11 +133,12 @@ std::mutex& cbc_mutex() {
 struct Solved {
   std::vector<double> x;  // empty: no solution
   double bound = 0;
-  bool optimal = false, infeasible = false;
+  bool optimal = false, infeasible = false, time_limit = false, node_limit = false;
+  std::int64_t nodes = 0;
   double seconds = 0;
 };
 
-Solved solve(const Program& lp, const std::vector<double>& start, double time_limit_s) {
+Solved solve(const Program& lp, const std::vector<double>& start, double time_limit_s, std::int64_t node_limit) {
   std::lock_guard lock(cbc_mutex());
   Cbc_Model* model = Cbc_newModel();
   for (std::size_t j = 0; j < lp.lb.size(); ++j) {
@@ -157,6 +159,11 @@ Solved solve(const Program& lp, const std::vector<double>& start, double time_li
   Cbc_setParameter(model, "logLevel", "0");
   Cbc_setMaximumSeconds(model, time_limit_s);
   Cbc_setParameter(model, "seconds", format_number(time_limit_s).c_str());
+  if (node_limit >= 0) {  // a limit that stops at the same point on any machine and under any load
+    const int nodes = static_cast<int>(std::min<std::int64_t>(node_limit, std::numeric_limits<int>::max()));
+    Cbc_setMaximumNodes(model, nodes);
+    Cbc_setParameter(model, "maxNodes", std::to_string(nodes).c_str());
+  }
   Cbc_setAllowableGap(model, 0);
   Cbc_setAllowableFractionGap(model, 0);
   Cbc_setParameter(model, "allowableGap", "0");
@@ -178,6 +185,11 @@ Solved solve(const Program& lp, const std::vector<double>& start, double time_li
   out.bound = Cbc_getBestPossibleObjValue(model);
   out.optimal = Cbc_isProvenOptimal(model) != 0;
   out.infeasible = Cbc_isProvenInfeasible(model) != 0;
+  // Secondary status 3 / 4: stopped on nodes / on time (CBC's C interface documents the codes).
+  const int why = Cbc_secondaryStatus(model);
+  out.node_limit = !out.optimal && !out.infeasible && (why == 3 || Cbc_isNodeLimitReached(model) != 0);
+  out.time_limit = !out.optimal && !out.infeasible && !out.node_limit;  // the only other way it stops early
+  out.nodes = Cbc_getNodeCount(model);
   Cbc_deleteModel(model);
   return out;
 }
@@ -212,7 +224,8 @@ std::vector<double> start_choice(const CheckpointRegionGraph& m, std::int64_t bu
 
 }  // namespace
 
-MilpSolution solve_checkpoint_milp(const CheckpointRegionGraph& m, std::int64_t budget, double time_limit_s) {
+MilpSolution solve_checkpoint_milp(const CheckpointRegionGraph& m, std::int64_t budget, double time_limit_s,
+                                   std::int64_t node_limit) {
   const std::size_t n = m.size();
   double max_cost = 0;
   for (double c : m.cost) max_cost = std::max(max_cost, c);
@@ -251,12 +264,15 @@ MilpSolution solve_checkpoint_milp(const CheckpointRegionGraph& m, std::int64_t 
   out.variables = lp.lb.size();
   out.rows = lp.rows.size();
   const std::vector<double> start = start_choice(m, budget);
-  Solved s = solve(lp, start, time_limit_s);
+  Solved s = solve(lp, start, time_limit_s, node_limit);
   // Stopped before CBC took the start as its incumbent: the start is still a choice within the budget.
   if (s.x.empty() && !s.infeasible && !start.empty()) s.x = start;
   out.seconds = s.seconds;
+  out.nodes = s.nodes;
   out.optimal = s.optimal && !s.x.empty();
   out.infeasible = s.infeasible && s.x.empty();
+  out.time_limit = !out.optimal && !out.infeasible && s.time_limit;
+  out.node_limit = !out.optimal && !out.infeasible && s.node_limit;
   out.bound = std::isfinite(s.bound) ? std::max(0.0, s.bound / scale) : 0;
   if (!s.x.empty()) {
     out.checkpointed = choice_of(s, n);
@@ -264,11 +280,20 @@ MilpSolution solve_checkpoint_milp(const CheckpointRegionGraph& m, std::int64_t 
     out.cost = m.total_cost(*out.checkpointed);
     out.bound = out.optimal ? out.cost : std::min(out.bound, out.cost);
     out.gap = out.optimal || out.cost <= 0 ? 0 : (out.cost - out.bound) / out.cost;
+    // Stopped at a limit with the bound already at the choice's cost (CBC's root often closes the gap before
+    // its node limit is checked): the bound proves the choice optimal. 1e-9: CBC's bound is a float of the
+    // objective scaled to at most 1 per block.
+    if (!out.optimal && out.gap <= 1e-9) {
+      out.optimal = true;
+      out.time_limit = out.node_limit = false;
+      out.bound = out.cost;
+      out.gap = 0;
+    }
   }
   return out;
 }
 
-MilpSolution min_peak_milp(const CheckpointRegionGraph& m, double time_limit_s) {
+MilpSolution min_peak_milp(const CheckpointRegionGraph& m, double time_limit_s, std::int64_t node_limit) {
   const std::size_t n = m.size();
   Program lp;
   const MemoryRows mem = build_memory(m, lp, 0);
@@ -289,9 +314,12 @@ MilpSolution min_peak_milp(const CheckpointRegionGraph& m, double time_limit_s) 
   MilpSolution out;
   out.variables = lp.lb.size();
   out.rows = lp.rows.size();
-  const Solved s = solve(lp, {}, time_limit_s);
+  const Solved s = solve(lp, {}, time_limit_s, node_limit);
   out.seconds = s.seconds;
+  out.nodes = s.nodes;
   out.optimal = s.optimal && !s.x.empty();
+  out.time_limit = !out.optimal && s.time_limit;
+  out.node_limit = !out.optimal && s.node_limit;
   if (!s.x.empty()) {
     out.checkpointed = choice_of(s, n);
     out.peak = m.peak(*out.checkpointed);
@@ -303,33 +331,58 @@ MilpSolution min_peak_milp(const CheckpointRegionGraph& m, double time_limit_s) 
 
 std::vector<CheckpointRegion> milp_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                            const CheckpointSolver& solver, const RecomputeCost& cost,
-                                           const GraphFinish& finish) {
+                                           const GraphFinish& finish, CheckpointSolve* solve) {
   const CheckpointRegionGraph model = checkpoint_region_graph(graph, cost, finish);
-  const MilpSolution s = solve_checkpoint_milp(model, policy.budget, solver.time_limit_s);
+  const MilpSolution s = solve_checkpoint_milp(model, policy.budget, solver.time_limit_s, solver.node_limit);
   const std::string what = "checkpoint MILP (" + std::to_string(model.size()) + " blocks, " +
                            std::to_string(s.variables) + " variables, " + std::to_string(s.rows) + " rows)";
+  const std::string limits = "time_limit_s = " + format_number(solver.time_limit_s) +
+                             (solver.node_limit >= 0 ? ", node_limit = " + std::to_string(solver.node_limit) : "");
   if (!s.checkpointed) {
     if (s.infeasible) {
-      const MilpSolution least = min_peak_milp(model, solver.time_limit_s);
+      const MilpSolution least = min_peak_milp(model, solver.time_limit_s, solver.node_limit);
       throw UserError(policy.where,
                       "checkpoint budget " + std::to_string(policy.budget) +
                           " B is below the smallest backward activation peak any choice of the " +
                           std::to_string(model.size()) + " blocks of " + graph->name() + " reaches (" +
                           (least.optimal ? std::to_string(least.peak) + " B)"
                                          : "at least " + format_number(std::ceil(least.bound)) + " B; " +
-                                               std::to_string(least.peak) + " B found within the time limit)"));
+                                               std::to_string(least.peak) + " B found within the limits)"));
     }
-    throw UserError(solver.where, what + " found no choice within time_limit_s = " + format_number(solver.time_limit_s) +
-                                      " s (lower bound on the cost " + format_number(s.bound) +
-                                      "): raise time_limit_s");
+    throw UserError(solver.where, what + " found no choice within " + limits + " (lower bound on the cost " +
+                                      format_number(s.bound) + "): raise the limit");
   }
+  const char* stopped = s.node_limit ? "node_limit" : "time_limit";
   if (s.optimal) {
-    spdlog::info("{}: optimal in {:.3f} s, cost {}, peak {} B", what, s.seconds, format_number(s.cost), s.peak);
+    spdlog::info("{}: optimal in {:.3f} s ({} nodes), cost {}, peak {} B", what, s.seconds, s.nodes,
+                 format_number(s.cost), s.peak);
   } else {
-    spdlog::warn("{} stopped at time_limit_s = {} s: the best choice found costs {} (peak {} B), the lower bound is "
-                 "{}: gap {:.2f} % (a choice within the budget, not proven the cheapest)",
-                 what, format_number(solver.time_limit_s), format_number(s.cost), s.peak, format_number(s.bound),
-                 100 * s.gap);
+    spdlog::warn("{} stopped at {} = {}: the best choice found costs {} (peak {} B), the lower bound is {}: gap "
+                 "{:.2f} % (a choice within the budget, not proven the cheapest)",
+                 what, s.node_limit ? "node_limit" : "time_limit_s", s.node_limit ? std::to_string(solver.node_limit) : format_number(solver.time_limit_s) + " s",
+                 format_number(s.cost), s.peak, format_number(s.bound), 100 * s.gap);
+  }
+  if (solve) {
+    CheckpointSolve& o = *solve;
+    o = CheckpointSolve{};
+    o.solver = "milp";
+    o.status = s.optimal ? "optimal" : stopped;
+    o.cost = policy.cost;
+    o.budget = policy.budget;
+    o.objective = s.cost;
+    o.best_bound = s.bound;
+    o.gap = s.gap;
+    o.peak = s.peak;
+    o.blocks = model.size();
+    for (std::size_t b = 0; b < model.size(); ++b) {
+      if ((*s.checkpointed)[b]) o.checkpointed.push_back(model.names[b]);
+    }
+    o.time_limit_s = solver.time_limit_s;
+    o.node_limit = solver.node_limit;
+    o.nodes = s.nodes;
+    o.variables = s.variables;
+    o.rows = s.rows;
+    o.seconds = s.seconds;
   }
   return model.regions_of(*s.checkpointed);
 }

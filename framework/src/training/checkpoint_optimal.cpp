@@ -7,6 +7,7 @@
 
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/checkpoint_milp.hpp"
+#include "monet/training/checkpoint_segments.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
 #include "monet/util/strings.hpp"
@@ -316,13 +317,54 @@ std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain, std::int
 }
 
 std::string CheckpointSolver::text() const {
-  return name == "milp" ? "milp," + format_number(time_limit_s) : name;
+  if (name != "milp") return name;
+  return "milp," + format_number(time_limit_s) + (node_limit >= 0 ? "," + std::to_string(node_limit) : "");
+}
+
+CheckpointSolver parse_checkpoint_solver(const std::string& text, const SourceLocation& where) {
+  CheckpointSolver solver;
+  solver.where = where;
+  std::vector<std::string> parts{""};  // split at commas, empty parts kept (an error below)
+  for (char ch : text) {
+    if (ch == ',') parts.emplace_back();
+    else parts.back() += ch;
+  }
+  const auto bad = [&]() {
+    return UserError(where, "expected dp, segments or milp[,SECONDS[,NODES]] (a time limit >= 0 and a node limit >= 0), not '" +
+                                text + "'");
+  };
+  if (parts.empty() || (parts[0] != "dp" && parts[0] != "milp" && parts[0] != "segments") ||
+      (parts[0] != "milp" && parts.size() > 1) ||
+      parts.size() > 3) {
+    throw bad();
+  }
+  solver.name = parts[0];
+  if (parts.size() > 1) {
+    std::size_t used = 0;
+    try {
+      solver.time_limit_s = std::stod(parts[1], &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (parts[1].empty() || used != parts[1].size() || !(solver.time_limit_s >= 0)) throw bad();
+  }
+  if (parts.size() > 2) {
+    std::size_t used = 0;
+    try {
+      solver.node_limit = std::stoll(parts[2], &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (parts[2].empty() || used != parts[2].size() || solver.node_limit < 0) throw bad();
+  }
+  return solver;
 }
 
 std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                               const RecomputeCost& cost, const GraphFinish& finish,
-                                              const CheckpointSolver& solver) {
-  if (solver.name == "milp") return milp_regions(graph, policy, solver, cost, finish);
+                                              const CheckpointSolver& solver, CheckpointSolve* solve) {
+  if (solver.name == "milp") return milp_regions(graph, policy, solver, cost, finish, solve);
+  if (solver.name == "segments") return segment_regions(graph, policy, cost, finish, solve);
   const CheckpointChain chain = checkpoint_chain(graph, cost, finish);
   const std::vector<ChainChoice> front = chain_front(chain);
   std::optional<ChainChoice> best;
@@ -334,6 +376,19 @@ std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const Check
                                       " B is below the smallest backward activation peak any choice of the " +
                                       std::to_string(chain.size()) + " blocks of " + graph->name() + " reaches (" +
                                       std::to_string(front.empty() ? 0 : front.front().peak) + " B)");
+  }
+  if (solve) {  // the DP is exact: its answer is proven optimal
+    *solve = CheckpointSolve{};
+    solve->solver = "dp";
+    solve->status = "optimal";
+    solve->cost = policy.cost;
+    solve->budget = policy.budget;
+    solve->objective = solve->best_bound = best->cost;
+    solve->peak = best->peak;
+    solve->blocks = chain.size();
+    for (std::size_t b = 0; b < chain.size(); ++b) {
+      if (best->checkpointed[b]) solve->checkpointed.push_back(chain.names[b]);
+    }
   }
   return chain.regions_of(best->checkpointed);
 }

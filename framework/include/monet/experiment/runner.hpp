@@ -12,6 +12,18 @@
 
 namespace monet {
 
+/// What the optimal checkpointing policy chose for a training step and how (results.json's training).
+struct OptimalCheckpoint {
+  CheckpointSolve solve;
+  std::vector<CheckpointRegion> regions;  // by operator ids of the checkpointed step
+};
+
+/// A training step after checkpointing (before mixed precision), with the optimal policy's choice when it has one.
+struct CheckpointedStep {
+  GraphPtr graph;
+  std::shared_ptr<const OptimalCheckpoint> optimal;  // null for the other policies
+};
+
 /// An experiment with its plugins instantiated, its graph built and its allocation checked.
 struct PreparedExperiment {
   Experiment experiment;
@@ -21,6 +33,7 @@ struct PreparedExperiment {
   std::shared_ptr<const SearchAlgorithm> search;
   std::vector<int> configured_allocation;  // per operator: fixed core or -1
   std::vector<int> configured_cn_core;     // per CN: fixed core from [allocation.group] or -1 (empty: none)
+  std::shared_ptr<const OptimalCheckpoint> optimal_checkpoint;  // [training.checkpoint] budget: its choice
 };
 
 /// What variants of one experiment share while they are prepared (the points of a design space): graphs by the
@@ -32,6 +45,7 @@ class MONET_API PreparationCache {
   PreparationCache();
   ~PreparationCache();
   [[nodiscard]] GraphPtr graph(const std::string& key, const std::function<GraphPtr()>& compute);
+  [[nodiscard]] CheckpointedStep step(const std::string& key, const std::function<CheckpointedStep()>& compute);
   [[nodiscard]] std::shared_ptr<const CNGraph> cns(const std::string& key, const std::function<CNGraph()>& compute);
   [[nodiscard]] const std::shared_ptr<CostCache>& costs() const { return costs_; }
   [[nodiscard]] std::size_t graphs_built() const;

@@ -8,6 +8,8 @@
 
 namespace monet {
 
+struct CheckpointSolve;  // monet/training/checkpoint_optimal.hpp
+
 /// Parameter and memory totals of a forward graph. Stored tensors (no producer) only: views of them are not
 /// counted again; a tensor read by several operators (tied weights) is counted once.
 struct WorkloadTotals {
@@ -29,9 +31,11 @@ MONET_API WorkloadTotals workload_totals(const Graph& graph);
 MONET_API std::string inspect_text(const Graph& graph);
 /// The same as JSON: {"workload", "params_trainable", "params_frozen", "params_buffers", "forward_macs",
 /// "vector_ops", "activation_bytes", "inputs", "outputs", "operators": [...]}.
-/// With `training`, a "training" object; `regions`: the checkpointed regions of the graph (see checkpoint.hpp).
+/// With `training`, a "training" object; `regions`: the checkpointed regions of the graph (see checkpoint.hpp);
+/// `solve`: how the optimal policy chose them (training.checkpoint_solver).
 MONET_API std::string inspect_json(const Graph& graph, const std::string& file, bool training = false,
-                                   const std::vector<CheckpointRegion>& regions = {});
+                                   const std::vector<CheckpointRegion>& regions = {},
+                                   const CheckpointSolve* solve = nullptr);
 /// The training view: operators, MACs and vector operations per phase, and the memory table.
 MONET_API std::string inspect_training_text(const Graph& graph, const std::vector<CheckpointRegion>& regions = {});
 

@@ -57,21 +57,25 @@ struct MilpSolution {
   double gap = 0;                                 // (cost - bound) / cost; 0 when proven optimal
   bool optimal = false;                           // proven
   bool infeasible = false;                        // proven: no choice fits the budget
+  bool time_limit = false, node_limit = false;    // CBC stopped at that limit before proving optimality
+  std::int64_t nodes = 0;                         // branch-and-bound nodes explored
   double seconds = 0;                             // CBC's wall time
   std::size_t variables = 0, rows = 0;
 };
 
-/// The least-cost choice with peak <= budget, by CBC within `time_limit_s` (from the cheapest feasible of
-/// no / every / every other block as a start).
+/// The least-cost choice with peak <= budget, by CBC within `time_limit_s` and `node_limit` nodes (-1: no limit;
+/// from the cheapest feasible of no / every / every other block as a start).
 MONET_API MilpSolution solve_checkpoint_milp(const CheckpointRegionGraph& model, std::int64_t budget,
-                                             double time_limit_s);
+                                             double time_limit_s, std::int64_t node_limit = -1);
 /// The choice with the smallest peak (cost ignored): for messages about budgets nothing meets.
-MONET_API MilpSolution min_peak_milp(const CheckpointRegionGraph& model, double time_limit_s);
+MONET_API MilpSolution min_peak_milp(const CheckpointRegionGraph& model, double time_limit_s,
+                                     std::int64_t node_limit = -1);
 
 /// The `optimal` policy's regions by the MILP: a UserError at policy.where when no choice fits the budget (with
-/// the smallest peak), and at solver.where when CBC finds no choice within the time limit.
+/// the smallest peak), and at solver.where when CBC finds no choice within its limits. `solve`: as
+/// optimal_regions.
 MONET_API std::vector<CheckpointRegion> milp_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                                      const CheckpointSolver& solver, const RecomputeCost& cost = {},
-                                                     const GraphFinish& finish = {});
+                                                     const GraphFinish& finish = {}, CheckpointSolve* solve = nullptr);
 
 }  // namespace monet

@@ -73,20 +73,53 @@ MONET_API std::vector<ChainChoice> chain_front(const CheckpointChain& chain);
 /// The cheapest choice whose peak is at most `budget` (ties: the lower peak); nullopt when none fits.
 MONET_API std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain, std::int64_t budget);
 
-/// [training.checkpoint] solver and time_limit_s of the optimal policy (kept out of CheckpointPolicy, whose
-/// layout is part of the plugin ABI).
+/// [training.checkpoint] solver, time_limit_s and node_limit of the optimal policy (kept out of CheckpointPolicy,
+/// whose layout is part of the plugin ABI).
 struct CheckpointSolver {
-  std::string name = "dp";    // "dp": the exact chain DP above; "milp": checkpoint_milp.hpp (CBC), any graph
-  double time_limit_s = 10;   // milp: CBC stops here and keeps the best choice found (the gap is reported)
-  SourceLocation where;       // the `time_limit_s` (or `solver`) key, for messages
-  /// "dp" or "milp,SECONDS" (as --checkpoint-solver takes it; part of cache keys).
+  std::string name = "dp";      // "dp": the exact chain DP above; "segments": checkpoint_segments.hpp (Rotor's
+                                // runs of blocks); "milp": checkpoint_milp.hpp (CBC), any graph
+  double time_limit_s = 10;     // milp: CBC stops here and keeps the best choice found (the gap is reported)
+  std::int64_t node_limit = -1; // milp: CBC stops after this many branch-and-bound nodes (-1: no limit); unlike
+                                // the time limit, the same on every machine
+  SourceLocation where;         // the `time_limit_s` (or `solver`, `node_limit`) key, for messages
+  /// "dp", "segments", "milp,SECONDS" or "milp,SECONDS,NODES" (as --checkpoint-solver takes it; part of cache
+  /// keys).
   [[nodiscard]] MONET_API std::string text() const;
 };
 
+/// Parses --checkpoint-solver's form (see text(); "milp" alone keeps the default time limit); a UserError at
+/// `where` for anything else.
+MONET_API CheckpointSolver parse_checkpoint_solver(const std::string& text, const SourceLocation& where);
+
+/// How the optimal policy's choice was found: results.json's and `inspect --json`'s training.checkpoint_solver.
+struct CheckpointSolve {
+  std::string solver;               // "dp", "segments" or "milp"
+  /// "optimal" (proven; the DP always is), "time_limit" or "node_limit" (CBC stopped there with a choice within
+  /// the budget that is not proven the cheapest: `gap` says how far it may be). No choice within the budget, or
+  /// none found within the limits, is a UserError instead.
+  std::string status;
+  std::string cost;                 // the policy's cost: "macs", "latency" (cycles) or "energy" (pJ)
+  std::int64_t budget = 0;          // bytes
+  double objective = 0;             // the chosen blocks' recompute cost, in the cost's unit
+  double best_bound = 0;            // a lower bound on the least cost (= objective when optimal)
+  double gap = 0;                   // (objective - best_bound) / objective; 0 when optimal
+  std::int64_t peak = 0;            // the choice's training.peak_activation_bytes
+  std::vector<std::string> checkpointed;  // the chosen blocks (segments: "first .. last"), in chain order
+  std::size_t blocks = 0;           // candidate blocks
+  // milp only:
+  double time_limit_s = 0;
+  std::int64_t node_limit = -1;     // -1: none
+  std::int64_t nodes = 0;           // branch-and-bound nodes CBC explored
+  std::size_t variables = 0, rows = 0;
+  double seconds = 0;               // CBC's wall time (logged, not in results.json: it is not reproducible)
+};
+
 /// The `optimal` policy's regions: a UserError at policy.where when even checkpointing the best blocks cannot
-/// bring the peak under the budget (the message gives the smallest feasible peak).
+/// bring the peak under the budget (the message gives the smallest feasible peak). `solve`, when given, receives
+/// how the choice was found.
 MONET_API std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                                         const RecomputeCost& cost = {}, const GraphFinish& finish = {},
-                                                        const CheckpointSolver& solver = {});
+                                                        const CheckpointSolver& solver = {},
+                                                        CheckpointSolve* solve = nullptr);
 
 }  // namespace monet
