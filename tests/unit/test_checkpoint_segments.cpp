@@ -189,7 +189,9 @@ TEST_F(SegmentCheckpoint, NeverWorseThanEveryKOrPerBlock) {
     EXPECT_LE(best->cost, per->cost) << k;
     // Measured: every_k = 2 peaks at 3,840 B for 29,696 MACs; the segment optimum there recomputes 9,216, the
     // per-block one 10,240 (every_k = 3 and sqrt: 4,096 B, 28,160 against 8,192 and 8,192).
-    if (std::string(k) == "2") EXPECT_LT(best->cost, per->cost);
+    if (std::string(k) == "2") {
+      EXPECT_LT(best->cost, per->cost);
+    }
   }
   EXPECT_EQ(cheaper, 3);
 }
