@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "chain_dp.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/checkpoint_milp.hpp"
 #include "monet/training/checkpoint_segments.hpp"
@@ -201,20 +202,7 @@ namespace {
 
 /// A partial choice of blocks 0..k-1: the bytes already summed at each open position, the largest sum at the
 /// closed ones, its cost.
-struct State {
-  std::vector<bool> choice;
-  std::vector<std::int64_t> open;  // per open position (kAbsent: the choice lacks it)
-  std::int64_t closed = 0;
-  double cost = 0;
-};
-
-bool dominates(const State& a, const State& b) {
-  if (a.choice.back() != b.choice.back() || a.cost > b.cost || a.closed > b.closed) return false;
-  for (std::size_t i = 0; i < a.open.size(); ++i) {
-    if (a.open[i] > b.open[i]) return false;
-  }
-  return true;
-}
+using State = detail::ChainState<std::vector<bool>>;
 
 }  // namespace
 
@@ -264,48 +252,10 @@ std::vector<ChainChoice> chain_front(const CheckpointChain& ch) {
         next.push_back(std::move(x));
       }
     }
-    // Close the positions that are final after this stage.
-    std::vector<std::size_t> still;
-    std::vector<std::size_t> keep_index;
-    for (std::size_t i = 0; i < open_positions.size(); ++i) {
-      if (closes[open_positions[i]] <= s) continue;
-      still.push_back(open_positions[i]);
-      keep_index.push_back(i);
-    }
-    for (State& x : next) {
-      std::vector<std::int64_t> open;
-      open.reserve(still.size());
-      for (std::size_t i = 0; i < x.open.size(); ++i) {
-        if (closes[open_positions[i]] <= s) x.closed = std::max(x.closed, x.open[i]);
-      }
-      for (std::size_t i : keep_index) open.push_back(x.open[i]);
-      x.open = std::move(open);
-    }
-    open_positions = std::move(still);
-    // Keep the states no other dominates (for equal states, the first).
-    std::vector<bool> dominated(next.size(), false);
-    for (std::size_t i = 0; i < next.size(); ++i) {
-      for (std::size_t j = 0; j < next.size() && !dominated[i]; ++j) {
-        if (i == j || dominated[j] || !dominates(next[j], next[i])) continue;
-        dominated[i] = !dominates(next[i], next[j]) || j < i;
-      }
-    }
-    std::vector<State> kept;
-    for (std::size_t i = 0; i < next.size(); ++i) {
-      if (!dominated[i]) kept.push_back(std::move(next[i]));
-    }
-    states = std::move(kept);
+    detail::close_stage(next, open_positions, closes, s);
+    states = std::move(next);
   }
-  std::vector<ChainChoice> front;
-  for (const State& st : states) front.push_back(ChainChoice{st.choice, st.closed, st.cost});
-  std::sort(front.begin(), front.end(), [](const ChainChoice& a, const ChainChoice& b) {
-    return a.peak != b.peak ? a.peak < b.peak : a.cost < b.cost;
-  });
-  std::vector<ChainChoice> out;
-  for (ChainChoice& c : front) {
-    if (out.empty() || c.cost < out.back().cost) out.push_back(std::move(c));
-  }
-  return out;
+  return detail::cheapest_per_peak<ChainChoice>(states);
 }
 
 std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain, std::int64_t budget) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <spdlog/spdlog.h>
 
+#include "chain_dp.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/util/strings.hpp"
@@ -290,20 +291,7 @@ CheckpointSegments checkpoint_segments(const GraphPtr& graph, const RecomputeCos
 namespace {
 
 /// A partial segmentation of blocks 0..k-1, as the per-block DP's states.
-struct State {
-  SegmentState choice;
-  std::vector<std::int64_t> open;
-  std::int64_t closed = 0;
-  double cost = 0;
-};
-
-bool dominates(const State& a, const State& b) {
-  if (a.choice.back() != b.choice.back() || a.cost > b.cost || a.closed > b.closed) return false;
-  for (std::size_t i = 0; i < a.open.size(); ++i) {
-    if (a.open[i] > b.open[i]) return false;
-  }
-  return true;
-}
+using State = detail::ChainState<SegmentState>;
 
 }  // namespace
 
@@ -352,45 +340,10 @@ std::vector<SegmentChoice> segments_front(const CheckpointSegments& m) {
         next.push_back(std::move(x));
       }
     }
-    std::vector<std::size_t> still, keep_index;
-    for (std::size_t i = 0; i < open_positions.size(); ++i) {
-      if (closes[open_positions[i]] <= s) continue;
-      still.push_back(open_positions[i]);
-      keep_index.push_back(i);
-    }
-    for (State& x : next) {
-      for (std::size_t i = 0; i < x.open.size(); ++i) {
-        if (closes[open_positions[i]] <= s) x.closed = std::max(x.closed, x.open[i]);
-      }
-      std::vector<std::int64_t> open;
-      open.reserve(still.size());
-      for (std::size_t i : keep_index) open.push_back(x.open[i]);
-      x.open = std::move(open);
-    }
-    open_positions = std::move(still);
-    std::vector<bool> dominated(next.size(), false);
-    for (std::size_t i = 0; i < next.size(); ++i) {
-      for (std::size_t j = 0; j < next.size() && !dominated[i]; ++j) {
-        if (i == j || dominated[j] || !dominates(next[j], next[i])) continue;
-        dominated[i] = !dominates(next[i], next[j]) || j < i;
-      }
-    }
-    std::vector<State> kept;
-    for (std::size_t i = 0; i < next.size(); ++i) {
-      if (!dominated[i]) kept.push_back(std::move(next[i]));
-    }
-    states = std::move(kept);
+    detail::close_stage(next, open_positions, closes, s);
+    states = std::move(next);
   }
-  std::vector<SegmentChoice> front;
-  for (const State& st : states) front.push_back(SegmentChoice{st.choice, st.closed, st.cost});
-  std::sort(front.begin(), front.end(), [](const SegmentChoice& a, const SegmentChoice& b) {
-    return a.peak != b.peak ? a.peak < b.peak : a.cost < b.cost;
-  });
-  std::vector<SegmentChoice> out;
-  for (SegmentChoice& c : front) {
-    if (out.empty() || c.cost < out.back().cost) out.push_back(std::move(c));
-  }
-  return out;
+  return detail::cheapest_per_peak<SegmentChoice>(states);
 }
 
 std::optional<SegmentChoice> optimal_segmentation(const CheckpointSegments& m, std::int64_t budget) {

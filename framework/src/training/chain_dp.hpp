@@ -1,0 +1,81 @@
+#pragma once
+// What the two chain DPs of checkpointing share (checkpoint_optimal.cpp: a keep/recompute choice per block;
+// checkpoint_segments.cpp: runs of blocks): a partial choice with the live bytes of the positions still open, the
+// peak of those already final, and its recompute cost; closing the positions final after a stage; pruning the
+// dominated choices; the cheapest choice per peak at the end.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace monet::detail {
+
+template <class Choice>
+struct ChainState {
+  Choice choice;                   // per block chosen so far; back() decides the next block's options
+  std::vector<std::int64_t> open;  // per open position (the DP's absent marker: the choice lacks it)
+  std::int64_t closed = 0;         // the largest final position
+  double cost = 0;
+};
+
+/// `a` is no worse than `b` everywhere, with the same last block state (what the next stage depends on).
+template <class Choice>
+bool dominates(const ChainState<Choice>& a, const ChainState<Choice>& b) {
+  if (a.choice.back() != b.choice.back() || a.cost > b.cost || a.closed > b.closed) return false;
+  for (std::size_t i = 0; i < a.open.size(); ++i) {
+    if (a.open[i] > b.open[i]) return false;
+  }
+  return true;
+}
+
+/// After stage `s`: the positions final by then (`closes[p] <= s`) join each state's closed peak and leave
+/// `open_positions`; then only the states no other dominates stay (for equal states, the first).
+template <class Choice>
+void close_stage(std::vector<ChainState<Choice>>& states, std::vector<std::size_t>& open_positions,
+                 const std::vector<std::size_t>& closes, std::size_t s) {
+  std::vector<std::size_t> still, keep_index;
+  for (std::size_t i = 0; i < open_positions.size(); ++i) {
+    if (closes[open_positions[i]] <= s) continue;
+    still.push_back(open_positions[i]);
+    keep_index.push_back(i);
+  }
+  for (ChainState<Choice>& x : states) {
+    for (std::size_t i = 0; i < x.open.size(); ++i) {
+      if (closes[open_positions[i]] <= s) x.closed = std::max(x.closed, x.open[i]);
+    }
+    std::vector<std::int64_t> open;
+    open.reserve(still.size());
+    for (std::size_t i : keep_index) open.push_back(x.open[i]);
+    x.open = std::move(open);
+  }
+  open_positions = std::move(still);
+  std::vector<bool> dominated(states.size(), false);
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    for (std::size_t j = 0; j < states.size() && !dominated[i]; ++j) {
+      if (i == j || dominated[j] || !dominates(states[j], states[i])) continue;
+      dominated[i] = !dominates(states[i], states[j]) || j < i;
+    }
+  }
+  std::vector<ChainState<Choice>> kept;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    if (!dominated[i]) kept.push_back(std::move(states[i]));
+  }
+  states = std::move(kept);
+}
+
+/// The final states as `Result{choice, peak, cost}`, by peak, each cheaper than every one with a smaller peak.
+template <class Result, class Choice>
+std::vector<Result> cheapest_per_peak(const std::vector<ChainState<Choice>>& states) {
+  std::vector<Result> front;
+  for (const ChainState<Choice>& st : states) front.push_back(Result{st.choice, st.closed, st.cost});
+  std::sort(front.begin(), front.end(), [](const Result& a, const Result& b) {
+    return a.peak != b.peak ? a.peak < b.peak : a.cost < b.cost;
+  });
+  std::vector<Result> out;
+  for (Result& c : front) {
+    if (out.empty() || c.cost < out.back().cost) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace monet::detail
