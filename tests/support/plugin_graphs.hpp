@@ -22,4 +22,21 @@ inline GraphPtr training_graph(const GraphPtr& fwd) {
   return r.create<BackwardGenerator>(*h, default_params(h->info.params, "test"))->generate(*fwd, TrainingSettings{});
 }
 
+/// The checkpoint DP tests' chain (TOML workload): six blocks of unequal widths (linear, ReLU, linear) and a head,
+/// 7 blocks of the chain.
+inline std::string uneven_chain() {
+  const auto layer = [](const std::string& name, const std::string& op, const std::string& module, const std::string& extra) {
+    return "\n[[layers]]\nname = \"" + name + "\"\nop = \"" + op + "\"\nmodule = \"" + module + "\"\n" + extra;
+  };
+  std::string s = "[[inputs]]\nname = \"x\"\nshape = [4, 16]\n";
+  const int widths[] = {64, 8, 48, 16, 96, 24};
+  for (int b = 0; b < 6; ++b) {
+    const std::string m = "b" + std::to_string(b);
+    s += layer(m + "_fcA", "linear", m, "out_features = " + std::to_string(widths[b]) + "\nbias = false\n");
+    s += layer(m + "_relu", "relu", m, "");
+    s += layer(m + "_fcB", "linear", m, "out_features = 16\nbias = false\n");
+  }
+  return s + layer("fc", "linear", "head", "out_features = 10\n");
+}
+
 }  // namespace monet::test

@@ -23,23 +23,12 @@ using ::testing::HasSubstr;
 
 using test::load;
 using test::training_graph;
+using test::uneven_chain;
 
 std::string layer(const std::string& name, const std::string& op, const std::string& module, const std::string& extra) {
   return "\n[[layers]]\nname = \"" + name + "\"\nop = \"" + op + "\"\nmodule = \"" + module + "\"\n" + extra;
 }
 
-// The DP tests' chain: six blocks of unequal widths (linear, ReLU, linear) and a head, 7 blocks.
-std::string uneven_chain() {
-  std::string s = "[[inputs]]\nname = \"x\"\nshape = [4, 16]\n";
-  const int widths[] = {64, 8, 48, 16, 96, 24};
-  for (int b = 0; b < 6; ++b) {
-    const std::string m = "b" + std::to_string(b);
-    s += layer(m + "_fcA", "linear", m, "out_features = " + std::to_string(widths[b]) + "\nbias = false\n");
-    s += layer(m + "_relu", "relu", m, "");
-    s += layer(m + "_fcB", "linear", m, "out_features = 16\nbias = false\n");
-  }
-  return s + layer("fc", "linear", "head", "out_features = 10\n");
-}
 
 // tests/data/checkpoint_chain17.toml: 17 blocks where CBC's root does not close the gap at this budget.
 constexpr std::int64_t kNodeLimitBudget = 18'057;

@@ -20,21 +20,8 @@ using ::testing::HasSubstr;
 
 using test::load;
 using test::training_graph;
+using test::uneven_chain;
 
-// Six blocks of unequal widths (linear, ReLU, linear) and a head: blocks() is 7 long.
-std::string uneven_chain() {
-  std::string s = "[[inputs]]\nname = \"x\"\nshape = [4, 16]\n";
-  const int widths[] = {64, 8, 48, 16, 96, 24};
-  for (int b = 0; b < 6; ++b) {
-    const std::string m = "b" + std::to_string(b);
-    s += "\n[[layers]]\nname = \"" + m + "_fcA\"\nop = \"linear\"\nout_features = " + std::to_string(widths[b]) +
-         "\nbias = false\nmodule = \"" + m + "\"\n";
-    s += "\n[[layers]]\nname = \"" + m + "_relu\"\nop = \"relu\"\nmodule = \"" + m + "\"\n";
-    s += "\n[[layers]]\nname = \"" + m + "_fcB\"\nop = \"linear\"\nout_features = 16\nbias = false\nmodule = \"" + m +
-         "\"\n";
-  }
-  return s + "\n[[layers]]\nname = \"fc\"\nop = \"linear\"\nout_features = 10\nmodule = \"head\"\n";
-}
 
 std::vector<bool> bits(std::size_t n, std::uint64_t mask) {
   std::vector<bool> c(n);

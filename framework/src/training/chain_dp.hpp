@@ -6,7 +6,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
+
+#include "monet/util/error.hpp"
+#include "monet/training/checkpoint.hpp"
+#include "monet/training/checkpoint_optimal.hpp"
 
 namespace monet::detail {
 
@@ -76,6 +82,42 @@ std::vector<Result> cheapest_per_peak(const std::vector<ChainState<Choice>>& sta
     if (out.empty() || c.cost < out.back().cost) out.push_back(std::move(c));
   }
   return out;
+}
+
+/// The cheapest choice of a front whose peak is within `budget` (none: the budget is below every peak).
+template <class Result>
+std::optional<Result> cheapest_within(const std::vector<Result>& front, std::int64_t budget) {
+  std::optional<Result> best;
+  for (const Result& c : front) {
+    if (c.peak <= budget && (!best || c.cost < best->cost)) best = c;
+  }
+  return best;
+}
+
+/// The policy's choice on an exact DP's front: the cheapest within its budget (a UserError at the budget when
+/// none is), recorded as the proven optimum in `solve` (optional). `what` names the choices ("choice",
+/// "segmentation") for the message.
+template <class Result>
+Result cheapest_or_throw(const std::vector<Result>& front, const CheckpointPolicy& policy, const std::string& what,
+                         std::size_t blocks, const std::string& graph, const std::string& solver, CheckpointSolve* solve) {
+  const std::optional<Result> best = cheapest_within(front, policy.budget);
+  if (!best) {
+    throw UserError(policy.where, "checkpoint budget " + std::to_string(policy.budget) +
+                                      " B is below the smallest backward activation peak any " + what + " of the " +
+                                      std::to_string(blocks) + " blocks of " + graph + " reaches (" +
+                                      std::to_string(front.empty() ? 0 : front.front().peak) + " B)");
+  }
+  if (solve) {  // the DP is exact: its answer is proven optimal
+    *solve = CheckpointSolve{};
+    solve->solver = solver;
+    solve->status = "optimal";
+    solve->cost = policy.cost;
+    solve->budget = policy.budget;
+    solve->objective = solve->best_bound = best->cost;
+    solve->peak = best->peak;
+    solve->blocks = blocks;
+  }
+  return *best;
 }
 
 }  // namespace monet::detail

@@ -259,11 +259,7 @@ std::vector<ChainChoice> chain_front(const CheckpointChain& ch) {
 }
 
 std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain, std::int64_t budget) {
-  std::optional<ChainChoice> best;
-  for (const ChainChoice& c : chain_front(chain)) {
-    if (c.peak <= budget && (!best || c.cost < best->cost)) best = c;
-  }
-  return best;
+  return detail::cheapest_within(chain_front(chain), budget);
 }
 
 std::string CheckpointSolver::text() const {
@@ -317,30 +313,14 @@ std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const Check
   if (solver.name == "segments") return segment_regions(graph, policy, cost, finish, solve);
   const CheckpointChain chain = checkpoint_chain(graph, cost, finish);
   const std::vector<ChainChoice> front = chain_front(chain);
-  std::optional<ChainChoice> best;
-  for (const ChainChoice& c : front) {
-    if (c.peak <= policy.budget && (!best || c.cost < best->cost)) best = c;
-  }
-  if (!best) {
-    throw UserError(policy.where, "checkpoint budget " + std::to_string(policy.budget) +
-                                      " B is below the smallest backward activation peak any choice of the " +
-                                      std::to_string(chain.size()) + " blocks of " + graph->name() + " reaches (" +
-                                      std::to_string(front.empty() ? 0 : front.front().peak) + " B)");
-  }
-  if (solve) {  // the DP is exact: its answer is proven optimal
-    *solve = CheckpointSolve{};
-    solve->solver = "dp";
-    solve->status = "optimal";
-    solve->cost = policy.cost;
-    solve->budget = policy.budget;
-    solve->objective = solve->best_bound = best->cost;
-    solve->peak = best->peak;
-    solve->blocks = chain.size();
+  const ChainChoice best =
+      detail::cheapest_or_throw(front, policy, "choice", chain.size(), graph->name(), "dp", solve);
+  if (solve) {
     for (std::size_t b = 0; b < chain.size(); ++b) {
-      if (best->checkpointed[b]) solve->checkpointed.push_back(chain.names[b]);
+      if (best.checkpointed[b]) solve->checkpointed.push_back(chain.names[b]);
     }
   }
-  return chain.regions_of(best->checkpointed);
+  return chain.regions_of(best.checkpointed);
 }
 
 }  // namespace monet

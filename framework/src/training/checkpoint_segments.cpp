@@ -347,11 +347,7 @@ std::vector<SegmentChoice> segments_front(const CheckpointSegments& m) {
 }
 
 std::optional<SegmentChoice> optimal_segmentation(const CheckpointSegments& m, std::int64_t budget) {
-  std::optional<SegmentChoice> best;
-  for (const SegmentChoice& c : segments_front(m)) {
-    if (c.peak <= budget && (!best || c.cost < best->cost)) best = c;
-  }
-  return best;
+  return detail::cheapest_within(segments_front(m), budget);
 }
 
 std::vector<CheckpointRegion> segment_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
@@ -365,33 +361,17 @@ std::vector<CheckpointRegion> segment_regions(const GraphPtr& graph, const Check
                "DP {:.3f} s, {} segmentations on the front",
                m.size(), m.constant.size(), m.table.size(), m.rewrites, std::chrono::duration<double>(t1 - t0).count(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), front.size());
-  std::optional<SegmentChoice> best;
-  for (const SegmentChoice& c : front) {
-    if (c.peak <= policy.budget && (!best || c.cost < best->cost)) best = c;
-  }
-  if (!best) {
-    throw UserError(policy.where, "checkpoint budget " + std::to_string(policy.budget) +
-                                      " B is below the smallest backward activation peak any segmentation of the " +
-                                      std::to_string(m.size()) + " blocks of " + graph->name() + " reaches (" +
-                                      std::to_string(front.empty() ? 0 : front.front().peak) + " B)");
-  }
-  if (solve) {  // the DP is exact: its answer is proven optimal
-    *solve = CheckpointSolve{};
-    solve->solver = "segments";
-    solve->status = "optimal";
-    solve->cost = policy.cost;
-    solve->budget = policy.budget;
-    solve->objective = solve->best_bound = best->cost;
-    solve->peak = best->peak;
-    solve->blocks = m.size();
-    for (int s : std::set<int>(best->state.begin(), best->state.end())) {
+  const SegmentChoice best =
+      detail::cheapest_or_throw(front, policy, "segmentation", m.size(), graph->name(), "segments", solve);
+  if (solve) {
+    for (int s : std::set<int>(best.state.begin(), best.state.end())) {
       if (s < 0) continue;
       const CheckpointSegment& seg = m.segments[static_cast<std::size_t>(s)];
       solve->checkpointed.push_back(seg.first == seg.last ? m.names[seg.first]
                                                           : m.names[seg.first] + " .. " + m.names[seg.last]);
     }
   }
-  return m.regions_of(best->state);
+  return m.regions_of(best.state);
 }
 
 }  // namespace monet
