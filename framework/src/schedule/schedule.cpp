@@ -702,8 +702,9 @@ class Scheduler {
       // Bring it here: from the core that has had it longest, else from off-chip memory.
       int from = Accelerator::kOffChip;
       std::int64_t avail = item.dram_avail;
+      static const std::vector<int> kNoCopies;
       const bool offchip_only = nd.source && in_.options.sources_from_offchip && avail >= 0;
-      for (int k : offchip_only ? std::vector<int>{} : item.copies) {
+      for (int k : offchip_only ? kNoCopies : item.copies) {  // a reference either way: no copy per need
         const Copy& cp = copies_[static_cast<std::size_t>(k)];
         if (cp.core == c) continue;
         if (from == Accelerator::kOffChip || cp.avail < avail) {
