@@ -1,10 +1,14 @@
 #pragma once
 // Graphs made by the bundled plugins with their default parameters, for tests that build their own workloads.
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
+#include "monet/training/checkpoint.hpp"
+#include "monet/training/modules.hpp"
 
 namespace monet::test {
 
@@ -37,6 +41,24 @@ inline std::string uneven_chain() {
     s += layer(m + "_fcB", "linear", m, "out_features = 16\nbias = false\n");
   }
   return s + layer("fc", "linear", "head", "out_features = 10\n");
+}
+
+/// A graph's top-level module items as a chain of one-region blocks (the checkpoint DP and MILP tests' ResNet chain),
+/// and their labels.
+struct TopLevelChain {
+  std::vector<std::vector<CheckpointRegion>> blocks;
+  std::vector<std::string> names;
+};
+inline TopLevelChain top_level_chain(const Graph& g) {
+  const ModuleTree tree = module_tree(g);
+  TopLevelChain c;
+  for (const ModuleItem& i : tree.root().items) {
+    c.names.push_back(tree.label(g, i));
+    CheckpointRegion r{c.names.back(), tree.operators_of(i)};
+    std::sort(r.operators.begin(), r.operators.end());
+    c.blocks.push_back({r});
+  }
+  return c;
 }
 
 }  // namespace monet::test

@@ -96,15 +96,7 @@ TEST_F(MilpCheckpoint, MatchesTheDpOnTheChain) {
 // DP's at budgets across its front.
 TEST_F(MilpCheckpoint, MatchesTheDpOnResNet18TopLevelItems) {
   const GraphPtr g = training_graph(load("onnx", test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx"));
-  const ModuleTree tree = module_tree(*g);
-  std::vector<std::vector<CheckpointRegion>> blocks;
-  std::vector<std::string> names;
-  for (const ModuleItem& i : tree.root().items) {
-    names.push_back(tree.label(*g, i));
-    CheckpointRegion r{names.back(), tree.operators_of(i)};
-    std::sort(r.operators.begin(), r.operators.end());
-    blocks.push_back({r});
-  }
+  const auto [blocks, names] = test::top_level_chain(*g);
   const CheckpointChain chain = checkpoint_chain(g, blocks, names);
   const CheckpointRegionGraph model = checkpoint_region_graph(g, blocks, names);
   ASSERT_EQ(model.size(), 10u);

@@ -79,15 +79,7 @@ TEST_F(OptimalCheckpoint, ChainModelIsTheRewrittenGraphAndTheDpIsExact) {
 // model; the model against the rewritten graph on the DP's optima and on random choices.
 TEST_F(OptimalCheckpoint, ResNet18TopLevelItems) {
   const GraphPtr g = training_graph(load("onnx", test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx"));
-  const ModuleTree tree = module_tree(*g);
-  std::vector<std::vector<CheckpointRegion>> blocks;
-  std::vector<std::string> names;
-  for (const ModuleItem& i : tree.root().items) {
-    names.push_back(tree.label(*g, i));
-    CheckpointRegion r{names.back(), tree.operators_of(i)};
-    std::sort(r.operators.begin(), r.operators.end());
-    blocks.push_back({r});
-  }
+  const auto [blocks, names] = test::top_level_chain(*g);
   const CheckpointChain ch = checkpoint_chain(g, blocks, names);
   ASSERT_EQ(ch.size(), 10u);
   std::vector<std::int64_t> peaks;

@@ -122,15 +122,7 @@ TEST_F(SegmentCheckpoint, ModelIsTheRewrittenGraphAndTheDpIsExact) {
 // model against the rewritten graph on the optima and on random segmentations.
 TEST_F(SegmentCheckpoint, ResNet18TopLevelItems) {
   const GraphPtr g = training_graph(load("onnx", test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx"));
-  const ModuleTree tree = module_tree(*g);
-  std::vector<std::vector<CheckpointRegion>> blocks;
-  std::vector<std::string> names;
-  for (const ModuleItem& i : tree.root().items) {
-    names.push_back(tree.label(*g, i));
-    CheckpointRegion r{names.back(), tree.operators_of(i)};
-    std::sort(r.operators.begin(), r.operators.end());
-    blocks.push_back({r});
-  }
+  const auto [blocks, names] = test::top_level_chain(*g);
   const CheckpointSegments m = checkpoint_segments(g, blocks, names);
   ASSERT_EQ(m.size(), 10u);
   const std::vector<SegmentState> all = all_segmentations(m);

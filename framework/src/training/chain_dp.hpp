@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@
 #include "monet/training/checkpoint_optimal.hpp"
 
 namespace monet::detail {
+
+/// An open position a partial choice lacks (a recomputation of a block it keeps).
+inline constexpr std::int64_t kAbsent = std::numeric_limits<std::int64_t>::min() / 4;
 
 template <class Choice>
 struct ChainState {

@@ -8,6 +8,7 @@
 #include "monet/training/checkpoint_optimal.hpp"
 #include "monet/training/modules.hpp"
 #include "monet/util/strings.hpp"
+#include "recompute_names.hpp"
 
 namespace monet {
 
@@ -260,7 +261,7 @@ GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>
     for (const Operand& o : op.operands) {
       if (!o.is_output() || copy.contains(o.tensor)) continue;
       Tensor t = g.tensor(o.tensor);
-      t.name += "@recompute";
+      t.name += detail::kRecomputeTag;
       t.in_place_of = kNone;
       copy[o.tensor] = b.add_tensor(std::move(t));
     }
@@ -334,7 +335,7 @@ GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>
       for (OperatorId f : regions[static_cast<std::size_t>(r)].operators) {
         if (!live[static_cast<std::size_t>(f)]) continue;
         Operator c = g.op(f);
-        c.name += "@recompute";
+        c.name += detail::kRecomputeTag;
         c.phase = Phase::recompute;
         for (Operand& o : c.operands) {
           if (o.is_output() || produced_in(o.tensor, r)) o.tensor = copy.at(o.tensor);

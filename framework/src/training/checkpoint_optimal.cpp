@@ -12,19 +12,11 @@
 #include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
 #include "monet/util/strings.hpp"
+#include "recompute_names.hpp"
 
 namespace monet {
 
 namespace {
-
-constexpr std::int64_t kAbsent = std::numeric_limits<std::int64_t>::min() / 4;  // a position this choice lacks
-
-std::string forward_name(std::string name) {
-  const std::string tag = "@recompute";
-  const auto at = name.find(tag);
-  if (at != std::string::npos) name.erase(at, tag.size());
-  return name;
-}
 
 /// One rewritten graph: the live intervals of its activation storages in the positions of the chain.
 struct Measured {
@@ -68,13 +60,7 @@ CheckpointChain checkpoint_chain(const GraphPtr& graph, std::vector<std::vector<
   ch.names = std::move(names);
   ch.regions = std::move(blocks);
   const std::size_t n = ch.regions.size();
-  // Which block a forward operator belongs to, by name (names survive the rewrite; ids do not).
-  std::map<std::string, int> block_of;
-  for (std::size_t b = 0; b < n; ++b) {
-    for (const CheckpointRegion& r : ch.regions[b]) {
-      for (OperatorId o : r.operators) block_of[graph->op(o).name] = static_cast<int>(b);
-    }
-  }
+  const std::map<std::string, int> block_of = detail::block_of_operators(*graph, ch.regions);
   auto measure = [&](const std::vector<bool>& c) {
     GraphPtr g = apply_checkpointing(*graph, ch.regions_of(c));
     if (finish) g = finish(g);
@@ -98,7 +84,7 @@ CheckpointChain checkpoint_chain(const GraphPtr& graph, std::vector<std::vector<
     position[op.name] = ch.present_if.size();
     int present = -1;
     if (op.phase == Phase::recompute) {
-      const auto it = block_of.find(forward_name(op.name));
+      const auto it = block_of.find(detail::forward_name(op.name));
       present = it == block_of.end() ? -1 : it->second;
     }
     ch.present_if.push_back(present);
@@ -115,7 +101,7 @@ CheckpointChain checkpoint_chain(const GraphPtr& graph, std::vector<std::vector<
   auto owner = [&](const Graph& g, TensorId storage) {
     const Tensor& t = g.tensor(storage);
     if (t.producer != kNone) {
-      const auto it = block_of.find(forward_name(g.op(t.producer).name));
+      const auto it = block_of.find(detail::forward_name(g.op(t.producer).name));
       return it == block_of.end() ? -1 : it->second;
     }
     int first = -1;
@@ -161,7 +147,7 @@ CheckpointChain checkpoint_chain(const GraphPtr& graph, std::vector<std::vector<
   ch.macs.assign(n, 0);
   for (const Operator& op : g1.operators()) {
     if (op.phase != Phase::recompute) continue;
-    const auto it = block_of.find(forward_name(op.name));
+    const auto it = block_of.find(detail::forward_name(op.name));
     if (it == block_of.end()) continue;
     const auto b = static_cast<std::size_t>(it->second);
     ch.macs[b] += op.macs();
@@ -241,12 +227,12 @@ std::vector<ChainChoice> chain_front(const CheckpointChain& ch) {
           const bool nxt = s < n && x.choice[s];
           const auto& row = ch.table[b][(cur ? 2 : 0) + (nxt ? 1 : 0)];
           for (std::size_t i = 0; i < open_positions.size(); ++i) {
-            if (x.open[i] != kAbsent) x.open[i] += row[open_positions[i]];
+            if (x.open[i] != detail::kAbsent) x.open[i] += row[open_positions[i]];
           }
         }
         if (s < n) {  // positions that are recomputations of block s exist only when it is checkpointed
           for (std::size_t i = 0; i < open_positions.size(); ++i) {
-            if (ch.present_if[open_positions[i]] == static_cast<int>(s) && c == 0) x.open[i] = kAbsent;
+            if (ch.present_if[open_positions[i]] == static_cast<int>(s) && c == 0) x.open[i] = detail::kAbsent;
           }
         }
         next.push_back(std::move(x));

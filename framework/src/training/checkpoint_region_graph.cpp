@@ -14,17 +14,11 @@
 
 #include "monet/training/checkpoint_milp.hpp"
 #include "monet/training/memory.hpp"
+#include "recompute_names.hpp"
 
 namespace monet {
 
 namespace {
-
-std::string forward_name(std::string name) {
-  const std::string tag = "@recompute";
-  const auto at = name.find(tag);
-  if (at != std::string::npos) name.erase(at, tag.size());
-  return name;
-}
 
 /// Per backward operator (by name), the activation storages (by name) it reads, writes or keeps alive.
 std::map<std::string, std::set<std::string>> storage_uses(const Graph& g, std::size_t start,
@@ -70,7 +64,6 @@ std::int64_t CheckpointRegionGraph::peak(const std::vector<bool>& c) const {
   return peak;
 }
 
-
 CheckpointRegionGraph checkpoint_region_graph(const GraphPtr& graph, std::vector<std::vector<CheckpointRegion>> blocks,
                                               std::vector<std::string> names, const RecomputeCost& cost,
                                               const GraphFinish& finish) {
@@ -78,14 +71,9 @@ CheckpointRegionGraph checkpoint_region_graph(const GraphPtr& graph, std::vector
   m.names = std::move(names);
   m.regions = std::move(blocks);
   const std::size_t n = m.regions.size();
-  std::map<std::string, int> block_of;  // forward operator name -> block (names survive the rewrite; ids do not)
-  for (std::size_t b = 0; b < n; ++b) {
-    for (const CheckpointRegion& r : m.regions[b]) {
-      for (OperatorId o : r.operators) block_of[graph->op(o).name] = static_cast<int>(b);
-    }
-  }
+  const std::map<std::string, int> block_of = detail::block_of_operators(*graph, m.regions);
   auto block = [&](const std::string& op_name) {
-    const auto it = block_of.find(forward_name(op_name));
+    const auto it = block_of.find(detail::forward_name(op_name));
     return it == block_of.end() ? -1 : it->second;
   };
   auto rewrite = [&](bool all) {

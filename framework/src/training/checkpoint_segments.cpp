@@ -12,19 +12,11 @@
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/util/strings.hpp"
+#include "recompute_names.hpp"
 
 namespace monet {
 
 namespace {
-
-constexpr std::int64_t kAbsent = std::numeric_limits<std::int64_t>::min() / 4;  // a position this choice lacks
-
-std::string forward_name(std::string name) {
-  const std::string tag = "@recompute";
-  const auto at = name.find(tag);
-  if (at != std::string::npos) name.erase(at, tag.size());
-  return name;
-}
 
 /// The states block k may take after block k - 1 took `previous` (-2: k is the first block).
 std::vector<int> next_states(const CheckpointSegments& m, std::size_t k, int previous) {
@@ -105,14 +97,9 @@ CheckpointSegments checkpoint_segments(const GraphPtr& graph, std::vector<std::v
   for (std::size_t a = 0; a < n; ++a) {
     for (std::size_t b = a; b < n; ++b) m.segments.push_back({a, b});
   }
-  std::map<std::string, int> block_of;  // forward operator name -> block
-  for (std::size_t k = 0; k < n; ++k) {
-    for (const CheckpointRegion& r : m.blocks[k]) {
-      for (OperatorId o : r.operators) block_of[graph->op(o).name] = static_cast<int>(k);
-    }
-  }
+  const std::map<std::string, int> block_of = detail::block_of_operators(*graph, m.blocks);
   auto block = [&](const std::string& op_name) {
-    const auto it = block_of.find(forward_name(op_name));
+    const auto it = block_of.find(detail::forward_name(op_name));
     return it == block_of.end() ? -1 : it->second;
   };
 
@@ -328,13 +315,13 @@ std::vector<SegmentChoice> segments_front(const CheckpointSegments& m) {
         if (s > 0) {  // block s - 1's term is now known
           const auto& row = m.table.at({static_cast<int>(s - 1), x.choice[s - 1], s < n ? x.choice[s] : -1});
           for (std::size_t i = 0; i < open_positions.size(); ++i) {
-            if (x.open[i] != kAbsent) x.open[i] += row[open_positions[i]];
+            if (x.open[i] != detail::kAbsent) x.open[i] += row[open_positions[i]];
           }
         }
         if (s < n) {  // the recompute positions of segments starting here exist only when that one is chosen
           for (std::size_t i = 0; i < open_positions.size(); ++i) {
             const int q = m.present_if[open_positions[i]];
-            if (q >= 0 && m.segments[static_cast<std::size_t>(q)].first == s && q != c) x.open[i] = kAbsent;
+            if (q >= 0 && m.segments[static_cast<std::size_t>(q)].first == s && q != c) x.open[i] = detail::kAbsent;
           }
         }
         next.push_back(std::move(x));
