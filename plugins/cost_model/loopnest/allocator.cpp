@@ -67,6 +67,22 @@ MemoryAllocator::MemoryAllocator(const Layer& layer, const Hierarchy& h, const S
         step.holders.push_back(holder);
       }
     }
+    // The inclusive check cannot fail where every next level holds this memory's capacity times the largest
+    // spatial fan-out between them (the usual hierarchy): it is skipped there, off the search's hot path.
+    double fanout = 1;
+    for (const Holder& holder : step.holders) {
+      double f = 1;
+      if (holder.level + 1 < spatial.frac[holder.op].size()) {
+        for (const Loop& l : spatial.frac[holder.op][holder.level + 1]) f *= std::max(1.0, l.size);
+      }
+      fanout = std::max(fanout, f);
+    }
+    const double worst = static_cast<double>(step.memory->size_bits) * fanout;
+    if (std::all_of(step.holders.begin(), step.holders.end(),
+                    [&](const Holder& x) { return x.next_memory < 0 || x.next_capacity >= worst; })) {
+      for (Holder& x : step.holders) x.next_memory = -1;
+    }
+    step.check_above = std::any_of(step.holders.begin(), step.holders.end(), [](const Holder& x) { return x.next_memory >= 0; });
     if (!step.holders.empty()) steps_.push_back(std::move(step));
   }
   for (const LayerOperand& op : layer.ops) level_count_.push_back(h.levels[op.slot].size());
@@ -213,7 +229,7 @@ const Temporal* MemoryAllocator::allocate(const Nest& ordering, std::string* why
         for (std::size_t i2 = 0; i2 < o2.size(); ++i2) {
           const double total = 0.0 + o0[i0].bits + o1[i1].bits + o2[i2].bits;
           const double cost = 0.0 + o0[i0].fetched + o1[i1].fetched + o2[i2].fetched;
-          if (total <= capacity && fits_above(step, {o0[i0].up_bits, o1[i1].up_bits, o2[i2].up_bits}) &&
+          if (total <= capacity && (!step.check_above || fits_above(step, {o0[i0].up_bits, o1[i1].up_bits, o2[i2].up_bits})) &&
               (!found || cost <= best_cost)) {
             found = true;
             b0 = i0;

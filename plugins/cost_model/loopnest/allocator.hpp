@@ -34,6 +34,7 @@ class MemoryAllocator {
   struct Step {  // a memory that holds operands, bottom-up
     const MemoryLevel* memory = nullptr;
     std::vector<Holder> holders;  // in the memory's operand order
+    bool check_above = false;     // some holder's next level may not hold what it keeps here (inclusive allocation)
   };
   struct Option {
     std::size_t i;   // loops taken

@@ -512,14 +512,15 @@ const Evaluation& MappingEvaluator::finish() {
     ev.memory_energy[o].assign(levels.size(), 0);
     ev.word_accesses[o].assign(levels.size(), {0, 0, 0, 0});
     ev.inst_bandwidth[o].assign(levels.size(), {0, 0, 0, 0});
-    ev.inst_bandwidth_truncated[o].assign(levels.size(), {0, 0, 0, 0});
+    const bool truncated = opt.stream_mapping_objective || opt.stream_bandwidth_rounding;  // only Stream's use them
+    ev.inst_bandwidth_truncated[o].assign(truncated ? levels.size() : 0, {0, 0, 0, 0});
     for (std::size_t m = 0; m < levels.size(); ++m) {
       for (int d = 0; d < 4; ++d) {
         const auto& t = pf[o].transfers[m][static_cast<std::size_t>(d)];
         if (t.count > 0 && t.window > 0) {
           ev.inst_bandwidth[o][m][static_cast<std::size_t>(d)] = t.amount * t.prec / t.window;
         }
-        ev.inst_bandwidth_truncated[o][m][static_cast<std::size_t>(d)] = pi(o).transfers[m][static_cast<std::size_t>(d)].inst_bw;
+        if (truncated) ev.inst_bandwidth_truncated[o][m][static_cast<std::size_t>(d)] = pi(o).transfers[m][static_cast<std::size_t>(d)].inst_bw;
       }
     }
     for (std::size_t m = 0; m < levels.size(); ++m) {
@@ -706,7 +707,7 @@ const Evaluation& MappingEvaluator::finish() {
       const double computation = std::ceil(T) + stall;
       if (computation > 0) borrowed[static_cast<std::size_t>(a.op)] = std::ceil((need_[k] - reduced[k]) / computation * bmax - 1e-9);
     }
-    if (core.memories[static_cast<std::size_t>(pw.memory)].offchip) {
+    if (opt.stream_mapping_objective && core.memories[static_cast<std::size_t>(pw.memory)].offchip) {
       for (std::size_t o = 0; o < borrowed.size(); ++o) borrowed_offchip_bw_[o] += borrowed[o];
     }
   }

@@ -189,7 +189,7 @@ struct Evaluation {
   /// window it must move in (ZigZag's req_mem_bw_inst), from the fractional spatial mapping.
   std::vector<std::vector<std::array<double, 4>>> inst_bandwidth;
   /// The same as ZigZag 3.8 reports it (req_mem_bw_inst, Stream's source): from the integer spatial mapping,
-  /// the average truncated to whole bits/cycle before and after its scaling.
+  /// the average truncated to whole bits/cycle before and after its scaling. Empty unless a Stream quirk reads it.
   std::vector<std::vector<std::array<double, 4>>> inst_bandwidth_truncated;
 };
 /// The analytical model (sections 6-8) of one spatial + temporal mapping.
