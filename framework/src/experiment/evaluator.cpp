@@ -125,7 +125,9 @@ ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std
   if (!cn_core.empty()) in.cn_core = &cn_core;
   in.memory_by_use = memory_by_use;
   if (!offloaded_.empty()) in.offloaded = &offloaded_;
-  return schedule(in);
+  ScheduleResult r = schedule(in);
+  if (system_step_) finish_system_step(*system_step_, *graph_, cns_, *accelerator_, r);
+  return r;
 }
 
 }  // namespace monet

@@ -560,7 +560,8 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
   }
 
   read_training(root, e, registry);
-  if (auto p = root.table("parallelism")) e.parallelism = read_parallelism(*p, e.training_mode == "training", e.training.checkpoint);
+  std::optional<TableReader> parallelism_table = root.table("parallelism");
+  if (parallelism_table) e.parallelism = read_parallelism(*parallelism_table, e.training_mode == "training", e.training.checkpoint);
   if (auto p = root.table("precision")) {
     e.precision = read_precision(*p);
     p->finish();
@@ -569,7 +570,13 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
 
   {
     TableReader a = root.required_table("architecture");
-    e.architecture_file = a.required_path("file");
+    if (auto system = a.path("system")) {
+      if (a.has("file")) a.fail("file", "give `file` or `system`, not both: the system names its chip");
+      e.system = read_system(*system);
+      e.architecture_file = e.system->chip;
+    } else {
+      e.architecture_file = a.required_path("file");
+    }
     ArchitectureDocuments docs = architecture(e.architecture_file);
     if (a.has("unset")) {
       const std::vector<std::string> paths = *a.string_list("unset");
@@ -607,6 +614,43 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
     }
     e.architecture = std::make_shared<const ArchitectureDocuments>(docs);
     e.accelerator = apply_estimators(docs.build(), registry);
+  }
+  if (parallelism_table) {
+    if (e.parallelism.chips() > 1 && !e.system) {
+      throw UserError(e.parallelism.where_chips, "a step over " + std::to_string(e.parallelism.chips()) +
+                                                     " chips needs a system of chips: [architecture] system = \"...\" "
+                                                     "(architectures/systems/)");
+    }
+    if (e.system) {
+      e.parallelism_model = choose(*parallelism_table, PluginKind::parallelism, "megatron", registry, parallelism_kernel_keys());
+      if (e.training_mode != "training") {
+        throw UserError(root.where("architecture"), "a step on a system of chips is a training step ([training] mode = \"training\")");
+      }
+      if (e.training.micro_batches != 1) {
+        throw UserError(e.parallelism.where, "on a system of chips the pipeline runs global_batch / (micro-batch x data) "
+                                             "micro-batches: leave [training] micro_batches at 1");
+      }
+      // One rank of the tensor-parallel group: the frontend generates it (docs/datacenter.md).
+      const auto& specs = e.frontend.info().params;
+      const bool splits = std::any_of(specs.begin(), specs.end(), [](const ParamSpec& s) { return s.name == "tensor_parallel"; });
+      if (splits) {
+        const std::int64_t given = e.frontend.params.get_int("tensor_parallel");
+        if (given > 0 && given != e.parallelism.tensor) {
+          e.frontend.params.fail("tensor_parallel", "[workload] tensor_parallel = " + std::to_string(given) +
+                                                        " but [parallelism] tensor = " + std::to_string(e.parallelism.tensor));
+        }
+        e.frontend.params.set("tensor_parallel", e.parallelism.tensor, e.parallelism.where);
+      } else if (e.parallelism.tensor > 1) {
+        throw UserError(e.parallelism.where_chips, "the workload frontend '" + e.frontend.name() +
+                                                       "' cannot generate one rank of a tensor-parallel group (it has no "
+                                                       "tensor_parallel parameter)");
+      }
+    } else {
+      for (const std::string& k : parallelism_kernel_keys()) parallelism_table->mark_used(k);
+      parallelism_table->finish();
+    }
+  } else if (e.system) {
+    throw UserError(root.where("architecture"), "a system of chips needs a [parallelism] table (tensor, pipeline, data, global_batch)");
   }
   read_cost_models(root, e, registry);
   read_allocation(root, e);

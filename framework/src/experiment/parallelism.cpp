@@ -4,9 +4,16 @@
 
 namespace monet {
 
+const std::vector<std::string>& parallelism_kernel_keys() {
+  static const std::vector<std::string> keys{"tensor",    "pipeline",   "data",        "virtual_pipeline",
+                                             "sequence_parallel", "recompute", "zero_stage", "global_batch"};
+  return keys;
+}
+
 Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& checkpoint) {
   Parallelism p;
   p.given = true;
+  p.where = t.where();
   p.tensor = t.integer("tensor", Bounds::at_least(1)).value_or(1);
   p.pipeline = t.integer("pipeline", Bounds::at_least(1)).value_or(1);
   p.data = t.integer("data", Bounds::at_least(1)).value_or(1);
@@ -14,7 +21,7 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   p.sequence_parallel = t.boolean("sequence_parallel").value_or(false);
   p.recompute = t.choice("recompute", {"none", "selective", "full"}).value_or("none");
   p.zero_stage = t.integer("zero_stage", Bounds{0.0, 3.0, false, false}).value_or(0);
-  t.finish();
+  p.global_batch = t.integer("global_batch", Bounds::at_least(1)).value_or(0);
 
   // Megatron's own consistency rules first, so a configuration is judged before it is refused as not built.
   if (p.virtual_pipeline > 1 && p.pipeline < 2) {
@@ -36,11 +43,12 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
     checkpoint = recompute_policy(p.recompute, t.where("recompute"));
   }
   for (const char* key : {"tensor", "pipeline", "data"}) {
-    const std::int64_t v = std::string(key) == "tensor" ? p.tensor : std::string(key) == "pipeline" ? p.pipeline : p.data;
-    if (v > 1) {
-      t.fail(key, std::string(key) + " = " + std::to_string(v) +
-                      ": steps over several chips are not modelled yet (issue 14); monet evaluates one chip");
-    }
+    const std::string k = key;
+    const std::int64_t v = k == "tensor" ? p.tensor : k == "pipeline" ? p.pipeline : p.data;
+    if (v > 1 && !p.where_chips.known()) p.where_chips = t.where(key);
+  }
+  if (p.chips() > 1 && !training) {
+    throw UserError(p.where_chips, "a step over several chips is a training step ([training] mode = \"training\")");
   }
   return p;
 }
@@ -49,7 +57,8 @@ std::string parallelism_toml(const Parallelism& p) {
   return "tensor = " + std::to_string(p.tensor) + "\npipeline = " + std::to_string(p.pipeline) +
          "\ndata = " + std::to_string(p.data) + "\nvirtual_pipeline = " + std::to_string(p.virtual_pipeline) +
          "\nsequence_parallel = " + (p.sequence_parallel ? "true" : "false") + "\nrecompute = \"" + p.recompute +
-         "\"\nzero_stage = " + std::to_string(p.zero_stage) + "\n";
+         "\"\nzero_stage = " + std::to_string(p.zero_stage) + "\n" +
+         (p.global_batch > 0 ? "global_batch = " + std::to_string(p.global_batch) + "\n" : "");
 }
 
 }  // namespace monet

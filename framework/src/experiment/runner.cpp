@@ -376,8 +376,23 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   // Offloading moves data, not operators: the scheduler pages the chosen saved activations out and back.
   std::vector<bool> offloaded;
   if (e.training_mode == "training" && e.offload.active()) offloaded = offload_mask(*p.graph, offloaded_tensors(*p.graph, e.offload));
-  p.evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), *cns, std::move(allowed),
-                                            e.schedule, cache == &own ? nullptr : cache->costs(), std::move(offloaded));
+  auto evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), *cns, std::move(allowed),
+                                               e.schedule, cache == &own ? nullptr : cache->costs(), std::move(offloaded));
+  if (e.system) {
+    auto model = registry.create<ParallelismModel>(*e.parallelism_model->plugin, e.parallelism_model->params);
+    const Parallelism& par = e.parallelism;
+    ParallelLayout layout{par.tensor, par.pipeline, par.data, par.virtual_pipeline, par.sequence_parallel, par.zero_stage};
+    TensorParallelPlan plan;
+    try {
+      plan = model->plan(*p.graph, layout);
+    } catch (const UserError& err) {
+      if (err.where().known()) throw;
+      throw UserError(e.parallelism_model->where, err.message());
+    }
+    evaluator->set_system_step(std::make_shared<const SystemStep>(
+        SystemStep{*e.system, layout, par.global_batch, std::move(plan), par.where}));
+  }
+  p.evaluator = std::move(evaluator);
   p.search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);
   p.experiment = std::move(e);
   return p;

@@ -15,5 +15,6 @@ SearchStopped::~SearchStopped() = default;
 SearchContext::~SearchContext() = default;
 SearchAlgorithm::~SearchAlgorithm() = default;
 Estimator::~Estimator() = default;
+ParallelismModel::~ParallelismModel() = default;
 
 }  // namespace monet

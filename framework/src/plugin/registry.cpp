@@ -32,13 +32,15 @@ std::string to_string(PluginKind k) {
     case PluginKind::fusion: return "fusion";
     case PluginKind::search: return "search";
     case PluginKind::estimator: return "estimator";
+    case PluginKind::parallelism: return "parallelism";
   }
   return "?";
 }
 
 std::vector<PluginKind> all_plugin_kinds() {
   return {PluginKind::frontend, PluginKind::backward, PluginKind::optimizer,
-          PluginKind::cost_model, PluginKind::fusion, PluginKind::search, PluginKind::estimator};
+          PluginKind::cost_model, PluginKind::fusion, PluginKind::search, PluginKind::estimator,
+          PluginKind::parallelism};
 }
 
 Plugin::~Plugin() = default;

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "monet/arch/estimation.hpp"
+#include "monet/system/parallel_step.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/offload.hpp"
 
@@ -32,6 +33,13 @@ std::vector<std::pair<std::string, std::string>> metric_keys() {
           {"area_mm2", "mm2"},
           {"mfu", ""},
           {"hfu", ""},
+          // The step of the whole system (docs/datacenter.md); on one chip: latency_s, 1 chip, the chip's own.
+          {"step_time_s", "s"},
+          {"model_tflops_per_chip", "TFLOP/s"},
+          {"hardware_tflops_per_chip", "TFLOP/s"},
+          {"chips", ""},
+          {"energy_per_step_j", "J"},
+          {"memory_per_chip_bytes", "B"},
           // Training steps (0 for a forward pass): activation memory and recomputation (docs/training.md).
           {"training.saved_activation_bytes", "B"},
           {"training.peak_activation_bytes", "B"},
@@ -94,6 +102,18 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
     offload_peak = offloaded_peak_activation_bytes(*p.graph, tensors);
   }
   const double latency_s = acc.frequency_hz > 0 ? latency / acc.frequency_hz : 0;
+  const auto total_macs = static_cast<double>(p.graph->total_macs());
+  // The system's step, or this chip's.
+  double step_s = latency_s, model_tf = latency_s > 0 ? 2 * (total_macs - static_cast<double>(recompute_macs)) / latency_s / 1e12 : 0;
+  double hardware_tf = latency_s > 0 ? 2 * total_macs / latency_s / 1e12 : 0, chips = 1, step_j = s.energy_pj() * 1e-12;
+  double chip_bytes = static_cast<double>((s.peak_offchip_bits + 7) / 8);
+  Utilisation used = busy;
+  if (s.parallel) {
+    const ParallelStep& ps = *s.parallel;
+    step_s = ps.step_time_s, model_tf = ps.model_tflops_per_chip, hardware_tf = ps.hardware_tflops_per_chip;
+    chips = static_cast<double>(ps.chips), step_j = ps.energy_j, chip_bytes = static_cast<double>(ps.memory_bytes);
+    used = Utilisation{ps.mfu, ps.hfu};
+  }
   std::vector<Metric> out;
   for (const auto& [key, unit] : metric_keys()) out.push_back(Metric{key, unit, 0});
   std::size_t i = 0;
@@ -103,7 +123,8 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
                    static_cast<double>((s.peak_offchip_bits + 7) / 8), static_cast<double>(onchip),
                    static_cast<double>(max_core), static_cast<double>(capacity), s.capacity_violation,
                    static_cast<double>(pes), static_cast<double>(acc.cores.size()), static_cast<double>(p.graph->total_macs()),
-                   area ? area->total_mm2 : std::numeric_limits<double>::quiet_NaN(), busy.mfu, busy.hfu,
+                   area ? area->total_mm2 : std::numeric_limits<double>::quiet_NaN(), used.mfu, used.hfu, step_s,
+                   model_tf, hardware_tf, chips, step_j, chip_bytes,
                    static_cast<double>(memory.saved_activation_bytes), static_cast<double>(memory.peak_activation_bytes),
                    static_cast<double>(recompute_macs), static_cast<double>(offload_peak),
                    static_cast<double>((s.offloaded_bits + 7) / 8)}) {

@@ -1,5 +1,7 @@
 #include "monet/report/report.hpp"
 
+#include "monet/system/parallel_step.hpp"
+
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -65,6 +67,51 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   const Utilisation busy = utilisation(p, s);
   j["mfu"] = busy.mfu;  // the model's MACs over every PE's slots of the step (recomputation left out)
   j["hfu"] = busy.hfu;  // every executed MAC, recomputation included
+  if (s.parallel) {
+    // The system's step (docs/datacenter.md); the fields above are one rank's whole-depth step on one chip.
+    const ParallelStep& ps = *s.parallel;
+    j["mfu"] = ps.mfu;
+    j["hfu"] = ps.hfu;
+    j["step_time_s"] = ps.step_time_s;
+    j["model_tflops_per_chip"] = ps.model_tflops_per_chip;
+    j["hardware_tflops_per_chip"] = ps.hardware_tflops_per_chip;
+    const Parallelism& par = e.parallelism;
+    j["system"] = json{
+        {"name", e.system->name},
+        {"file", e.system->file.string()},
+        {"chips", ps.chips},
+        {"chips_in_system", e.system->chips()},
+        {"tensor", par.tensor},
+        {"pipeline", par.pipeline},
+        {"data", par.data},
+        {"virtual_pipeline", par.virtual_pipeline},
+        {"zero_stage", par.zero_stage},
+        {"global_batch", ps.global_batch},
+        {"micro_batch", ps.micro_batch},
+        {"micro_batches", ps.micro_batches},
+        {"peak_tflops_per_chip", ps.peak_tflops_per_chip},
+        {"model_flops", ps.model_flops},
+        {"hardware_flops", ps.hardware_flops},
+        {"time_s", json{{"step", ps.step_time_s},
+                        {"compute", ps.compute_s},
+                        {"recompute_in_compute", ps.recompute_s},
+                        {"tensor_parallel_communication", ps.tensor_comm_s},
+                        {"pipeline_bubble", ps.bubble_s},
+                        {"data_parallel_communication", ps.data_comm_s},
+                        {"optimizer", ps.optimizer_s},
+                        {"pipeline_send_per_micro_batch", ps.pipeline_send_s}}},
+        {"energy_j", json{{"step", ps.energy_j},
+                          {"compute", ps.compute_energy_j},
+                          {"communication", ps.communication_energy_j},
+                          {"per_sample", ps.energy_j / static_cast<double>(ps.global_batch)}}},
+        {"memory_per_chip_bytes", json{{"total", ps.memory_bytes},
+                                       {"weights", ps.weight_bytes},
+                                       {"gradients", ps.gradient_bytes},
+                                       {"optimizer_states", ps.optimizer_bytes},
+                                       {"activations", ps.activation_bytes},
+                                       {"capacity", ps.memory_capacity_bytes},
+                                       {"stage", ps.memory_stage}}}};
+  }
   j["energy_breakdown"] = json{{"mac_energy_pj", s.energy.mac_pj},
                                {"onchip_memory_energy_pj", s.energy.onchip_memory_pj},
                                {"offchip_energy_pj", s.energy.offchip_pj},
@@ -277,11 +324,22 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
     if (e.checkpoint_solver.node_limit >= 0) out << "node_limit = " << e.checkpoint_solver.node_limit << "\n";
   }
   if (e.offload.active()) out << "offload = " << string_list(e.offload.modules) << "\n";
-  if (e.parallelism.given) out << "\n[parallelism]\n" << parallelism_toml(e.parallelism);
+  if (e.parallelism.given) {
+    out << "\n[parallelism]\n" << parallelism_toml(e.parallelism);
+    if (e.parallelism_model) {
+      out << "plugin = " << toml_string(e.parallelism_model->name()) << "\n";
+      write_params(out, *e.parallelism_model, dir);
+    }
+  }
 
   if (e.precision) out << "\n[precision]\n" << precision_toml(*e.precision);
 
-  out << "\n[architecture]\nfile = " << toml_string(relative_to(e.architecture_file, dir)) << "\n";
+  if (e.system) {
+    out << "\n[architecture]\nsystem = " << toml_string(relative_to(e.system->file, dir)) << "  # chip: "
+        << relative_to(e.architecture_file, dir) << "\n";
+  } else {
+    out << "\n[architecture]\nfile = " << toml_string(relative_to(e.architecture_file, dir)) << "\n";
+  }
   if (!e.architecture_unset.empty()) out << "unset = " << string_list(e.architecture_unset) << "\n";
   if (!e.architecture_set.empty()) {
     out << "\n[architecture.set]\n";

@@ -30,7 +30,7 @@ struct GptConfig {
   ElementType dtype = ElementType::bf16;
 };
 
-GptConfig read_config(TableReader& w, std::int64_t batch_override) {
+GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t tensor_override) {
   GptConfig c;
   c.name = w.string("name").value_or(c.name);
   (void)w.choice("generator", {"gpt"});
@@ -47,6 +47,7 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override) {
   c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
   c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
   c.tensor = w.integer("tensor_parallel", Bounds::at_least(1)).value_or(1);
+  if (tensor_override > 0) c.tensor = tensor_override;
   c.hidden_dropout = w.number("hidden_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.hidden_dropout);
   c.attention_dropout = w.number("attention_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.attention_dropout);
   if (auto d = w.string("dtype")) {
@@ -235,11 +236,11 @@ class GptBuilder {
 
 }  // namespace
 
-GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override) {
+GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override, std::int64_t tensor_override) {
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   TableReader w = root.required_table("workload");
   const SourceLocation where = w.where();
-  const GptConfig c = read_config(w, batch_override);
+  const GptConfig c = read_config(w, batch_override, tensor_override);
   root.finish();
   return GptBuilder(c, where).build();
 }

@@ -11,6 +11,6 @@ namespace monet::plugins {
 /// Reads the [workload] table of `doc` (hidden, layers, heads, seq_length, vocab, ffn_hidden, global_batch,
 /// micro_batch, dropouts, dtype) and builds the graph; `batch_override` > 0 replaces micro_batch. Every mistake
 /// is a UserError at its key.
-GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override);
+GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override, std::int64_t tensor_override = 0);
 
 }  // namespace monet::plugins

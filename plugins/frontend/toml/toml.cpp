@@ -491,22 +491,33 @@ class TomlFrontend final : public WorkloadFrontend {
     i.params = {ParamSpec::integer("batch", 0)
                     .with_bounds(Bounds::non_negative())
                     .with_unit("samples")
-                    .with_doc("overrides the leading (batch) dimension of every input; 0 keeps the file's")};
+                    .with_doc("overrides the leading (batch) dimension of every input; 0 keeps the file's"),
+                ParamSpec::integer("tensor_parallel", 0)
+                    .with_bounds(Bounds::non_negative())
+                    .with_unit("chips")
+                    .with_doc("generated workloads: overrides the file's tensor_parallel (the kernel sets it from "
+                              "[parallelism] tensor for a step on a system of chips); 0 keeps the file's")};
     return i;
   }
-  explicit TomlFrontend(const ParamValues& p) : batch_(p.get_int("batch")) {}
+  explicit TomlFrontend(const ParamValues& p) : batch_(p.get_int("batch")), tensor_(p.get_int("tensor_parallel")) {}
 
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     const TomlDocument doc = TomlDocument::parse_file(file);
     // A generated workload (docs/datacenter.md): [workload] generator = "gpt" and Megatron's dimensions.
     if (const auto* w = doc.root().get_as<toml::table>("workload"); w && w->contains("generator")) {
-      return build_gpt(doc, batch_);
+      return build_gpt(doc, batch_, tensor_);
+    }
+    if (tensor_ > 1) {
+      throw UserError(SourceLocation{file.string()}, "tensor_parallel = " + std::to_string(tensor_) +
+                                                          ": only generated workloads ([workload] generator) can be split "
+                                                          "into the ranks of a tensor-parallel group");
     }
     return TomlWorkload(doc, batch_).build();
   }
 
  private:
   std::int64_t batch_;
+  std::int64_t tensor_;
 };
 
 }  // namespace

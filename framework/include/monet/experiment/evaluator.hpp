@@ -11,6 +11,7 @@
 
 #include "monet/experiment/cost_cache.hpp"
 #include "monet/plugin/interfaces.hpp"
+#include "monet/system/parallel_step.hpp"
 
 namespace monet {
 
@@ -36,6 +37,9 @@ class MONET_API Evaluator {
   /// Costs every distinct (tile, allowed core) query in parallel, once per evaluator: a cold run's cost-model
   /// work is known before scheduling.
   void prewarm() const;
+  /// A step on a system of chips (set once, before the evaluator is shared): every schedule becomes the system's.
+  void set_system_step(std::shared_ptr<const SystemStep> step) { system_step_ = std::move(step); }
+  [[nodiscard]] const SystemStep* system_step() const { return system_step_.get(); }
   [[nodiscard]] const std::vector<std::vector<int>>& allowed_cores() const { return allowed_cores_; }
   [[nodiscard]] const ScheduleOptions& options() const { return options_; }
   [[nodiscard]] const Graph& graph() const { return *graph_; }
@@ -64,6 +68,7 @@ class MONET_API Evaluator {
   std::vector<std::vector<int>> allowed_cores_;  // per operator, sorted core ids
   std::shared_ptr<CostCache> cache_;
   std::vector<bool> offloaded_;  // per tensor (empty: nothing offloaded)
+  std::shared_ptr<const SystemStep> system_step_;
   /// Per CN (ScheduleOptions::padded_tiles): the ranges its cost is queried with; empty: its own ranges.
   std::vector<std::vector<Range>> costed_ranges_;
   [[nodiscard]] std::span<const Range> costed_ranges(const ComputationNode& cn) const;

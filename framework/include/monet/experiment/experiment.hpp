@@ -17,6 +17,7 @@
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/schedule/schedule.hpp"
+#include "monet/system/system.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
 #include "monet/training/offload.hpp"
 
@@ -80,6 +81,10 @@ struct Experiment {
   std::optional<Precision> precision;  // [precision]; absent: the workload's own element types
   /// [parallelism] (Megatron's names); its `recompute` has become training.checkpoint.
   Parallelism parallelism;
+  /// [parallelism] plugin (default megatron): the family's tensor-parallel rules; set when a system is given.
+  std::optional<PluginChoice> parallelism_model;
+  /// [architecture] system: the system of chips a [parallelism] step runs on; `accelerator` is then its chip.
+  std::optional<System> system;
 
   std::filesystem::path architecture_file;
   /// [architecture.set]: changes to the accelerator file by path, in file order (path, TOML value text).

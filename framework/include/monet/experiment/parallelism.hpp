@@ -1,10 +1,10 @@
 #pragma once
-// [parallelism]: how a training step is spread over chips, in Megatron-LM's names (docs/datacenter.md). Today only
-// `recompute` acts (it becomes the step's checkpoint policy, training/recompute.hpp); the multi-chip keys are read
-// and checked for consistency, and values other than one chip are refused until the parallelism transformation
-// exists (issue 14).
+// [parallelism]: how a training step is spread over chips, in Megatron-LM's names (docs/datacenter.md). `recompute`
+// becomes the step's checkpoint policy (training/recompute.hpp); more than one chip needs a system of chips
+// ([architecture] system), over which system/parallel_step.hpp evaluates the step.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/checkpoint.hpp"
@@ -19,12 +19,18 @@ struct Parallelism {
   bool sequence_parallel = false;     // norms and dropouts split along the sequence over the tensor group
   std::string recompute = "none";     // none | selective | full
   std::int64_t zero_stage = 0;        // 0 (plain data parallel) .. 3 (ZeRO-3 / FSDP)
+  std::int64_t global_batch = 0;      // samples per step over every replica (0: not given = micro-batch x data)
   bool given = false;                 // the experiment has a [parallelism] table
+  SourceLocation where;               // the table
+  SourceLocation where_chips;         // the first of tensor, pipeline, data above 1 (unknown: one chip)
 
   [[nodiscard]] std::int64_t chips() const { return tensor * pipeline * data; }
 };
 
-/// Reads and checks [parallelism]. `checkpoint` is the experiment's [training.checkpoint] policy: `recompute`
+/// The keys read_parallelism reads (the rest of the table is the parallelism plugin's parameters).
+MONET_API const std::vector<std::string>& parallelism_kernel_keys();
+
+/// Reads and checks [parallelism]'s kernel keys (not `plugin` nor the plugin's parameters; finish() is the caller's). `checkpoint` is the experiment's [training.checkpoint] policy: `recompute`
 /// other than "none" replaces it (both at once is an error); `training` says whether the experiment trains.
 /// Every mistake is a UserError at its key.
 MONET_API Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& checkpoint);

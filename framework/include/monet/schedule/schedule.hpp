@@ -5,6 +5,7 @@
 // its inputs: no shared mutable state, so many schedules can run in parallel.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct EnergyBreakdown {
 };
 
 /// The numbers a search compares.
+struct ParallelStep;  // system/parallel_step.hpp
+
 struct ScheduleSummary {
   std::int64_t latency_cycles = 0;
   EnergyBreakdown energy;
@@ -44,6 +47,10 @@ struct ScheduleSummary {
   /// exceeds it: 0 for a feasible schedule; Deb's constraint violation for searches.
   double capacity_violation = 0;
   std::string capacity_reason;                 // which memories exceed their capacity, and by how much (bits)
+  /// A step on a system of chips: this schedule is one tensor-parallel rank's whole-depth step on one chip, and
+  /// this is the system's step made of it (the off-chip capacity is then the chip's, checked per stage). Null
+  /// for one chip.
+  std::shared_ptr<const ParallelStep> parallel;
   [[nodiscard]] double energy_pj() const { return energy.total(); }
   [[nodiscard]] double edp() const { return energy_pj() * static_cast<double>(latency_cycles); }
 };

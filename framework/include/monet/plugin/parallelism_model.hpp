@@ -1,0 +1,51 @@
+#pragma once
+// The parallelism plugin kind (`parallelism`): the tensor-parallel rules of a model family — after which
+// operators of one rank's training step a tensor-parallel group communicates, what and how much. The kernel owns
+// what does not depend on the family (docs/datacenter.md, docs/plugins.md#parallelism): pipeline stages along the
+// module chain, data parallelism and ZeRO over the parameters, the pipeline schedule, the collective cost model.
+// What a plugin library of this kind includes (with monet/plugin/entry.hpp): its contract and the types it passes.
+#include <cstdint>
+#include <vector>
+
+#include "monet/ir/graph.hpp"
+#include "monet/plugin/plugin.hpp"
+
+namespace monet {
+
+enum class CollectiveKind : std::uint8_t { all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, send };
+
+/// How a step is spread over chips, in Megatron-LM's names ([parallelism]).
+struct ParallelLayout {
+  std::int64_t tensor = 1;
+  std::int64_t pipeline = 1;
+  std::int64_t data = 1;
+  std::int64_t virtual_pipeline = 1;
+  bool sequence_parallel = false;
+  std::int64_t zero_stage = 0;
+};
+
+/// One collective of the tensor-parallel group, per micro-batch: it runs right after operator `op` of the rank's
+/// step (a forward operator for a forward collective; `backward`: in the backward pass of that forward operator,
+/// on the gradient), on the critical path. When `op` is recomputed, a forward collective runs again with it.
+struct TensorParallelComm {
+  OperatorId op = kNone;
+  bool backward = false;
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  double bytes = 0;  // the whole array (nccl-tests' S): what each rank holds before an all-reduce
+};
+
+/// What a family's rules say about one rank's step.
+struct TensorParallelPlan {
+  std::vector<TensorParallelComm> comms;  // per micro-batch, in graph order
+  std::int64_t micro_batch = 1;           // samples (sequences) per micro-batch of the step
+};
+
+class MONET_API ParallelismModel : public Plugin {
+ public:
+  ~ParallelismModel() override;
+  /// The plan for `rank_step`, the training step of ONE rank of a tensor-parallel group of layout.tensor (as the
+  /// workload generated it). A layout or graph the family's rules cannot split is a UserError.
+  [[nodiscard]] virtual TensorParallelPlan plan(const Graph& rank_step, const ParallelLayout& layout) const = 0;
+};
+
+}  // namespace monet

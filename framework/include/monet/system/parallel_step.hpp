@@ -1,0 +1,89 @@
+#pragma once
+// One training step of a system of chips (docs/datacenter.md#a-step-on-a-system): the training step of ONE
+// tensor-parallel rank over the whole depth of the model, scheduled on one chip for one micro-batch, is cut
+// along its module chain into pipeline chunks; each chunk's forward and backward times (with the tensor-parallel
+// collectives on their critical path) drive the simulated pipeline schedule over the global batch's
+// micro-batches; then the data-parallel gradient reduction and the optimizer step. Every identical layer is
+// costed once by the cost cache and counted per chunk, so a 3,072-chip step costs one rank's graph.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monet/arch/accelerator.hpp"
+#include "monet/plugin/parallelism_model.hpp"
+#include "monet/schedule/cn_graph.hpp"
+#include "monet/schedule/schedule.hpp"
+#include "monet/system/system.hpp"
+
+namespace monet {
+
+struct ParallelStep {
+  std::int64_t chips = 1;
+  std::int64_t micro_batches = 1;  // m = global batch / (micro-batch · data)
+  std::int64_t micro_batch = 1;
+  std::int64_t global_batch = 1;
+  // Time (s). step = pipeline + data-parallel gradient reduction + optimizer; the pipeline's time is the
+  // busiest stage's compute + its tensor-parallel communication + the bubble.
+  double step_time_s = 0;
+  double compute_s = 0;           // busiest stage: forward and backward passes (recompute included), m micro-batches
+  double recompute_s = 0;         // of which recomputation
+  double tensor_comm_s = 0;       // busiest stage: tensor-parallel collectives (on the critical path)
+  double bubble_s = 0;            // pipeline idle time of the busiest stage, point-to-point sends included
+  double data_comm_s = 0;         // gradient all-reduce (reduce-scatter + all-gather with ZeRO), not overlapped
+  double optimizer_s = 0;
+  double pipeline_send_s = 0;     // one micro-batch's activations between consecutive chunks
+  // Throughput: FLOPs = 2 x MACs; model FLOPs leave recomputation out (Megatron's MFU), hardware FLOPs do not.
+  double model_flops = 0;         // of the whole step, every chip
+  double hardware_flops = 0;
+  double model_tflops_per_chip = 0;
+  double hardware_tflops_per_chip = 0;
+  double peak_tflops_per_chip = 0;  // 2 x PEs x clock
+  double mfu = 0;
+  double hfu = 0;
+  // Energy of the step, every chip and link (J): the chips' dynamic energy from the schedule, the links' per bit.
+  double energy_j = 0;
+  double compute_energy_j = 0;
+  double communication_energy_j = 0;
+  // Memory of the most loaded chip (B): parameters, their gradients, optimizer states (master weights included)
+  // with ZeRO's sharding, and the activations its in-flight micro-batches keep (from the simulated schedule).
+  std::int64_t weight_bytes = 0;
+  std::int64_t gradient_bytes = 0;
+  std::int64_t optimizer_bytes = 0;
+  std::int64_t activation_bytes = 0;
+  std::int64_t memory_bytes = 0;
+  std::int64_t memory_capacity_bytes = 0;  // the chip's off-chip memory
+  int memory_stage = 0;                    // the stage whose chip holds the most
+};
+
+struct ParallelStepInputs {
+  const Graph& step;               // one rank's training step, one micro-batch, every layer
+  const CNGraph& cns;
+  const ScheduleResult& schedule;  // of `step` on one chip
+  const Accelerator& chip;
+  const System& system;
+  ParallelLayout layout;
+  std::int64_t global_batch = 1;
+  const TensorParallelPlan& plan;
+  SourceLocation where;            // [parallelism], for configuration errors
+};
+
+/// What a prepared experiment on a system needs besides the schedule (the evaluator holds it).
+struct SystemStep {
+  System system;
+  ParallelLayout layout;
+  std::int64_t global_batch = 0;  // 0: micro-batch x data
+  TensorParallelPlan plan;
+  SourceLocation where;
+};
+
+/// Makes `schedule` (one rank's step on one chip) the system's step: sets summary.parallel and replaces the
+/// off-chip capacity check of the whole-depth rank graph by the memory of the most loaded chip.
+MONET_API void finish_system_step(const SystemStep& step, const Graph& graph, const CNGraph& cns,
+                                  const Accelerator& chip, ScheduleResult& schedule);
+
+/// Throws UserError (at `where`) when the layout does not fit the step or the system: more chips than the system
+/// has, layers not divisible by pipeline x virtual_pipeline, a global batch not divisible by micro-batch x data,
+/// interleaving with micro-batches not divisible by pipeline.
+MONET_API ParallelStep parallel_step(const ParallelStepInputs& in);
+
+}  // namespace monet

@@ -1,0 +1,40 @@
+#pragma once
+// Megatron-LM's pipeline schedules, simulated (docs/datacenter.md#pipeline-schedules): each of p stages runs
+// its forward and backward passes of m micro-batches in the order Megatron's 1F1B schedule gives it (with v > 1
+// the interleaved schedule of Narayanan et al. 2021, v model chunks per stage), and a pass starts when its
+// stage is free and its input has arrived from the neighbouring stage. The bubble comes out of the simulation:
+// with uniform stages it is (p-1)·(F+B) for 1F1B and (p-1)·(F+B)/v interleaved, as the paper derives.
+#include <cstdint>
+#include <vector>
+
+#include "monet/util/export.hpp"
+
+namespace monet {
+
+struct PipelineTimes {
+  std::int64_t stages = 1;            // p
+  std::int64_t chunks = 1;            // v: model chunks per stage
+  std::int64_t micro_batches = 1;     // m
+  /// Per model chunk j = c·p + s (chunk c of stage s, in model order): one micro-batch's passes, seconds.
+  std::vector<double> forward;
+  std::vector<double> backward;
+  double send_s = 0;  // one micro-batch's activations (forward) or their gradient (backward) to the next chunk
+  /// Per model chunk: bytes one micro-batch's forward pass leaves saved until its backward pass (optional).
+  std::vector<double> saved_bytes;
+};
+
+struct PipelineRun {
+  double makespan_s = 0;              // first forward starts at 0, last backward ends here
+  std::vector<double> busy_s;         // per stage: time spent in passes
+  std::vector<double> last_backward_end_s;  // per stage: when its last backward pass ends
+  /// per stage: the most saved bytes alive at once (micro-batches whose forward ran and backward has not)
+  std::vector<double> peak_saved_bytes;
+  /// makespan − the busiest stage's busy time: the idle time of that stage (the bubble that cannot be hidden)
+  double bubble_s = 0;
+};
+
+/// Simulates one step. Interleaving (chunks > 1) needs micro_batches divisible by stages, as Megatron does;
+/// the caller checks that (a UserError at its key). Throws InternalError on inconsistent sizes.
+MONET_API PipelineRun simulate_pipeline(const PipelineTimes& times);
+
+}  // namespace monet

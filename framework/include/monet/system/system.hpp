@@ -1,0 +1,41 @@
+#pragma once
+// A system of chips (architectures/systems/, docs/datacenter.md): identical chips, each an accelerator file,
+// grouped in nodes, an intra-node fabric (NVLink, xGMI, ICI) and an inter-node network (InfiniBand, RoCE). Chips
+// are numbered node by node; what the collective model and the pipeline schedule need of each tier is its
+// bandwidth per chip and direction, its latency per message step, the fraction of that bandwidth collectives
+// achieve, and its energy per bit.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "monet/util/error.hpp"
+#include "monet/util/export.hpp"
+
+namespace monet {
+
+struct Fabric {
+  std::string name;
+  std::string topology = "switch";   // switch | ring: ring collectives cost the same on both (docs/datacenter.md)
+  double bandwidth_bytes_per_s = 0;  // per chip and direction
+  double latency_s = 0;              // α: per message step of a collective, per point-to-point message
+  double efficiency = 1;             // achieved bus bandwidth / bandwidth (nccl-tests' busbw over the link rate)
+  double energy_pj_per_bit = 0;      // per bit sent over the tier
+  SourceLocation where;
+};
+
+struct System {
+  std::filesystem::path file;
+  std::string name;
+  std::filesystem::path chip;       // the accelerator file of every chip
+  std::int64_t chips_per_node = 1;
+  std::int64_t nodes = 1;
+  Fabric intra_node;                // chips of one node (unused when chips_per_node = 1)
+  Fabric inter_node;                // between nodes (unused when nodes = 1)
+  SourceLocation where;             // the [system] table
+  [[nodiscard]] std::int64_t chips() const { return chips_per_node * nodes; }
+};
+
+/// Reads and checks a system file; every mistake is a UserError at its key.
+MONET_API System read_system(const std::filesystem::path& file);
+
+}  // namespace monet

@@ -1,0 +1,85 @@
+#include "monet/system/collectives.hpp"
+
+#include <algorithm>
+
+namespace monet {
+
+std::string to_string(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::all_reduce: return "all_reduce";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_gather: return "all_gather";
+    case CollectiveKind::broadcast: return "broadcast";
+    case CollectiveKind::all_to_all: return "all_to_all";
+    case CollectiveKind::send: return "send";
+  }
+  return "?";
+}
+
+CommCost ring_collective(const Fabric& f, CollectiveKind kind, double bytes, std::int64_t ranks) {
+  if (kind != CollectiveKind::send && ranks <= 1) return {};
+  const auto n = static_cast<double>(ranks);
+  double factor = 1, steps = 1;
+  switch (kind) {
+    case CollectiveKind::all_reduce: factor = 2 * (n - 1) / n; steps = 2 * (n - 1); break;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_gather:
+    case CollectiveKind::all_to_all: factor = (n - 1) / n; steps = n - 1; break;
+    case CollectiveKind::broadcast: factor = 1; steps = n - 1; break;
+    case CollectiveKind::send: factor = 1; steps = 1; break;
+  }
+  CommCost c;
+  c.bytes_per_chip = factor * bytes;
+  c.seconds = steps * f.latency_s + c.bytes_per_chip / (f.bandwidth_bytes_per_s * f.efficiency);
+  // A send moves its bytes once; in a collective every chip of the ring sends factor·bytes.
+  const double senders = kind == CollectiveKind::send ? 1 : n;
+  c.energy_j = senders * c.bytes_per_chip * 8 * f.energy_pj_per_bit * 1e-12;
+  return c;
+}
+
+CommCost group_collective(const System& s, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride) {
+  if (kind != CollectiveKind::send && ranks <= 1) return {};
+  const std::int64_t per_node = stride >= s.chips_per_node ? 1 : std::min(ranks, s.chips_per_node / stride);
+  if (kind == CollectiveKind::send) {
+    return ring_collective(per_node > 1 || s.nodes == 1 ? s.intra_node : s.inter_node, kind, bytes, 2);
+  }
+  const std::int64_t nodes = (ranks + per_node - 1) / per_node;
+  if (nodes == 1) return ring_collective(s.intra_node, kind, bytes, ranks);
+  if (per_node == 1) return ring_collective(s.inter_node, kind, bytes, ranks);
+  // Hierarchical over `nodes` nodes of `per_node` chips: the inter-node part carries 1/per_node of the data on
+  // each chip's own network port (per_node rings at once).
+  const double k = static_cast<double>(per_node);
+  CommCost c;
+  // Each phase runs as several rings at once (one per node inside nodes, one per chip of a node across them):
+  // the time is one ring's, the energy every ring's.
+  auto inside = [&](CollectiveKind k2, double b) {
+    CommCost r = ring_collective(s.intra_node, k2, b, per_node);
+    r.energy_j *= static_cast<double>(nodes);
+    c += r;
+  };
+  auto across = [&](CollectiveKind k2, double b) {
+    CommCost r = ring_collective(s.inter_node, k2, b, nodes);
+    r.energy_j *= k;
+    c += r;
+  };
+  switch (kind) {
+    case CollectiveKind::all_reduce:
+      inside(CollectiveKind::reduce_scatter, bytes);
+      across(CollectiveKind::all_reduce, bytes / k);
+      inside(CollectiveKind::all_gather, bytes);
+      break;
+    case CollectiveKind::reduce_scatter:
+      inside(CollectiveKind::reduce_scatter, bytes);
+      across(CollectiveKind::reduce_scatter, bytes / k);
+      break;
+    case CollectiveKind::all_gather:
+      across(CollectiveKind::all_gather, bytes / k);
+      inside(CollectiveKind::all_gather, bytes);
+      break;
+    default:  // broadcast, all-to-all: one ring over the slower network
+      return ring_collective(s.inter_node, kind, bytes, ranks);
+  }
+  return c;
+}
+
+}  // namespace monet

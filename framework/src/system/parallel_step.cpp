@@ -1,0 +1,323 @@
+#include "monet/system/parallel_step.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "monet/system/collectives.hpp"
+#include "monet/system/pipeline_schedule.hpp"
+#include "monet/training/memory.hpp"
+#include "monet/training/modules.hpp"
+
+namespace monet {
+namespace {
+
+// "layers.12" -> "layers.": the blocks of a transformer's stack differ only by their trailing index.
+std::string repeat_prefix(const std::string& label) {
+  const auto dot = label.rfind('.');
+  if (dot == std::string::npos || dot + 1 == label.size()) return "";
+  for (std::size_t i = dot + 1; i < label.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(label[i]))) return "";
+  }
+  return label.substr(0, dot + 1);
+}
+
+struct Blocks {
+  std::vector<int> of_op;       // per operator: block index
+  std::size_t count = 0;
+  std::size_t first_layer = 0;  // the repeated layers are blocks [first_layer, first_layer + layers)
+  std::size_t layers = 0;
+};
+
+Blocks find_blocks(const Graph& g) {
+  const ModuleTree tree = module_tree(g);
+  const std::vector<ModuleItem> items = tree.blocks();
+  Blocks b;
+  b.count = items.size();
+  b.of_op.assign(g.operators().size(), -1);
+  // The longest run of consecutive blocks named PREFIX.<index>: the layers that pipeline stages split.
+  std::size_t run_start = 0, run = 0;
+  for (std::size_t i = 0; i < items.size();) {
+    const std::string prefix = repeat_prefix(tree.label(g, items[i]));
+    std::size_t j = i + 1;
+    while (!prefix.empty() && j < items.size() && repeat_prefix(tree.label(g, items[j])) == prefix) ++j;
+    if (!prefix.empty() && j - i > run) run_start = i, run = j - i;
+    i = j;
+  }
+  b.first_layer = run_start;
+  b.layers = run;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    for (OperatorId op : tree.operators_of(items[i])) b.of_op[static_cast<std::size_t>(op)] = static_cast<int>(i);
+  }
+  const int last = static_cast<int>(items.size()) - 1;
+  // A parameter belongs to the block of its first forward reader; an optimizer update to its parameter's block
+  // (found through the gradient it reads, or the parameter it updates in place).
+  auto block_of_parameter = [&](TensorId t) {
+    while (t != kNone) {
+      const Tensor& x = g.tensor(t);
+      if (x.gradient_of != kNone) t = x.gradient_of;
+      else if (x.in_place_of != kNone) t = x.in_place_of;
+      else break;
+    }
+    if (t == kNone || !g.tensor(t).is_parameter()) return -1;
+    for (OperatorId c : g.tensor(t).consumers) {
+      if (g.op(c).phase == Phase::forward && b.of_op[static_cast<std::size_t>(c)] >= 0) return b.of_op[static_cast<std::size_t>(c)];
+    }
+    return -1;
+  };
+  for (const Operator& op : g.operators()) {
+    int& blk = b.of_op[static_cast<std::size_t>(op.id)];
+    if (blk >= 0) continue;
+    if (op.derived_from != kNone) blk = b.of_op[static_cast<std::size_t>(op.derived_from)];
+    for (std::size_t i = 0; blk < 0 && i < op.operands.size(); ++i) blk = block_of_parameter(op.operands[i].tensor);
+    if (blk < 0) blk = op.phase == Phase::forward ? 0 : last;  // e.g. the loss: after the last block
+  }
+  return b;
+}
+
+}  // namespace
+
+ParallelStep parallel_step(const ParallelStepInputs& in) {
+  const Graph& g = in.step;
+  const ParallelLayout& L = in.layout;
+  const System& sys = in.system;
+  auto fail = [&](const std::string& m) { throw UserError(in.where, m); };
+  ParallelStep r;
+  r.chips = L.tensor * L.pipeline * L.data;
+  r.micro_batch = in.plan.micro_batch;
+  r.global_batch = in.global_batch;
+  if (r.chips > sys.chips()) {
+    fail("tensor x pipeline x data = " + std::to_string(r.chips) + " chips, but the system '" + sys.name + "' has " +
+         std::to_string(sys.chips()));
+  }
+  if (L.zero_stage > 2) fail("zero_stage = 3 (parameters sharded, gathered per layer) is not modelled yet");
+  if (in.global_batch % (r.micro_batch * L.data) != 0) {
+    fail("global_batch = " + std::to_string(in.global_batch) + " is not a multiple of micro-batch x data = " +
+         std::to_string(r.micro_batch) + " x " + std::to_string(L.data));
+  }
+  r.micro_batches = in.global_batch / (r.micro_batch * L.data);
+  const std::int64_t p = L.pipeline, v = L.virtual_pipeline, chunks = p * v, m = r.micro_batches;
+  if (v > 1 && m % p != 0) {
+    fail("the interleaved schedule needs the micro-batches (" + std::to_string(m) + ") to be a multiple of pipeline = " +
+         std::to_string(p));
+  }
+  const Blocks blocks = find_blocks(g);
+  const auto layers = static_cast<std::int64_t>(blocks.layers);
+  if ((chunks > 1 && layers == 0) || (layers > 0 && layers % chunks != 0)) {
+    fail("pipeline x virtual_pipeline = " + std::to_string(chunks) + " chunks must divide the " +
+         std::to_string(layers) + " repeated layers of the workload's module chain");
+  }
+  // The chunk of every block: the layers evenly, what comes before them with the first, after them with the last.
+  std::vector<std::int64_t> chunk_of_block(blocks.count, 0);
+  for (std::size_t i = 0; i < blocks.count; ++i) {
+    if (i < blocks.first_layer) chunk_of_block[i] = 0;
+    else if (i >= blocks.first_layer + blocks.layers) chunk_of_block[i] = chunks - 1;
+    else chunk_of_block[i] = static_cast<std::int64_t>(i - blocks.first_layer) / (layers / chunks);
+  }
+  auto chunk_of_op = [&](OperatorId op) { return chunk_of_block[static_cast<std::size_t>(blocks.of_op[static_cast<std::size_t>(op)])]; };
+
+  // Time and energy of every operator on the chip, scaled so that they add up to the step's latency and energy
+  // (a multi-core chip overlaps operators; transfers wait between them).
+  const double hz = in.chip.frequency_hz;
+  if (hz <= 0) fail("the chip '" + in.chip.name + "' has no frequency_hz: a step on a system needs seconds");
+  std::vector<double> busy(g.operators().size(), 0), energy(busy);
+  double busy_sum = 0, energy_sum = 0;
+  for (const ScheduledNode& n : in.schedule.nodes) {
+    const auto op = static_cast<std::size_t>(in.cns.nodes[static_cast<std::size_t>(n.cn)].op);
+    busy[op] += static_cast<double>(n.end - n.start);
+    energy[op] += n.cost.energy_pj;
+    busy_sum += static_cast<double>(n.end - n.start);
+    energy_sum += n.cost.energy_pj;
+  }
+  const double time_scale = busy_sum > 0 ? static_cast<double>(in.schedule.summary.latency_cycles) / busy_sum / hz : 0;
+  const double energy_scale = energy_sum > 0 ? in.schedule.summary.energy_pj() * 1e-12 / energy_sum : 0;
+
+  std::set<OperatorId> recomputed;
+  for (const Operator& op : g.operators()) {
+    if (op.phase == Phase::recompute && op.derived_from != kNone) recomputed.insert(op.derived_from);
+  }
+  PipelineTimes pt;
+  pt.stages = p;
+  pt.chunks = v;
+  pt.micro_batches = m;
+  pt.forward.assign(static_cast<std::size_t>(chunks), 0);
+  pt.backward = pt.forward;
+  pt.saved_bytes = pt.forward;
+  std::vector<double> comm(static_cast<std::size_t>(chunks), 0), recompute(comm), optimizer(comm);
+  double fb_energy = 0, opt_energy = 0, tp_energy = 0;
+  std::int64_t step_macs = 0, recompute_macs = 0;
+  for (const Operator& op : g.operators()) {
+    const auto c = static_cast<std::size_t>(chunk_of_op(op.id));
+    const double t = busy[static_cast<std::size_t>(op.id)] * time_scale;
+    const double e = energy[static_cast<std::size_t>(op.id)] * energy_scale;
+    step_macs += op.macs();
+    switch (op.phase) {
+      case Phase::forward:
+      case Phase::loss: pt.forward[c] += t; fb_energy += e; break;
+      case Phase::recompute: recompute[c] += t; recompute_macs += op.macs(); [[fallthrough]];
+      case Phase::backward_dx:
+      case Phase::backward_dw: pt.backward[c] += t; fb_energy += e; break;
+      case Phase::optimizer: optimizer[c] += t; opt_energy += e; break;
+    }
+  }
+  // Tensor-parallel collectives, on the critical path of their pass (again in the recomputation).
+  for (const TensorParallelComm& tc : in.plan.comms) {
+    const auto c = static_cast<std::size_t>(chunk_of_op(tc.op));
+    const CommCost cost = group_collective(sys, tc.kind, tc.bytes, L.tensor, 1);
+    const int runs = !tc.backward && recomputed.contains(tc.op) ? 2 : 1;
+    (tc.backward ? pt.backward : pt.forward)[c] += cost.seconds;
+    if (runs == 2) pt.backward[c] += cost.seconds;
+    comm[c] += cost.seconds * runs;
+    tp_energy += cost.energy_j * runs;
+  }
+  // Saved activations per chunk, and the bytes crossing each chunk boundary (what a stage sends its neighbour).
+  for (const SavedStorage& s : saved_tensors(g)) {
+    const std::size_t c = s.producer == kNone ? 0 : static_cast<std::size_t>(chunk_of_op(s.producer));
+    pt.saved_bytes[c] += static_cast<double>(s.bytes);
+  }
+  double boundary = 0;
+  if (chunks > 1) {
+    std::vector<double> crossing(static_cast<std::size_t>(chunks), 0);
+    for (const Tensor& t : g.tensors()) {
+      if (t.producer == kNone || g.op(t.producer).phase != Phase::forward || t.is_parameter()) continue;
+      const std::int64_t from = chunk_of_op(t.producer);
+      std::int64_t to = from;
+      for (OperatorId c : t.consumers) {
+        if (g.op(c).phase == Phase::forward) to = std::max(to, chunk_of_op(c));
+      }
+      for (std::int64_t k = from + 1; k <= to; ++k) crossing[static_cast<std::size_t>(k)] += static_cast<double>(t.bytes());
+    }
+    boundary = *std::max_element(crossing.begin(), crossing.end());
+    pt.send_s = group_collective(sys, CollectiveKind::send, boundary, 2, L.tensor * L.data).seconds;
+  }
+  r.pipeline_send_s = pt.send_s;
+  const PipelineRun run = simulate_pipeline(pt);
+
+  // Parameters, gradients and optimizer state per stage (ZeRO shards the last two over the data-parallel group).
+  std::vector<std::int64_t> weights(static_cast<std::size_t>(p), 0), grads(weights), states(weights);
+  for (const Tensor& t : g.tensors()) {
+    // The operator that makes or first reads it: its block (an optimizer state's is its update's parameter's).
+    OperatorId at = t.producer != kNone ? t.producer : (t.consumers.empty() ? kNone : t.consumers.front());
+    if (at == kNone) continue;
+    const auto s = static_cast<std::size_t>(chunk_of_op(at) % p);
+    switch (t.role) {
+      case TensorRole::weight: if (t.producer == kNone) weights[s] += t.bytes(); break;  // not the updated copies
+      case TensorRole::weight_gradient: if (t.gradient_of != kNone) grads[s] += t.bytes(); break;
+      case TensorRole::optimizer_state:
+      case TensorRole::master_weight: if (t.in_place_of == kNone) states[s] += t.bytes(); break;
+      default: break;
+    }
+  }
+  const auto d = static_cast<double>(L.data);
+  std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp(stage_opt);
+  double dp_energy = 0;
+  for (std::int64_t s = 0; s < p; ++s) {
+    const auto si = static_cast<std::size_t>(s);
+    for (std::int64_t c = 0; c < v; ++c) stage_opt[si] += optimizer[static_cast<std::size_t>(c * p + s)];
+    if (L.zero_stage >= 1) stage_opt[si] /= d;
+    CommCost dp;
+    if (L.zero_stage == 0) {
+      dp = group_collective(sys, CollectiveKind::all_reduce, static_cast<double>(grads[si]), L.data, L.tensor);
+    } else {
+      dp = group_collective(sys, CollectiveKind::reduce_scatter, static_cast<double>(grads[si]), L.data, L.tensor);
+      dp += group_collective(sys, CollectiveKind::all_gather, static_cast<double>(weights[si]), L.data, L.tensor);
+    }
+    stage_dp[si] = dp.seconds;
+    dp_energy += dp.energy_j * static_cast<double>(L.tensor);
+  }
+  // The step: the pipeline, then each stage's gradient reduction and optimizer (the slowest stage ends it).
+  std::size_t tail = 0, busiest = 0;
+  for (std::size_t s = 0; s < static_cast<std::size_t>(p); ++s) {
+    if (stage_dp[s] + stage_opt[s] > stage_dp[tail] + stage_opt[tail]) tail = s;
+    if (run.busy_s[s] > run.busy_s[busiest]) busiest = s;
+  }
+  r.step_time_s = run.makespan_s + stage_dp[tail] + stage_opt[tail];
+  r.data_comm_s = stage_dp[tail];
+  r.optimizer_s = stage_opt[tail];
+  r.bubble_s = run.makespan_s - run.busy_s[busiest];
+  for (std::int64_t c = 0; c < v; ++c) {
+    const auto j = static_cast<std::size_t>(c * p + static_cast<std::int64_t>(busiest));
+    r.tensor_comm_s += comm[j] * static_cast<double>(m);
+    r.recompute_s += recompute[j] * static_cast<double>(m);
+  }
+  r.compute_s = run.busy_s[busiest] - r.tensor_comm_s;
+
+  // Throughput over every chip.
+  const double replicas = static_cast<double>(L.tensor) * d * static_cast<double>(m);
+  r.hardware_flops = 2.0 * static_cast<double>(step_macs) * replicas;
+  r.model_flops = 2.0 * static_cast<double>(step_macs - recompute_macs) * replicas;
+  double pes = 0;
+  for (const CoreInstance& c : in.chip.cores) pes += static_cast<double>(c.core->array.pe_count());
+  r.peak_tflops_per_chip = 2 * pes * hz / 1e12;
+  const double chip_seconds = r.step_time_s * static_cast<double>(r.chips);
+  r.model_tflops_per_chip = r.model_flops / chip_seconds / 1e12;
+  r.hardware_tflops_per_chip = r.hardware_flops / chip_seconds / 1e12;
+  r.mfu = r.model_tflops_per_chip / r.peak_tflops_per_chip;
+  r.hfu = r.hardware_tflops_per_chip / r.peak_tflops_per_chip;
+
+  // Energy: every tensor-parallel rank of every replica runs the whole depth once per micro-batch (split over
+  // stages); the optimizer once per replica, or once per tensor-parallel rank with ZeRO.
+  r.compute_energy_j = static_cast<double>(L.tensor) * (d * static_cast<double>(m) * fb_energy + (L.zero_stage >= 1 ? 1 : d) * opt_energy);
+  const CommCost send = chunks > 1 ? group_collective(sys, CollectiveKind::send, boundary, 2, L.tensor * L.data) : CommCost{};
+  r.communication_energy_j = tp_energy * d * static_cast<double>(m) + dp_energy +
+                             send.energy_j * 2 * static_cast<double>((chunks - 1) * m) * static_cast<double>(L.tensor) * d;
+  r.energy_j = r.compute_energy_j + r.communication_energy_j;
+
+  // Memory of the most loaded chip.
+  r.memory_capacity_bytes = in.chip.offchip.size_bits / 8;
+  for (std::int64_t s = 0; s < p; ++s) {
+    const auto si = static_cast<std::size_t>(s);
+    const auto w = weights[si];
+    const auto gr = L.zero_stage >= 2 ? static_cast<std::int64_t>(static_cast<double>(grads[si]) / d) : grads[si];
+    const auto st = L.zero_stage >= 1 ? static_cast<std::int64_t>(static_cast<double>(states[si]) / d) : states[si];
+    const auto act = static_cast<std::int64_t>(run.peak_saved_bytes[si]);
+    if (w + gr + st + act > r.memory_bytes) {
+      r.memory_bytes = w + gr + st + act;
+      r.weight_bytes = w, r.gradient_bytes = gr, r.optimizer_bytes = st, r.activation_bytes = act;
+      r.memory_stage = static_cast<int>(s);
+    }
+  }
+  return r;
+}
+
+void finish_system_step(const SystemStep& step, const Graph& graph, const CNGraph& cns, const Accelerator& chip,
+                        ScheduleResult& schedule) {
+  ParallelStepInputs in{graph, cns, schedule, chip, step.system, step.layout,
+                        step.global_batch > 0 ? step.global_batch : step.plan.micro_batch * step.layout.data, step.plan,
+                        step.where};
+  auto r = std::make_shared<ParallelStep>(parallel_step(in));
+  ScheduleSummary& s = schedule.summary;
+  // The rank graph holds every layer; no chip holds them all, so its off-chip peak is no capacity test.
+  if (s.peak_offchip_bits > chip.offchip.size_bits) {
+    s.capacity_violation -= static_cast<double>(s.peak_offchip_bits - chip.offchip.size_bits) /
+                            static_cast<double>(std::max<std::int64_t>(chip.offchip.size_bits, 1));
+    s.capacity_violation = std::max(0.0, s.capacity_violation);
+    const std::string tag = "off-chip memory '" + chip.offchip.name + "'";
+    std::string kept;
+    std::size_t from = 0;
+    while (from <= s.capacity_reason.size()) {
+      std::size_t to = s.capacity_reason.find("; ", from);
+      if (to == std::string::npos) to = s.capacity_reason.size();
+      const std::string part = s.capacity_reason.substr(from, to - from);
+      if (!part.empty() && part.rfind(tag, 0) != 0) kept += (kept.empty() ? "" : "; ") + part;
+      from = to + 2;
+    }
+    s.capacity_reason = kept;
+    s.offchip_over_capacity = false;
+  }
+  if (r->memory_bytes > r->memory_capacity_bytes) {
+    s.capacity_violation += static_cast<double>(r->memory_bytes - r->memory_capacity_bytes) /
+                            static_cast<double>(std::max<std::int64_t>(r->memory_capacity_bytes, 1));
+    if (!s.capacity_reason.empty()) s.capacity_reason += "; ";
+    s.capacity_reason += "a chip of pipeline stage " + std::to_string(r->memory_stage) + " holds " +
+                         std::to_string(r->memory_bytes) + " B (weights " + std::to_string(r->weight_bytes) +
+                         ", gradients " + std::to_string(r->gradient_bytes) + ", optimizer states " +
+                         std::to_string(r->optimizer_bytes) + ", activations " + std::to_string(r->activation_bytes) +
+                         ") but its off-chip memory '" + chip.offchip.name + "' has " +
+                         std::to_string(r->memory_capacity_bytes) + " B";
+    s.offchip_over_capacity = true;
+  }
+  s.parallel = std::move(r);
+}
+
+}  // namespace monet

@@ -1,0 +1,54 @@
+#include "monet/system/system.hpp"
+
+#include "monet/config/toml_reader.hpp"
+
+namespace monet {
+namespace {
+
+Fabric read_fabric(TableReader t) {
+  Fabric f;
+  f.where = t.where();
+  f.name = t.required_string("name");
+  // A ring collective uses each chip's link to its two neighbours only, so it costs the same on a ring as
+  // on a switch with the same bandwidth per chip; tree algorithms and tori would differ, and are not modelled.
+  f.topology = t.choice("topology", {"switch", "ring"}).value_or("switch");
+  f.bandwidth_bytes_per_s = t.required_number("bandwidth_bytes_per_s", Bounds::positive());
+  f.latency_s = t.required_number("latency_s", Bounds::at_least(0));
+  f.efficiency = t.number("efficiency", Bounds::fraction()).value_or(1.0);
+  f.energy_pj_per_bit = t.required_number("energy_pj_per_bit", Bounds::at_least(0));
+  t.finish();
+  return f;
+}
+
+}  // namespace
+
+System read_system(const std::filesystem::path& file) {
+  TomlDocument doc = TomlDocument::parse_file(file);
+  TableReader root(doc.root(), doc.file(), "", doc.base_dir());
+  TableReader t = root.required_table("system");
+  System s;
+  s.file = file;
+  s.where = t.where();
+  s.name = t.required_string("name");
+  s.chip = t.required_path("chip");
+  s.chips_per_node = t.required_integer("chips_per_node", Bounds::at_least(1));
+  s.nodes = t.required_integer("nodes", Bounds::at_least(1));
+  const bool intra = t.has("intra_node"), inter = t.has("inter_node");
+  if (s.chips_per_node > 1) {
+    if (!intra) t.fail_missing("intra_node", "a table (the fabric joining the chips of a node)");
+    s.intra_node = read_fabric(t.required_table("intra_node"));
+  } else if (intra) {
+    t.fail("intra_node", "a node of one chip has no intra-node fabric (chips_per_node = 1)");
+  }
+  if (s.nodes > 1) {
+    if (!inter) t.fail_missing("inter_node", "a table (the network joining the nodes)");
+    s.inter_node = read_fabric(t.required_table("inter_node"));
+  } else if (inter) {
+    t.fail("inter_node", "a system of one node has no inter-node network (nodes = 1)");
+  }
+  t.finish();
+  root.finish();
+  return s;
+}
+
+}  // namespace monet
