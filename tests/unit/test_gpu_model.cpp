@@ -113,6 +113,22 @@ TEST(GpuModel, LargeBf16GemmReachesTheCalibratedFractionOfPeak) {
   EXPECT_EQ(c.offchip_write_bits, 8192LL * 8192 * 16);
 }
 
+TEST(GpuModel, FewTilesAndALongReductionSplitK) {
+  // ResNet-18's last 3x3 convolutions at batch 4 as a GEMM: M = 64, N = 512, K = 4608, 0.3 GFLOP (the calibration's
+  // < 1 GFLOP row, 0.10). With 64x256 tiles there are only 2 tiles: without split-K one wave runs 108 x 64 x 256 x
+  // 4608 / 110,592 = 73,728 tensor-core cycles, 737,280 at 0.10, slower than the vector units' 64 x 512 x 4608 /
+  // (108 x 128) / 0.10 = 109,227 cycles, which then run it. Split 16 ways: 32 tiles, still one wave, of K = 288:
+  // 4,608 cycles (the L2 moves 32 x 320 x 288 x 16 + 2 x 16 x 64 x 512 x 32 bits in 1,971), 46,080 at 0.10.
+  const GraphPtr graph = gemm(64, 512, 4608);
+  const Cost whole = cost_of(a100({"64x256"}, {1}), *graph, "gemm");
+  EXPECT_EQ(whole.bound, "vector");
+  EXPECT_NEAR(whole.exact_cycles, kLaunch + 64.0 * 512 * 4608 / (kSms * 128) / 0.10, 1e-6);
+  const Cost split = cost_of(a100({"64x256"}, {1, 2, 4, 8, 16}), *graph, "gemm");
+  EXPECT_EQ(split.bound, "tensor_core");
+  EXPECT_NEAR(split.exact_cycles, kLaunch + 4608 / 0.10, 1e-6);
+  EXPECT_NE(split.mapping.find("split-K 16, 32 tiles in 1 waves"), std::string::npos) << split.mapping;
+}
+
 TEST(GpuModel, LargeAdditionRunsAtTheCalibratedHbmBandwidth) {
   // Two 1 GiB bf16 inputs and a 1 GiB output: 3 GiB = 3.2 GB moved, in the >= 100 MB row (0.90): 3 x 2^33 bits /
   // (0.9 x 11,569) = 2,474,735.5 cycles, plus the launch. The vector units' 2^29 additions take 2^29 / (108 x 128
