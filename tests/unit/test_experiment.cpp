@@ -99,7 +99,7 @@ TEST_F(ExperimentTest, PluginParametersAreValidated) {
               HasSubstr(path() + ":13:1: error: unknown key 'search.iterations'; valid keys here: plugin"));
   EXPECT_EQ(fail(experiment_text("\n[cost_model.loopnets]\nx = 1\n")),
             path() + ":11:1: error: no cost_model plugin named 'loopnets' (did you mean 'loopnest'?); available: "
-                     "loopnest, roofline, table");
+                     "gpu, loopnest, roofline, table");
   EXPECT_EQ(fail(experiment_text("\n[cost_model.loopnest]\nx = 1\n")),
             path() + ":12:1: error: unknown key 'cost_model.loopnest.x'; valid keys here: compat, "
                      "compat_stream_bandwidth_rounding, compat_stream_elementwise_dims, compat_stream_mapping_objective, "
