@@ -26,6 +26,7 @@
 #include "monet/ir/workload_toml.hpp"
 #include "monet/report/cost_study.hpp"
 #include "monet/report/inspect.hpp"
+#include "monet/system/system.hpp"
 #include "monet/report/plots.hpp"
 #include "monet/report/report.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
@@ -126,6 +127,11 @@ int validate_command(const std::string& file) {
     what = "core '" + core->name + "' (" + std::to_string(core->array.pe_count()) + " PEs, " +
            std::to_string(core->memories.size()) + " memory levels)";
     details = core_numbers_text(*core);
+  } else if (has("system")) {
+    const System s = read_system(file);
+    const AcceleratorPtr chip = apply_estimators(load_accelerator(s.chip), Registry::global());
+    what = "system '" + s.name + "' of " + std::to_string(s.chips()) + " chips (" + std::to_string(s.nodes) + " nodes of " +
+           std::to_string(s.chips_per_node) + "), chip '" + chip->name + "'";
   } else if (has("layers") || has("inputs") || generated) {
     const Registry& registry = Registry::global();
     const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{file});

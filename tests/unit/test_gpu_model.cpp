@@ -95,20 +95,22 @@ TEST(GpuModel, LargeBf16GemmReachesTheCalibratedFractionOfPeak) {
   // 8192^3: with 256x128 tiles (the first of the equally quantized candidates) 32 x 64 = 2048 tiles in 19 waves
   // (2048 / 2052 = 99.8 %). Their panels out of the L2, 2048 x 384 x 8192 x 16 bits over 40,960 bits/cycle =
   // 2.5 M cycles, are below the tensor cores' 2052 x 256 x 128 x 8192 / 110,592 = 4,980,736 cycles (64x64 tiles
-  // would be L2-bound: 6.7 M). 2.2 TFLOP is in the calibration's >= 128 GFLOP row, 0.859 (the measured maximum
-  // achievable matmul throughput of an A100 SXM, 267.9 of 312 TFLOP/s, stas00/ml-engineering). HBM traffic,
-  // 3 x 128 MiB at 0.9 x 11,569 bits/cycle = 309 k cycles, is far below. Plus the 5,640-cycle launch.
+  // would be L2-bound: 6.7 M). 2.2 TFLOP is in the calibration's >= 128 GFLOP row, 0.95 (Calculon's A100). The
+  // A100 adds HBM time to compute time (overlap_memory = false, Calculon's no_overlap): 3 x 128 MiB at 0.9 x
+  // 11,569 bits/cycle = 309,376.6 cycles. Plus the 5,640-cycle launch.
   const Gpu g = a100();
   const GraphPtr graph = gemm(8192, 8192, 8192);
   const Cost c = cost_of(g, *graph, "gemm");
   const double tensor = 2052.0 * 256 * 128 * 8192 / kBf16MacsPerCycle;
   EXPECT_DOUBLE_EQ(tensor, 4980736.0);
-  EXPECT_NEAR(c.exact_cycles, kLaunch + tensor / 0.859, 1e-6);
+  const double hbm = 3.0 * 8192 * 8192 * 16 / (0.9 * kHbmBitsPerCycle);
+  EXPECT_NEAR(c.exact_cycles, kLaunch + tensor / 0.95 + hbm, 1e-6);
   EXPECT_EQ(c.bound, "tensor_core");
   EXPECT_EQ(c.spatial_mapping, "256x128");
   const double fraction = 8192.0 * 8192 * 8192 / kBf16MacsPerCycle / static_cast<double>(c.cycles);
-  // 85.65 %: within the 70-90 % cuBLAS reaches on large bf16 GEMMs, and 0.3 % under the measured 85.9 % maximum.
-  EXPECT_NEAR(fraction, 0.8565, 0.0005);
+  // 89.4 % (279 TFLOP/s): within the 70-90 % cuBLAS reaches on large bf16 GEMMs; 4 % above the measured maximum
+  // (267.9 TFLOP/s, stas00/ml-engineering), as the table is fitted to whole training steps (calibration file).
+  EXPECT_NEAR(fraction, 0.8944, 0.0005);
   EXPECT_EQ(c.offchip_read_bits, 2LL * 8192 * 8192 * 16);
   EXPECT_EQ(c.offchip_write_bits, 8192LL * 8192 * 16);
 }
@@ -120,27 +122,31 @@ TEST(GpuModel, FewTilesAndALongReductionSplitK) {
   // (108 x 128) / 0.10 = 109,227 cycles, which then run it. Split 16 ways: 32 tiles, still one wave, of K = 288:
   // 4,608 cycles (the L2 moves 32 x 320 x 288 x 16 + 2 x 16 x 64 x 512 x 32 bits in 1,971), 46,080 at 0.10.
   const GraphPtr graph = gemm(64, 512, 4608);
+  // HBM: (64 x 4608 + 512 x 4608 + 64 x 512) x 16 bits = 5.4 MB (the >= 1 MB row, 0.6), added to both.
+  const double hbm = (64.0 * 4608 + 512.0 * 4608 + 64.0 * 512) * 16 / (0.6 * kHbmBitsPerCycle);
   const Cost whole = cost_of(a100({"64x256"}, {1}), *graph, "gemm");
   EXPECT_EQ(whole.bound, "vector");
-  EXPECT_NEAR(whole.exact_cycles, kLaunch + 64.0 * 512 * 4608 / (kSms * 128) / 0.10, 1e-6);
+  EXPECT_NEAR(whole.exact_cycles, kLaunch + 64.0 * 512 * 4608 / (kSms * 128) / 0.10 + hbm, 1e-6);
   const Cost split = cost_of(a100({"64x256"}, {1, 2, 4, 8, 16}), *graph, "gemm");
   EXPECT_EQ(split.bound, "tensor_core");
-  EXPECT_NEAR(split.exact_cycles, kLaunch + 4608 / 0.10, 1e-6);
+  EXPECT_NEAR(split.exact_cycles, kLaunch + 4608 / 0.10 + hbm, 1e-6);
   EXPECT_NE(split.mapping.find("split-K 16, 32 tiles in 1 waves"), std::string::npos) << split.mapping;
 }
 
-TEST(GpuModel, LargeAdditionRunsAtTheCalibratedHbmBandwidth) {
+TEST(GpuModel, LargeAdditionRunsNearTheCalibratedHbmBandwidth) {
   // Two 1 GiB bf16 inputs and a 1 GiB output: 3 GiB = 3.2 GB moved, in the >= 100 MB row (0.90): 3 x 2^33 bits /
-  // (0.9 x 11,569) = 2,474,735.5 cycles, plus the launch. The vector units' 2^29 additions take 2^29 / (108 x 128
-  // x 0.1) cycles at the < 1 GFLOP row's 0.1: 388 k, less. Achieved: 0.9 x 2,039 GB/s less the launch's 0.2 %.
+  // (0.9 x 11,569) = 2,474,735.5 cycles; the A100 adds the vector units' 2^29 additions (no overlap, as Calculon):
+  // 2^29 / (108 x 128 x 0.1) at the < 1 GFLOP row's 0.1 = 388,361 cycles, and the launch. Achieved: 0.78 of the
+  // 2,039 GB/s, what STREAM-like kernels reach on an A100 (~1.6 TB/s).
   const Gpu g = a100();
   const GraphPtr graph = add({8, 8192, 8192}, ElementType::bf16);
   const Cost c = cost_of(g, *graph, "add");
   const double bits = 3.0 * 8 * 8192 * 8192 * 16;
-  EXPECT_NEAR(c.exact_cycles, kLaunch + bits / (0.9 * kHbmBitsPerCycle), 1e-6);
+  const double vector = 8.0 * 8192 * 8192 / (kSms * 128 * 0.1);
+  EXPECT_NEAR(c.exact_cycles, kLaunch + bits / (0.9 * kHbmBitsPerCycle) + vector, 1e-6);
   EXPECT_EQ(c.bound, "hbm");
   const double bytes_per_s = bits / 8 / (static_cast<double>(c.cycles) / kClockHz);
-  EXPECT_NEAR(bytes_per_s / (0.9 * 2039e9), 1.0, 0.003);
+  EXPECT_NEAR(bytes_per_s / 2039e9, 0.777, 0.002);
   // Energy: every HBM bit at 3.9 pJ.
   EXPECT_NEAR(c.offchip_energy_pj, bits * 3.9, 1e-6 * bits * 3.9);
 }

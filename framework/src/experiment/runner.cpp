@@ -390,7 +390,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
       throw UserError(e.parallelism_model->where, err.message());
     }
     evaluator->set_system_step(std::make_shared<const SystemStep>(
-        SystemStep{*e.system, layout, par.global_batch, std::move(plan), par.where}));
+        make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph, *e.accelerator)));
   }
   p.evaluator = std::move(evaluator);
   p.search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);

@@ -70,6 +70,15 @@ Blocks find_blocks(const Graph& g) {
     if (blk >= 0) continue;
     if (op.derived_from != kNone) blk = b.of_op[static_cast<std::size_t>(op.derived_from)];
     for (std::size_t i = 0; blk < 0 && i < op.operands.size(); ++i) blk = block_of_parameter(op.operands[i].tensor);
+    // Else the block of what it reads (a sum of gradients from two readers of an activation: the earlier block's).
+    for (const Operand& o : op.operands) {
+      if (op.derived_from != kNone) break;
+      const OperatorId from = o.is_output() ? kNone : g.tensor(o.tensor).producer;
+      if (from != kNone && b.of_op[static_cast<std::size_t>(from)] >= 0) {
+        const int f = b.of_op[static_cast<std::size_t>(from)];
+        blk = blk < 0 ? f : std::min(blk, f);
+      }
+    }
     if (blk < 0) blk = op.phase == Phase::forward ? 0 : last;  // e.g. the loss: after the last block
   }
   return b;
@@ -77,29 +86,28 @@ Blocks find_blocks(const Graph& g) {
 
 }  // namespace
 
-ParallelStep parallel_step(const ParallelStepInputs& in) {
-  const Graph& g = in.step;
-  const ParallelLayout& L = in.layout;
-  const System& sys = in.system;
-  auto fail = [&](const std::string& m) { throw UserError(in.where, m); };
-  ParallelStep r;
-  r.chips = L.tensor * L.pipeline * L.data;
-  r.micro_batch = in.plan.micro_batch;
-  r.global_batch = in.global_batch;
-  if (r.chips > sys.chips()) {
-    fail("tensor x pipeline x data = " + std::to_string(r.chips) + " chips, but the system '" + sys.name + "' has " +
-         std::to_string(sys.chips()));
+SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch, TensorParallelPlan plan,
+                            SourceLocation where, const Graph& g, const Accelerator& chip) {
+  SystemStep st{std::move(system), layout, global_batch > 0 ? global_batch : plan.micro_batch * layout.data,
+                std::move(plan), std::move(where), {}};
+  auto fail = [&](const std::string& m) { throw UserError(st.where, m); };
+  const ParallelLayout& L = st.layout;
+  const std::int64_t chips = L.tensor * L.pipeline * L.data;
+  if (chips > st.system.chips()) {
+    fail("tensor x pipeline x data = " + std::to_string(chips) + " chips, but the system '" + st.system.name +
+         "' has " + std::to_string(st.system.chips()));
   }
   if (L.zero_stage > 2) fail("zero_stage = 3 (parameters sharded, gathered per layer) is not modelled yet");
-  if (in.global_batch % (r.micro_batch * L.data) != 0) {
-    fail("global_batch = " + std::to_string(in.global_batch) + " is not a multiple of micro-batch x data = " +
-         std::to_string(r.micro_batch) + " x " + std::to_string(L.data));
+  if (chip.frequency_hz <= 0) fail("the chip '" + chip.name + "' has no frequency_hz: a step on a system needs seconds");
+  const std::int64_t b = st.plan.micro_batch;
+  if (st.global_batch % (b * L.data) != 0) {
+    fail("global_batch = " + std::to_string(st.global_batch) + " is not a multiple of micro-batch x data = " +
+         std::to_string(b) + " x " + std::to_string(L.data));
   }
-  r.micro_batches = in.global_batch / (r.micro_batch * L.data);
-  const std::int64_t p = L.pipeline, v = L.virtual_pipeline, chunks = p * v, m = r.micro_batches;
-  if (v > 1 && m % p != 0) {
-    fail("the interleaved schedule needs the micro-batches (" + std::to_string(m) + ") to be a multiple of pipeline = " +
-         std::to_string(p));
+  const std::int64_t p = L.pipeline, chunks = p * L.virtual_pipeline, m = st.global_batch / (b * L.data);
+  if (L.virtual_pipeline > 1 && m % p != 0) {
+    fail("the interleaved schedule needs the micro-batches (global_batch / (micro-batch x data) = " +
+         std::to_string(m) + ") to be a multiple of pipeline = " + std::to_string(p));
   }
   const Blocks blocks = find_blocks(g);
   const auto layers = static_cast<std::int64_t>(blocks.layers);
@@ -114,12 +122,26 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     else if (i >= blocks.first_layer + blocks.layers) chunk_of_block[i] = chunks - 1;
     else chunk_of_block[i] = static_cast<std::int64_t>(i - blocks.first_layer) / (layers / chunks);
   }
-  auto chunk_of_op = [&](OperatorId op) { return chunk_of_block[static_cast<std::size_t>(blocks.of_op[static_cast<std::size_t>(op)])]; };
+  st.chunk_of_op.reserve(g.operators().size());
+  for (int blk : blocks.of_op) st.chunk_of_op.push_back(chunk_of_block[static_cast<std::size_t>(blk)]);
+  return st;
+}
+
+ParallelStep parallel_step(const ParallelStepInputs& in) {
+  const Graph& g = in.step;
+  const ParallelLayout& L = in.layout;
+  const System& sys = in.system;
+  ParallelStep r;
+  r.chips = L.tensor * L.pipeline * L.data;
+  r.micro_batch = in.plan.micro_batch;
+  r.global_batch = in.global_batch;
+  r.micro_batches = in.global_batch / (r.micro_batch * L.data);
+  const std::int64_t p = L.pipeline, v = L.virtual_pipeline, chunks = p * v, m = r.micro_batches;
+  auto chunk_of_op = [&](OperatorId op) { return in.chunk_of_op[static_cast<std::size_t>(op)]; };
 
   // Time and energy of every operator on the chip, scaled so that they add up to the step's latency and energy
   // (a multi-core chip overlaps operators; transfers wait between them).
   const double hz = in.chip.frequency_hz;
-  if (hz <= 0) fail("the chip '" + in.chip.name + "' has no frequency_hz: a step on a system needs seconds");
   std::vector<double> busy(g.operators().size(), 0), energy(busy);
   double busy_sum = 0, energy_sum = 0;
   for (const ScheduledNode& n : in.schedule.nodes) {
@@ -282,9 +304,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 
 void finish_system_step(const SystemStep& step, const Graph& graph, const CNGraph& cns, const Accelerator& chip,
                         ScheduleResult& schedule) {
-  ParallelStepInputs in{graph, cns, schedule, chip, step.system, step.layout,
-                        step.global_batch > 0 ? step.global_batch : step.plan.micro_batch * step.layout.data, step.plan,
-                        step.where};
+  ParallelStepInputs in{graph, cns, schedule, chip, step.system, step.layout, step.global_batch, step.plan,
+                        step.chunk_of_op};
   auto r = std::make_shared<ParallelStep>(parallel_step(in));
   ScheduleSummary& s = schedule.summary;
   // The rank graph holds every layer; no chip holds them all, so its off-chip peak is no capacity test.

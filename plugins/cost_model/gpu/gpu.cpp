@@ -95,6 +95,10 @@ class GpuModel final : public CostModel {
             .with_bounds(Bounds::non_negative())
             .with_unit("cycles")
             .with_doc("kernel launch overhead added to every operator except views"),
+        ParamSpec::boolean("overlap_memory", true)
+            .with_doc("true: a kernel takes the longer of its compute and its HBM traffic (a roofline); false: their "
+                      "sum (Calculon's processing_mode = \"no_overlap\", the form its calibrated tables were fitted "
+                      "with)"),
         ParamSpec::number("vector_op_energy_pj", std::nullopt)
             .with_bounds(Bounds::non_negative())
             .with_unit("pJ")
@@ -115,6 +119,7 @@ class GpuModel final : public CostModel {
         blocks_per_sm_(p.get_int("blocks_per_sm")),
         splits_(p.get_ints("split_k")),
         launch_(p.get_number("launch_cycles")),
+        overlap_(p.get_bool("overlap_memory")),
         vector_energy_(p.get_number("vector_op_energy_pj")),
         calibration_(read_calibration(p)) {
     for (const std::string& t : p.get_strings("tiles")) {
@@ -192,7 +197,7 @@ class GpuModel final : public CostModel {
     for (const Range& r : q.tile) iterations *= r.size();
     Compute k = is_mac_kind(op.kind) ? matrix(q, static_cast<double>(iterations), read_bits)
                                      : vector(q, op.kind == OpKind::copy ? 0.0 : static_cast<double>(iterations) * op.ops_per_iteration);
-    const double body = std::max(k.cycles, hbm_cycles);
+    const double body = overlap_ ? std::max(k.cycles, hbm_cycles) : k.cycles + hbm_cycles;
     c.exact_cycles = launch_ + body;
     c.cycles = static_cast<std::int64_t>(std::ceil(c.exact_cycles - 1e-9));
     c.ideal_cycles = static_cast<std::int64_t>(std::ceil(k.ideal_cycles));
@@ -336,6 +341,7 @@ class GpuModel final : public CostModel {
   std::int64_t blocks_per_sm_;
   std::vector<std::int64_t> splits_;
   double launch_;
+  bool overlap_;
   double vector_energy_;
   gpu::Calibration calibration_;
   std::vector<gpu::TileShape> tiles_;

@@ -55,6 +55,26 @@ struct ParallelStep {
   int memory_stage = 0;                    // the stage whose chip holds the most
 };
 
+/// What a prepared experiment on a system needs besides the schedule (the evaluator holds it).
+struct SystemStep {
+  System system;
+  ParallelLayout layout;
+  std::int64_t global_batch = 0;
+  TensorParallelPlan plan;
+  SourceLocation where;                 // [parallelism], for configuration errors
+  std::vector<std::int64_t> chunk_of_op;  // per operator of the rank's step: its model chunk (c·p + stage)
+};
+
+/// Checks a layout against the rank's step and the system, and cuts the step's module chain into chunks: the
+/// repeated layers (the longest run of blocks named PREFIX.<index>) evenly, what comes before them with the first
+/// chunk, after them with the last. Backward and recompute operators follow their forward operator, optimizer
+/// updates their parameter's first reader. UserError (at `where`) when more chips than the system has, layers
+/// not divisible by pipeline x virtual_pipeline, a global batch (0: micro-batch x data) not divisible by
+/// micro-batch x data, interleaving with micro-batches not divisible by pipeline, or ZeRO-3.
+MONET_API SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch,
+                                      TensorParallelPlan plan, SourceLocation where, const Graph& rank_step,
+                                      const Accelerator& chip);
+
 struct ParallelStepInputs {
   const Graph& step;               // one rank's training step, one micro-batch, every layer
   const CNGraph& cns;
@@ -64,26 +84,15 @@ struct ParallelStepInputs {
   ParallelLayout layout;
   std::int64_t global_batch = 1;
   const TensorParallelPlan& plan;
-  SourceLocation where;            // [parallelism], for configuration errors
+  const std::vector<std::int64_t>& chunk_of_op;
 };
 
-/// What a prepared experiment on a system needs besides the schedule (the evaluator holds it).
-struct SystemStep {
-  System system;
-  ParallelLayout layout;
-  std::int64_t global_batch = 0;  // 0: micro-batch x data
-  TensorParallelPlan plan;
-  SourceLocation where;
-};
+/// The system's step from one rank's schedule (make_system_step has checked the layout).
+MONET_API ParallelStep parallel_step(const ParallelStepInputs& in);
 
 /// Makes `schedule` (one rank's step on one chip) the system's step: sets summary.parallel and replaces the
 /// off-chip capacity check of the whole-depth rank graph by the memory of the most loaded chip.
 MONET_API void finish_system_step(const SystemStep& step, const Graph& graph, const CNGraph& cns,
                                   const Accelerator& chip, ScheduleResult& schedule);
-
-/// Throws UserError (at `where`) when the layout does not fit the step or the system: more chips than the system
-/// has, layers not divisible by pipeline x virtual_pipeline, a global batch not divisible by micro-batch x data,
-/// interleaving with micro-batches not divisible by pipeline.
-MONET_API ParallelStep parallel_step(const ParallelStepInputs& in);
 
 }  // namespace monet

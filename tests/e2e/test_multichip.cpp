@@ -1,0 +1,123 @@
+// Training steps over systems of chips from the command line (docs/datacenter.md, docs/validation.md): a small GPT
+// over 8 TPU-v4 chips (the step's parts add up, every link carries energy, resolved.toml reproduces it), and the
+// validation against published Megatron-LM runs on Selene: Narayanan et al.'s Table 1 (every row's TFLOP/s per GPU
+// within 10 %, FLOP counts exactly theirs) and Korthikanti et al.'s Table 5 with full recomputation.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+using test::q;
+
+json run(const test::ScratchDir& dir, const std::string& experiment, const std::string& name) {
+  const auto r = test::monet("run " + q(test::source_dir() / experiment) + " --out " + q(dir.path() / name));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return json::parse(test::read_file(dir.path() / name / "results.json"));
+}
+
+TEST(Multichip, SmallGptOnEightChipsAddsUp) {
+  test::ScratchDir dir;
+  const json a = run(dir, "tests/data/experiments/gpt_small_system.toml", "a");
+  const json& s = a["system"];
+  EXPECT_EQ(s["chips"].get<int>(), 8);
+  EXPECT_EQ(s["micro_batch"].get<int>(), 2);
+  EXPECT_EQ(s["micro_batches"].get<int>(), 4);  // 16 / (2 x 2)
+  const json& t = s["time_s"];
+  // The step is the busiest stage's passes (compute + tensor-parallel collectives), its bubble, then the gradient
+  // reduction and the optimizer.
+  const double parts = t["compute"].get<double>() + t["tensor_parallel_communication"].get<double>() +
+                       t["pipeline_bubble"].get<double>() + t["data_parallel_communication"].get<double>() +
+                       t["optimizer"].get<double>();
+  EXPECT_NEAR(parts, t["step"].get<double>(), 1e-12 * parts);
+  EXPECT_DOUBLE_EQ(a["step_time_s"].get<double>(), t["step"].get<double>());
+  for (const char* k : {"compute", "tensor_parallel_communication", "pipeline_bubble", "data_parallel_communication",
+                        "optimizer", "pipeline_send_per_micro_batch", "recompute_in_compute"}) {
+    EXPECT_GT(t[k].get<double>(), 0) << k;  // t, p and d are all 2: every part exists
+  }
+  EXPECT_GT(s["energy_j"]["communication"].get<double>(), 0);
+  EXPECT_NEAR(s["energy_j"]["step"].get<double>(),
+              s["energy_j"]["compute"].get<double>() + s["energy_j"]["communication"].get<double>(), 1e-12);
+  const json& m = s["memory_per_chip_bytes"];
+  EXPECT_EQ(m["total"].get<std::int64_t>(), m["weights"].get<std::int64_t>() + m["gradients"].get<std::int64_t>() +
+                                                m["optimizer_states"].get<std::int64_t>() +
+                                                m["activations"].get<std::int64_t>());
+  EXPECT_TRUE(a["feasible"].get<bool>());
+  // Every replica runs the rank's step once per micro-batch: FLOPs = 2 x its MACs x t x d x m.
+  EXPECT_DOUBLE_EQ(s["hardware_flops"].get<double>(), 2.0 * a["workload"]["macs"].get<double>() * 2 * 2 * 4);
+  EXPECT_LT(a["mfu"].get<double>(), a["hfu"].get<double>());  // selective recomputation
+  const auto again = test::monet("run " + q(dir.path() / "a/resolved.toml") + " --out " + q(dir.path() / "b"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  const json b = json::parse(test::read_file(dir.path() / "b/results.json"));
+  EXPECT_EQ(a["step_time_s"], b["step_time_s"]);
+  EXPECT_EQ(a["system"]["energy_j"], b["system"]["energy_j"]);
+}
+
+struct Table1Row {
+  const char* name;
+  int layers, hidden, global_batch;
+  double published_tflops;  // per GPU, counted with recomputation (Narayanan et al. SC'21 Table 1)
+};
+
+TEST(Multichip, MegatronTable1ThroughputWithinTenPercent) {
+  // examples/sc21/run_table_1.sh of NVIDIA/Megatron-LM gives every row's micro-batch and interleaving; the A100's
+  // calibration is Calculon's, unchanged (docs/validation.md). Measured: mean 5.6 %, max 9.97 % (the 530B row).
+  const Table1Row rows[] = {{"1_7b", 24, 2304, 512, 137},     {"3_6b", 30, 3072, 512, 138},
+                            {"7_5b", 36, 4096, 512, 142},     {"18_4b", 40, 6144, 1024, 135},
+                            {"39_1b", 48, 8192, 1536, 138},   {"76_1b", 60, 10240, 1792, 140},
+                            {"145_6b", 80, 12288, 2304, 148}, {"310_1b", 96, 16384, 2160, 155},
+                            {"529_6b", 105, 20480, 2520, 163}, {"1008b", 128, 25600, 3072, 163}};
+  test::ScratchDir dir;
+  double sum = 0;
+  for (const Table1Row& row : rows) {
+    SCOPED_TRACE(row.name);
+    const json j = run(dir, std::string("experiments/datacenter/megatron_table1/") + row.name + ".toml", row.name);
+    const double s = 2048, v = 51200, L = row.layers, h = row.hidden, B = row.global_batch;
+    // Their FLOPs per step with full recomputation, 96·B·s·L·h²·(1 + s/6h + V/16Lh), and the model's without it,
+    // 72·B·s·L·h²·(1 + s/6h) + 6·B·s·h·V: monet's graphs count exactly these.
+    const double hardware = 96 * B * s * L * h * h * (1 + s / (6 * h) + v / (16 * L * h));
+    const double model = 72 * B * s * L * h * h * (1 + s / (6 * h)) + 6 * B * s * h * v;
+    EXPECT_NEAR(j["system"]["hardware_flops"].get<double>() / hardware, 1.0, 1e-12);
+    EXPECT_NEAR(j["system"]["model_flops"].get<double>() / model, 1.0, 1e-12);
+    const double error = j["hardware_tflops_per_chip"].get<double>() / row.published_tflops - 1;
+    EXPECT_LE(std::abs(error), 0.10) << error;
+    EXPECT_TRUE(j["feasible"].get<bool>());  // every row fits in 80 GB per GPU, as it ran
+    sum += std::abs(error);
+  }
+  EXPECT_LE(sum / 10, 0.06);
+}
+
+TEST(Multichip, KorthikantiTable5FullRecomputation) {
+  // Step times with full recomputation (Korthikanti et al. 2022, Table 5), Calculon's validation points. Measured:
+  // 175B +5.7 %, 530B -0.4 %, 1T -0.3 %; the 22B model (one micro-batch of 4, no pipeline) +16.5 %: its eight
+  // tensor-parallel GPUs spend 18 % of the step in all-reduces (docs/validation.md).
+  struct Point {
+    const char* name;
+    double published_s, tolerance;
+  };
+  const Point points[] = {{"22b", 1.42, 0.17}, {"175b", 18.13, 0.06}, {"530b", 49.05, 0.01}, {"1t", 94.42, 0.01}};
+  test::ScratchDir dir;
+  for (const Point& p : points) {
+    SCOPED_TRACE(p.name);
+    const json j = run(dir, std::string("experiments/datacenter/korthikanti_table5/") + p.name + "_full.toml", p.name);
+    EXPECT_NEAR(j["step_time_s"].get<double>() / p.published_s, 1.0, p.tolerance);
+  }
+}
+
+TEST(Multichip, SystemFilesValidate) {
+  for (const char* f : {"architectures/systems/selene_a100.toml", "tests/data/systems/two_nodes.toml"}) {
+    const auto r = test::monet("validate " + q(test::source_dir() / f));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("valid system"));
+  }
+}
+
+}  // namespace
+}  // namespace monet
