@@ -41,10 +41,10 @@ TEST_F(ParallelismTest, RecomputeBecomesTheCheckpointPolicy) {
 
 TEST_F(ParallelismTest, MistakesAreLocated) {
   // [parallelism] is on line 13 of experiment_text; its first key on line 14.
+  // Several chips need a system of chips (tests/e2e/test_multichip.cpp runs them on one).
   EXPECT_THAT(fail(experiment_text("tensor = 8\n")),
-              HasSubstr("exp.toml:14:10: error: parallelism.tensor: tensor = 8: steps over several chips are not "
-                        "modelled yet"));
-  EXPECT_THAT(fail(experiment_text("data = 4\n")), HasSubstr("parallelism.data: data = 4"));
+              HasSubstr("exp.toml:14:10: error: a step over 8 chips needs a system of chips: [architecture] system"));
+  EXPECT_THAT(fail(experiment_text("data = 4\n")), HasSubstr("exp.toml:14:8: error: a step over 4 chips"));
   EXPECT_THAT(fail(experiment_text("virtual_pipeline = 2\n")),
               HasSubstr("parallelism.virtual_pipeline: interleaving 2 chunks per stage needs pipeline >= 2"));
   EXPECT_THAT(fail(experiment_text("sequence_parallel = true\n")),

@@ -19,7 +19,8 @@ namespace monet {
 /// 3: the ABI tag in MonetPluginLibrary (checked at load); exported Bounds::contains and Link::connects.
 /// 4: CheckpointPolicy and TrainingSettings grew (the optimal and blocks policies: budget, cost, blocks);
 ///    SearchContext hands out seed points (checkpoint genes) and distributes evaluation over MPI ranks.
-inline constexpr std::uint32_t kPluginApiVersion = 4;
+/// 5: the parallelism kind (ParallelismModel, ParallelLayout, TensorParallelComm, TensorParallelPlan).
+inline constexpr std::uint32_t kPluginApiVersion = 5;
 
 struct AbiLayoutEntry {
   std::string_view name;
