@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/test_support.hpp"
 
@@ -109,6 +110,45 @@ TEST(Multichip, KorthikantiTable5FullRecomputation) {
     const json j = run(dir, std::string("experiments/datacenter/korthikanti_table5/") + p.name + "_full.toml", p.name);
     EXPECT_NEAR(j["step_time_s"].get<double>() / p.published_s, 1.0, p.tolerance);
   }
+}
+
+// The search at scale in miniature: every (tensor, pipeline, data, micro-batch, recompute) layout of the small GPT
+// on 8 chips. Layouts of fewer chips are infeasible (the chips constraint), of more an error the system gives;
+// the feasible ones use exactly 8
+// chips, and the points sharing one rank's schedule (same tensor, micro-batch, recompute) give the same results
+// at 1 and 2 threads (the shared schedules are computed once, whichever thread asks first).
+TEST(Multichip, LayoutSearchOnEightChips) {
+  test::ScratchDir dir;
+  const auto exp = test::source_dir() / "tests/data/experiments/gpt_small_system_search.toml";
+  for (const char* threads : {"1", "2"}) {
+    const auto r = test::monet("run " + q(exp) + " --threads " + threads + " --out " + q(dir.path() / threads));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("96 distinct"));
+  }
+  const std::string one = test::read_file(dir.path() / "1/evaluations.csv");
+  EXPECT_EQ(one, test::read_file(dir.path() / "2/evaluations.csv"));
+  std::istringstream lines(one);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "id,batch,tensor,pipeline,data,micro_batch,recompute,step_time_s,energy_per_step_j,feasible,violation,reason");
+  int feasible = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::istringstream cells(line);
+    for (std::string c; std::getline(cells, c, ',');) f.push_back(c);
+    const int chips = std::stoi(f[2]) * std::stoi(f[3]) * std::stoi(f[4]);
+    if (f[9] == "true") {
+      ++feasible;
+      EXPECT_EQ(chips, 8) << line;
+    } else if (chips < 8) {
+      EXPECT_THAT(line, HasSubstr("chips = " + std::to_string(chips) + " < 8")) << line;  // the constraint
+    } else if (chips > 8) {
+      EXPECT_THAT(line, HasSubstr(std::to_string(chips) + " chips, but the system 'tpu_v4_two_nodes' has 8")) << line;
+    }
+  }
+  EXPECT_EQ(feasible, 24);  // measured; pipeline 2 x 2 layers and every batch divide, so all 8-chip layouts run
+  const json best = json::parse(test::read_file(dir.path() / "1/best/results.json"));
+  EXPECT_EQ(best["system"]["chips"].get<int>(), 8);
 }
 
 TEST(Multichip, SystemFilesValidate) {

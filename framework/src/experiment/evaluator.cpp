@@ -125,8 +125,19 @@ ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std
   if (!cn_core.empty()) in.cn_core = &cn_core;
   in.memory_by_use = memory_by_use;
   if (!offloaded_.empty()) in.offloaded = &offloaded_;
-  ScheduleResult r = schedule(in);
-  if (system_step_) finish_system_step(*system_step_, *graph_, cns_, *accelerator_, r);
+  if (!system_step_) return schedule(in);
+  ScheduleResult r;
+  if (memo_) {
+    std::string key = memo_key_ + "|alloc:";
+    for (int c : fixed) key += std::to_string(c) + ",";
+    key += "|cn:";
+    for (int c : cn_core) key += std::to_string(c) + ",";
+    key += memory_by_use ? "|by_use" : "";
+    r = *memo_(key, [&] { return schedule(in); });
+  } else {
+    r = schedule(in);
+  }
+  finish_system_step(*system_step_, *graph_, cns_, *accelerator_, r);
   return r;
 }
 

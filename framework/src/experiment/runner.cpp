@@ -169,6 +169,7 @@ struct PreparationCache::Impl {
   std::map<std::string, std::shared_future<GraphPtr>> graphs;
   std::map<std::string, std::shared_future<CheckpointedStep>> steps;
   std::map<std::string, std::shared_future<std::shared_ptr<const CNGraph>>> cns;
+  std::map<std::string, std::shared_future<std::shared_ptr<const ScheduleResult>>> schedules;
   std::size_t built = 0;
 };
 
@@ -265,6 +266,11 @@ CheckpointedStep PreparationCache::step(const std::string& key, const std::funct
 
 std::shared_ptr<const CNGraph> PreparationCache::cns(const std::string& key, const std::function<CNGraph()>& compute) {
   return once(impl_->mutex, impl_->cns, key, [&] { return std::make_shared<const CNGraph>(compute()); });
+}
+
+std::shared_ptr<const ScheduleResult> PreparationCache::schedule(const std::string& key,
+                                                                 const std::function<ScheduleResult()>& compute) {
+  return once(impl_->mutex, impl_->schedules, key, [&] { return std::make_shared<const ScheduleResult>(compute()); });
 }
 
 std::size_t PreparationCache::graphs_built() const {
@@ -376,6 +382,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   // Offloading moves data, not operators: the scheduler pages the chosen saved activations out and back.
   std::vector<bool> offloaded;
   if (e.training_mode == "training" && e.offload.active()) offloaded = offload_mask(*p.graph, offloaded_tensors(*p.graph, e.offload));
+  const std::vector<CoreModel> evaluator_models = per_core;
   auto evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), *cns, std::move(allowed),
                                                e.schedule, cache == &own ? nullptr : cache->costs(), std::move(offloaded));
   if (e.system) {
@@ -391,6 +398,21 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
     }
     evaluator->set_system_step(std::make_shared<const SystemStep>(
         make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph, *e.accelerator)));
+    if (cache != &own) {
+      // What the chip's schedule depends on besides the allocation: the CNs (graph, fusion, cores), the whole
+      // hardware (the file and its changes), the cost models with their parameters, the scheduler's options.
+      std::string key = cn_key + "|arch:" + e.architecture_file.string();
+      for (const auto& [path, value] : e.architecture_set) key += "|" + path + "=" + value;
+      for (const std::string& path : e.architecture_unset) key += "|-" + path;
+      for (const CoreModel& m : evaluator_models) key += "|model:" + std::to_string(m.fingerprint);
+      const ScheduleOptions& o = e.schedule;
+      key += std::string("|options:") + (o.peak_offchip_bandwidth ? "1" : "0") + (o.layer_barrier ? "1" : "0") +
+             (o.whole_tile_transfers ? "1" : "0") + (o.sources_from_offchip ? "1" : "0") + (o.padded_tiles ? "1" : "0");
+      key += "|offload:" + e.offload.text();
+      evaluator->set_schedule_memo(
+          [cache](const std::string& k, const std::function<ScheduleResult()>& f) { return cache->schedule(k, f); },
+          std::move(key));
+    }
   }
   p.evaluator = std::move(evaluator);
   p.search = registry.create<SearchAlgorithm>(*e.search.plugin, e.search.params);

@@ -644,14 +644,14 @@ Evaluation DesignEvaluator::evaluate(const DesignPoint& point) const {
   e.reason = s.capacity_reason;
   for (const ConstraintSpec& c : m.spec->constraints) {
     const double v = value(c.key);
-    auto excess = [&](double bound, double over) {
+    auto excess = [&](double bound, double over, const char* relation) {
       if (over <= 0) return;
       e.violation += over / std::max(std::abs(bound), 1e-300);
       if (!e.reason.empty()) e.reason += "; ";
-      e.reason += c.key + " = " + format_number(v) + (bound == c.max.value_or(NAN) ? " > " : " < ") + format_number(bound);
+      e.reason += c.key + " = " + format_number(v) + relation + format_number(bound);
     };
-    if (c.max) excess(*c.max, v - *c.max);
-    if (c.min) excess(*c.min, *c.min - v);
+    if (c.max) excess(*c.max, v - *c.max, " > ");
+    if (c.min) excess(*c.min, *c.min - v, " < ");
   }
   return e;
 }

@@ -3,6 +3,8 @@
 // after construction except for its cost cache, which only ever memoises deterministic results, so many
 // threads may evaluate points at once and get the same numbers as one.
 #include <array>
+#include <functional>
+#include <string>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -39,6 +41,16 @@ class MONET_API Evaluator {
   void prewarm() const;
   /// A step on a system of chips (set once, before the evaluator is shared): every schedule becomes the system's.
   void set_system_step(std::shared_ptr<const SystemStep> step) { system_step_ = std::move(step); }
+  /// Where one-chip schedules can be shared between the variants of a system experiment (the points of a
+  /// parallelism search that differ only in pipeline, data, global batch or ZeRO share one rank's schedule):
+  /// `memo(key, compute)` computes each key once. `key` says what determines the schedule besides the allocation
+  /// (graph, CNs, hardware, cost models, options). Only with a system step.
+  using ScheduleMemo = std::function<std::shared_ptr<const ScheduleResult>(const std::string& key,
+                                                                            const std::function<ScheduleResult()>& compute)>;
+  void set_schedule_memo(ScheduleMemo memo, std::string key) {
+    memo_ = std::move(memo);
+    memo_key_ = std::move(key);
+  }
   [[nodiscard]] const SystemStep* system_step() const { return system_step_.get(); }
   [[nodiscard]] const std::vector<std::vector<int>>& allowed_cores() const { return allowed_cores_; }
   [[nodiscard]] const ScheduleOptions& options() const { return options_; }
@@ -69,6 +81,8 @@ class MONET_API Evaluator {
   std::shared_ptr<CostCache> cache_;
   std::vector<bool> offloaded_;  // per tensor (empty: nothing offloaded)
   std::shared_ptr<const SystemStep> system_step_;
+  ScheduleMemo memo_;
+  std::string memo_key_;
   /// Per CN (ScheduleOptions::padded_tiles): the ranges its cost is queried with; empty: its own ranges.
   std::vector<std::vector<Range>> costed_ranges_;
   [[nodiscard]] std::span<const Range> costed_ranges(const ComputationNode& cn) const;

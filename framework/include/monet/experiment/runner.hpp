@@ -47,6 +47,9 @@ class MONET_API PreparationCache {
   [[nodiscard]] GraphPtr graph(const std::string& key, const std::function<GraphPtr()>& compute);
   [[nodiscard]] CheckpointedStep step(const std::string& key, const std::function<CheckpointedStep()>& compute);
   [[nodiscard]] std::shared_ptr<const CNGraph> cns(const std::string& key, const std::function<CNGraph()>& compute);
+  /// One-chip schedules of system experiments (Evaluator::set_schedule_memo).
+  [[nodiscard]] std::shared_ptr<const ScheduleResult> schedule(const std::string& key,
+                                                               const std::function<ScheduleResult()>& compute);
   [[nodiscard]] const std::shared_ptr<CostCache>& costs() const { return costs_; }
   [[nodiscard]] std::size_t graphs_built() const;
 
