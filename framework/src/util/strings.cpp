@@ -125,4 +125,22 @@ std::string format_number(double v) {
 
 std::string si_bytes(std::int64_t bits) { return si(static_cast<double>((bits + 7) / 8), "B"); }
 
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) out.push_back(trim(cell));
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+int csv_column(const std::string& line, std::size_t cell) {
+  int col = 1;
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < line.size() && seen < cell; ++i, ++col) {
+    if (line[i] == ',') ++seen;
+  }
+  return col;
+}
+
 }  // namespace monet

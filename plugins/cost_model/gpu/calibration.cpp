@@ -10,27 +10,6 @@
 #include "monet/util/strings.hpp"
 
 namespace monet::plugins::gpu {
-namespace {
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) out.push_back(trim(cell));
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-int column_of(const std::string& line, std::size_t cell) {
-  int col = 1;
-  std::size_t seen = 0;
-  for (std::size_t i = 0; i < line.size() && seen < cell; ++i, ++col) {
-    if (line[i] == ',') ++seen;
-  }
-  return col;
-}
-
-}  // namespace
 
 Calibration Calibration::read(const std::string& file) {
   std::ifstream in(file);
@@ -49,7 +28,7 @@ Calibration Calibration::read(const std::string& file) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string t = trim(line);
     if (t.empty() || t[0] == '#') continue;
-    const auto cells = split_csv(line);
+    const auto cells = split_csv_line(line);
     if (!header) {
       if (cells != std::vector<std::string>{"table", "type", "at_least", "efficiency"}) {
         fail(1, "the header must be 'table,type,at_least,efficiency'");
@@ -69,7 +48,7 @@ Calibration Calibration::read(const std::string& file) {
       fail(1, "table: expected matrix, vector or hbm, got '" + cells[0] + "'");
     }
     if (cells[1] != "*" && !parse_element_type(cells[1])) {
-      fail(column_of(line, 1), "type: expected a datatype (" + join(all_element_type_names()) + ") or *, got '" + cells[1] + "'");
+      fail(csv_column(line, 1), "type: expected a datatype (" + join(all_element_type_names()) + ") or *, got '" + cells[1] + "'");
     }
     double v[2] = {0, 0};
     for (int k = 0; k < 2; ++k) {
@@ -82,7 +61,7 @@ Calibration Calibration::read(const std::string& file) {
       }
       const bool ok = !s.empty() && used == s.size() && std::isfinite(v[k]) && (k == 0 ? v[k] >= 0 : v[k] > 0 && v[k] <= 1);
       if (!ok) {
-        fail(column_of(line, static_cast<std::size_t>(2 + k)),
+        fail(csv_column(line, static_cast<std::size_t>(2 + k)),
              k == 0 ? "at_least: expected a size >= 0 (FLOP for matrix and vector, bytes for hbm), got '" + s + "'"
                     : "efficiency: expected a fraction in (0, 1], got '" + s + "'");
       }
@@ -90,7 +69,7 @@ Calibration Calibration::read(const std::string& file) {
     const Key key{table, cells[1]};
     auto& rows = c.rows_[key];
     if (std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.first == v[0]; })) {
-      fail(column_of(line, 2), "a row for " + cells[0] + "," + cells[1] + " at_least " + cells[2] + " appears twice");
+      fail(csv_column(line, 2), "a row for " + cells[0] + "," + cells[1] + " at_least " + cells[2] + " appears twice");
     }
     first_line.try_emplace(key, n);
     rows.emplace_back(v[0], v[1]);

@@ -41,15 +41,6 @@ bool is_value_column(const std::string& h) {
   return h == "kind" || h == "type" || h == "cycles" || h == "energy_pj" || h == "mac_energy_pj" || h == "offchip_energy_pj";
 }
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) out.push_back(trim(cell));
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
 class TableModel final : public CostModel {
  public:
   static PluginInfo describe() {
@@ -230,20 +221,13 @@ class TableModel final : public CostModel {
     auto fail = [&](int col, const std::string& msg) {
       throw UserError(SourceLocation{file_, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(col)}, msg);
     };
-    auto column_of = [&](std::size_t k) {
-      int col = 1;
-      std::size_t seen = 0;
-      for (std::size_t i = 0; i < line.size() && seen < k; ++i, ++col) {
-        if (line[i] == ',') ++seen;
-      }
-      return col;
-    };
+    auto column_of = [&](std::size_t k) { return csv_column(line, k); };
     while (std::getline(in, line)) {
       ++n;
       if (!line.empty() && line.back() == '\r') line.pop_back();
       const std::string t = trim(line);
       if (t.empty() || t[0] == '#') continue;
-      const auto cells = split_csv(line);
+      const auto cells = split_csv_line(line);
       if (header.empty()) {
         header = cells;
         for (const char* need : {"kind", "cycles", "energy_pj"}) {

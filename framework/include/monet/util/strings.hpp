@@ -28,6 +28,10 @@ MONET_API std::string join(const std::vector<std::string>& items, std::string_vi
 
 /// Formats a double for messages without trailing zeros ("0.5", "1e+09").
 MONET_API std::string format_number(double v);
+/// The cells of one CSV line (no quoting), trimmed; a trailing comma gives an empty last cell.
+MONET_API std::vector<std::string> split_csv_line(const std::string& line);
+/// The 1-based column where cell `cell` (0-based) of a CSV line starts, for located errors.
+MONET_API int csv_column(const std::string& line, std::size_t cell);
 /// Formats a number with thousands separators: 1234567 -> "1,234,567".
 MONET_API std::string with_thousands(long long value);
 /// Shell-style pattern matching ("pe_*", "core[0-3]"): fnmatch without flags.
