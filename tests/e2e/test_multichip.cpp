@@ -152,7 +152,8 @@ TEST(Multichip, LayoutSearchOnEightChips) {
 }
 
 TEST(Multichip, SystemFilesValidate) {
-  for (const char* f : {"architectures/systems/selene_a100.toml", "tests/data/systems/two_nodes.toml"}) {
+  for (const char* f : {"architectures/systems/selene_a100.toml", "architectures/systems/dgx_h100_cluster.toml",
+                        "architectures/systems/mi300x_cluster.toml", "tests/data/systems/two_nodes.toml"}) {
     const auto r = test::monet("validate " + q(test::source_dir() / f));
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("valid system"));

@@ -389,7 +389,7 @@ std::string architecture_path(const std::string& key) {
   if (key.rfind(prefix, 0) != 0) return {};
   const std::string rest = key.substr(prefix.size());
   const std::string first = rest.substr(0, rest.find('.'));
-  return first == "file" || first == "set" || first == "unset" ? std::string{} : rest;
+  return first == "file" || first == "system" || first == "set" || first == "unset" ? std::string{} : rest;
 }
 
 namespace {

@@ -48,7 +48,7 @@ class GpuModel final : public CostModel {
                 "efficiency, other operators at the achievable HBM bandwidth, plus a launch overhead";
     i.description =
         "Per operator (one kernel): cycles = launch_cycles + max(compute, HBM bytes x 8 / (HBM bits/cycle x "
-        "eta_hbm(bytes))). Matrix products (conv, gemm, matmul) are GEMMs: M = loop dims of the output and the "
+        "eta_hbm(bytes))), or their sum with overlap_memory = false. Matrix products (conv, gemm, matmul) are GEMMs: M = loop dims of the output and the "
         "first input only, N = of the output and the second input only, K = reduced dims, batch = dims of all "
         "(a convolution is an implicit GEMM). For each tile shape in `tiles`: tiles = batch x ceil(M/Tm) x "
         "ceil(N/Tn) x split, waves = ceil(tiles / (sms x blocks_per_sm)), tensor cycles = waves x sms x "
