@@ -151,6 +151,38 @@ TEST(Multichip, LayoutSearchOnEightChips) {
   EXPECT_EQ(best["system"]["chips"].get<int>(), 8);
 }
 
+// ZeRO's model states per GPU (Rajbhandari et al., SC'20, Fig. 1 and §5: mixed-precision Adam, K = 12) on the
+// 7.5B model of Megatron's Table 1 over 64 data-parallel GPUs: 16·Psi without ZeRO, 4·Psi + 12·Psi/d with stage 1
+// (optimizer states), 2·Psi + 14·Psi/d with stage 2 (+ gradients), 16·Psi/d with stage 3 (+ parameters). The paper's
+// example (Psi = 7.5 B, d = 64: 120, 31.4, 16.6, 1.9 GB) is this model at 7.468 B: 119.5, 31.3, 16.6, 1.9 GB.
+TEST(Multichip, ZeroShardsModelStatesAsThePaperCounts) {
+  test::ScratchDir dir;
+  const auto exp = test::source_dir() / "experiments/datacenter/megatron_table1/7_5b.toml";
+  const double psi = 7'467'786'240, d = 64;
+  const double expected[] = {16 * psi, 4 * psi + 12 * psi / d, 2 * psi + 14 * psi / d, 16 * psi / d};
+  double step[4] = {0, 0, 0, 0};
+  for (int stage = 0; stage <= 3; ++stage) {
+    SCOPED_TRACE(stage);
+    const std::string out = "zero" + std::to_string(stage);
+    const auto r = test::monet("run " + q(exp) + " --out " + q(dir.path() / out) +
+                               " --set parallelism.tensor=1 --set parallelism.data=64 --set workload.batch=8"
+                               " --set parallelism.zero_stage=" + std::to_string(stage) +
+                               " --set schedule.allow_over_capacity=true");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const json j = json::parse(test::read_file(dir.path() / out / "results.json"));
+    EXPECT_EQ(j["workload"]["parameters"].get<double>(), psi);
+    const json& m = j["system"]["memory_per_chip_bytes"];
+    const double states = m["weights"].get<double>() + m["gradients"].get<double>() + m["optimizer_states"].get<double>();
+    EXPECT_NEAR(states, expected[stage], 4) << states;  // each sharded class rounds down to whole bytes
+    EXPECT_EQ(j["feasible"].get<bool>(), stage > 0);    // 119.5 GB of states do not fit in 80 GB
+    step[stage] = j["step_time_s"].get<double>();
+  }
+  // ZeRO 1 moves the same bytes as the all-reduce (a reduce-scatter and an all-gather) and shards the optimizer's
+  // work: not slower; stage 3 gathers every parameter twice per micro-batch: slower than stage 2.
+  EXPECT_LE(step[1], step[0]);
+  EXPECT_GT(step[3], step[2]);
+}
+
 TEST(Multichip, SystemFilesValidate) {
   for (const char* f : {"architectures/systems/selene_a100.toml", "architectures/systems/dgx_h100_cluster.toml",
                         "architectures/systems/mi300x_cluster.toml", "tests/data/systems/two_nodes.toml"}) {

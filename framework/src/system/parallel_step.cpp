@@ -97,7 +97,6 @@ SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t g
     fail("tensor x pipeline x data = " + std::to_string(chips) + " chips, but the system '" + st.system.name +
          "' has " + std::to_string(st.system.chips()));
   }
-  if (L.zero_stage > 2) fail("zero_stage = 3 (parameters sharded, gathered per layer) is not modelled yet");
   if (chip.frequency_hz <= 0) fail("the chip '" + chip.name + "' has no frequency_hz: a step on a system needs seconds");
   const std::int64_t b = st.plan.micro_batch;
   if (st.global_batch % (b * L.data) != 0) {
@@ -192,6 +191,37 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     comm[c] += cost.seconds * runs;
     tp_energy += cost.energy_j * runs;
   }
+  // Parameters, gradients and optimizer states per chunk (ZeRO shards them over the data-parallel group).
+  std::vector<std::int64_t> weights(static_cast<std::size_t>(chunks), 0), grads(weights), states(weights);
+  for (const Tensor& t : g.tensors()) {
+    // The operator that makes or first reads it: its chunk (an optimizer state's is its update's parameter's).
+    const OperatorId at = t.producer != kNone ? t.producer : (t.consumers.empty() ? kNone : t.consumers.front());
+    if (at == kNone) continue;
+    const auto c = static_cast<std::size_t>(chunk_of_op(at));
+    switch (t.role) {
+      case TensorRole::weight: if (t.producer == kNone) weights[c] += t.bytes(); break;  // not the updated copies
+      case TensorRole::weight_gradient: if (t.gradient_of != kNone) grads[c] += t.bytes(); break;
+      case TensorRole::optimizer_state:
+      case TensorRole::master_weight: if (t.in_place_of == kNone) states[c] += t.bytes(); break;
+      default: break;
+    }
+  }
+  // ZeRO-2 reduce-scatters each micro-batch's gradients in its backward pass (they accumulate sharded); ZeRO-3 also
+  // gathers the chunk's parameters before its forward and again before its backward pass (DeepSpeed's stage 3).
+  std::vector<double> zero_comm(static_cast<std::size_t>(chunks), 0);
+  double zero_energy = 0;
+  for (std::size_t c = 0; c < static_cast<std::size_t>(chunks); ++c) {
+    CommCost f, b;
+    if (L.zero_stage >= 2) b = group_collective(sys, CollectiveKind::reduce_scatter, static_cast<double>(grads[c]), L.data, L.tensor);
+    if (L.zero_stage >= 3) {
+      f = group_collective(sys, CollectiveKind::all_gather, static_cast<double>(weights[c]), L.data, L.tensor);
+      b += f;
+    }
+    pt.forward[c] += f.seconds;
+    pt.backward[c] += b.seconds;
+    zero_comm[c] = f.seconds + b.seconds;
+    zero_energy += f.energy_j + b.energy_j;
+  }
   // Saved activations per chunk, and the bytes crossing each chunk boundary (what a stage sends its neighbour).
   for (const SavedStorage& s : saved_tensors(g)) {
     const std::size_t c = s.producer == kNone ? 0 : static_cast<std::size_t>(chunk_of_op(s.producer));
@@ -215,34 +245,27 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   r.pipeline_send_s = pt.send_s;
   const PipelineRun run = simulate_pipeline(pt);
 
-  // Parameters, gradients and optimizer state per stage (ZeRO shards the last two over the data-parallel group).
-  std::vector<std::int64_t> weights(static_cast<std::size_t>(p), 0), grads(weights), states(weights);
-  for (const Tensor& t : g.tensors()) {
-    // The operator that makes or first reads it: its block (an optimizer state's is its update's parameter's).
-    OperatorId at = t.producer != kNone ? t.producer : (t.consumers.empty() ? kNone : t.consumers.front());
-    if (at == kNone) continue;
-    const auto s = static_cast<std::size_t>(chunk_of_op(at) % p);
-    switch (t.role) {
-      case TensorRole::weight: if (t.producer == kNone) weights[s] += t.bytes(); break;  // not the updated copies
-      case TensorRole::weight_gradient: if (t.gradient_of != kNone) grads[s] += t.bytes(); break;
-      case TensorRole::optimizer_state:
-      case TensorRole::master_weight: if (t.in_place_of == kNone) states[s] += t.bytes(); break;
-      default: break;
-    }
-  }
   const auto d = static_cast<double>(L.data);
   std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp(stage_opt);
   double dp_energy = 0;
+  std::vector<std::int64_t> stage_weights(static_cast<std::size_t>(p), 0), stage_grads(stage_weights),
+      stage_states(stage_weights);
   for (std::int64_t s = 0; s < p; ++s) {
     const auto si = static_cast<std::size_t>(s);
-    for (std::int64_t c = 0; c < v; ++c) stage_opt[si] += optimizer[static_cast<std::size_t>(c * p + s)];
+    for (std::int64_t c = 0; c < v; ++c) {
+      const auto j = static_cast<std::size_t>(c * p + s);
+      stage_opt[si] += optimizer[j];
+      stage_weights[si] += weights[j], stage_grads[si] += grads[j], stage_states[si] += states[j];
+    }
     if (L.zero_stage >= 1) stage_opt[si] /= d;
+    // After the pipeline: the gradients' all-reduce; with ZeRO 1 a reduce-scatter (ZeRO 2 and 3 did theirs per
+    // micro-batch), and with ZeRO 1 and 2 the updated parameters' all-gather (ZeRO 3 keeps them sharded).
     CommCost dp;
-    if (L.zero_stage == 0) {
-      dp = group_collective(sys, CollectiveKind::all_reduce, static_cast<double>(grads[si]), L.data, L.tensor);
-    } else {
-      dp = group_collective(sys, CollectiveKind::reduce_scatter, static_cast<double>(grads[si]), L.data, L.tensor);
-      dp += group_collective(sys, CollectiveKind::all_gather, static_cast<double>(weights[si]), L.data, L.tensor);
+    const auto grad_bytes = static_cast<double>(stage_grads[si]), weight_bytes = static_cast<double>(stage_weights[si]);
+    if (L.zero_stage == 0) dp = group_collective(sys, CollectiveKind::all_reduce, grad_bytes, L.data, L.tensor);
+    if (L.zero_stage == 1) dp = group_collective(sys, CollectiveKind::reduce_scatter, grad_bytes, L.data, L.tensor);
+    if (L.zero_stage == 1 || L.zero_stage == 2) {
+      dp += group_collective(sys, CollectiveKind::all_gather, weight_bytes, L.data, L.tensor);
     }
     stage_dp[si] = dp.seconds;
     dp_energy += dp.energy_j * static_cast<double>(L.tensor);
@@ -254,15 +277,18 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     if (run.busy_s[s] > run.busy_s[busiest]) busiest = s;
   }
   r.step_time_s = run.makespan_s + stage_dp[tail] + stage_opt[tail];
-  r.data_comm_s = stage_dp[tail];
+  r.data_comm_s = stage_dp[tail];  // plus ZeRO's per-micro-batch collectives of the busiest stage, below
   r.optimizer_s = stage_opt[tail];
   r.bubble_s = run.makespan_s - run.busy_s[busiest];
+  double in_pass_dp = 0;
   for (std::int64_t c = 0; c < v; ++c) {
     const auto j = static_cast<std::size_t>(c * p + static_cast<std::int64_t>(busiest));
     r.tensor_comm_s += comm[j] * static_cast<double>(m);
     r.recompute_s += recompute[j] * static_cast<double>(m);
+    in_pass_dp += zero_comm[j] * static_cast<double>(m);
   }
-  r.compute_s = run.busy_s[busiest] - r.tensor_comm_s;
+  r.data_comm_s += in_pass_dp;
+  r.compute_s = run.busy_s[busiest] - r.tensor_comm_s - in_pass_dp;
 
   // Throughput over every chip.
   const double replicas = static_cast<double>(L.tensor) * d * static_cast<double>(m);
@@ -281,7 +307,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   // stages); the optimizer once per replica, or once per tensor-parallel rank with ZeRO.
   r.compute_energy_j = static_cast<double>(L.tensor) * (d * static_cast<double>(m) * fb_energy + (L.zero_stage >= 1 ? 1 : d) * opt_energy);
   const CommCost send = chunks > 1 ? group_collective(sys, CollectiveKind::send, boundary, 2, L.tensor * L.data) : CommCost{};
-  r.communication_energy_j = tp_energy * d * static_cast<double>(m) + dp_energy +
+  r.communication_energy_j = (tp_energy * d + zero_energy * static_cast<double>(L.tensor)) * static_cast<double>(m) + dp_energy +
                              send.energy_j * 2 * static_cast<double>((chunks - 1) * m) * static_cast<double>(L.tensor) * d;
   r.energy_j = r.compute_energy_j + r.communication_energy_j;
 
@@ -289,9 +315,10 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   r.memory_capacity_bytes = in.chip.offchip.size_bits / 8;
   for (std::int64_t s = 0; s < p; ++s) {
     const auto si = static_cast<std::size_t>(s);
-    const auto w = weights[si];
-    const auto gr = L.zero_stage >= 2 ? static_cast<std::int64_t>(static_cast<double>(grads[si]) / d) : grads[si];
-    const auto st = L.zero_stage >= 1 ? static_cast<std::int64_t>(static_cast<double>(states[si]) / d) : states[si];
+    auto shard = [&](std::int64_t bytes, int from_stage) {
+      return L.zero_stage >= from_stage ? static_cast<std::int64_t>(static_cast<double>(bytes) / d) : bytes;
+    };
+    const auto w = shard(stage_weights[si], 3), gr = shard(stage_grads[si], 2), st = shard(stage_states[si], 1);
     const auto act = static_cast<std::int64_t>(run.peak_saved_bytes[si]);
     if (w + gr + st + act > r.memory_bytes) {
       r.memory_bytes = w + gr + st + act;

@@ -29,7 +29,8 @@ struct ParallelStep {
   double recompute_s = 0;         // of which recomputation
   double tensor_comm_s = 0;       // busiest stage: tensor-parallel collectives (on the critical path)
   double bubble_s = 0;            // pipeline idle time of the busiest stage, point-to-point sends included
-  double data_comm_s = 0;         // gradient all-reduce (reduce-scatter + all-gather with ZeRO), not overlapped
+  double data_comm_s = 0;         // data-parallel collectives: after the pipeline (gradient all-reduce, or ZeRO's
+                                  // reduce-scatter / all-gather) and, with ZeRO 2-3, in the busiest stage's passes
   double optimizer_s = 0;
   double pipeline_send_s = 0;     // one micro-batch's activations between consecutive chunks
   // Throughput: FLOPs = 2 x MACs; model FLOPs leave recomputation out (Megatron's MFU), hardware FLOPs do not.
@@ -45,7 +46,8 @@ struct ParallelStep {
   double compute_energy_j = 0;
   double communication_energy_j = 0;
   // Memory of the most loaded chip (B): parameters, their gradients, optimizer states (master weights included)
-  // with ZeRO's sharding, and the activations its in-flight micro-batches keep (from the simulated schedule).
+  // with ZeRO's sharding (stage 1: states / d, 2: + gradients, 3: + parameters), and the activations its in-flight
+  // micro-batches keep (from the simulated schedule).
   std::int64_t weight_bytes = 0;
   std::int64_t gradient_bytes = 0;
   std::int64_t optimizer_bytes = 0;
@@ -70,7 +72,7 @@ struct SystemStep {
 /// chunk, after them with the last. Backward and recompute operators follow their forward operator, optimizer
 /// updates their parameter's first reader. UserError (at `where`) when more chips than the system has, layers
 /// not divisible by pipeline x virtual_pipeline, a global batch (0: micro-batch x data) not divisible by
-/// micro-batch x data, interleaving with micro-batches not divisible by pipeline, or ZeRO-3.
+/// micro-batch x data, or interleaving with micro-batches not divisible by pipeline.
 MONET_API SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch,
                                       TensorParallelPlan plan, SourceLocation where, const Graph& rank_step,
                                       const Accelerator& chip);
