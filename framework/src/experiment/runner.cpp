@@ -382,7 +382,8 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   // Offloading moves data, not operators: the scheduler pages the chosen saved activations out and back.
   std::vector<bool> offloaded;
   if (e.training_mode == "training" && e.offload.active()) offloaded = offload_mask(*p.graph, offloaded_tensors(*p.graph, e.offload));
-  const std::vector<CoreModel> evaluator_models = per_core;
+  std::string model_fingerprints;  // for the schedule memo's key below
+  for (const CoreModel& m : per_core) model_fingerprints += "|model:" + std::to_string(m.fingerprint);
   auto evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), *cns, std::move(allowed),
                                                e.schedule, cache == &own ? nullptr : cache->costs(), std::move(offloaded));
   if (e.system) {
@@ -404,7 +405,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
       std::string key = cn_key + "|arch:" + e.architecture_file.string();
       for (const auto& [path, value] : e.architecture_set) key += "|" + path + "=" + value;
       for (const std::string& path : e.architecture_unset) key += "|-" + path;
-      for (const CoreModel& m : evaluator_models) key += "|model:" + std::to_string(m.fingerprint);
+      key += model_fingerprints;
       const ScheduleOptions& o = e.schedule;
       key += std::string("|options:") + (o.peak_offchip_bandwidth ? "1" : "0") + (o.layer_barrier ? "1" : "0") +
              (o.whole_tile_transfers ? "1" : "0") + (o.sources_from_offchip ? "1" : "0") + (o.padded_tiles ? "1" : "0");

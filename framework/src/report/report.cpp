@@ -64,14 +64,14 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   if (acc.frequency_hz > 0) j["latency_s"] = static_cast<double>(s.latency_cycles) / acc.frequency_hz;
   j["energy_pj"] = s.energy_pj();
   j["edp_pj_cycles"] = s.edp();
-  const Utilisation busy = utilisation(p, s);
-  j["mfu"] = busy.mfu;  // the model's MACs over every PE's slots of the step (recomputation left out)
-  j["hfu"] = busy.hfu;  // every executed MAC, recomputation included
+  // The model's MACs over every PE's slots of the step (recomputation left out), and every executed MAC; on a
+  // system, the system's (docs/datacenter.md).
+  const Utilisation busy = s.parallel ? Utilisation{s.parallel->mfu, s.parallel->hfu} : utilisation(p, s);
+  j["mfu"] = busy.mfu;
+  j["hfu"] = busy.hfu;
   if (s.parallel) {
-    // The system's step (docs/datacenter.md); the fields above are one rank's whole-depth step on one chip.
+    // The system's step; the fields above and below are one rank's whole-depth step on one chip.
     const ParallelStep& ps = *s.parallel;
-    j["mfu"] = ps.mfu;
-    j["hfu"] = ps.hfu;
     j["step_time_s"] = ps.step_time_s;
     j["model_tflops_per_chip"] = ps.model_tflops_per_chip;
     j["hardware_tflops_per_chip"] = ps.hardware_tflops_per_chip;
