@@ -98,14 +98,14 @@ std::map<std::string, std::int64_t> saved_by_layer(const Graph& g, std::int64_t*
   return out;
 }
 
-void expect_per_layer(const Graph& g, const Dims& d, std::int64_t korthikanti, bool norm_statistics = true) {
+// `ln_stats` < 0: 16·s·b. autodiff also keeps each LayerNorm's fp32 mean and rstd per token (as Megatron's fused
+// LayerNorm does): 2 norms × 2 × 4 bytes × s·b, which Korthikanti et al. leave out. Full recomputation
+// recomputes them with the rest of the layer (0).
+void expect_per_layer(const Graph& g, const Dims& d, std::int64_t korthikanti, std::int64_t ln_stats = -1) {
   std::int64_t stats = 0;
   const auto layers = saved_by_layer(g, &stats);
   ASSERT_EQ(layers.size(), static_cast<std::size_t>(d.L));
-  // autodiff also keeps each LayerNorm's fp32 mean and rstd per token (as Megatron's fused LayerNorm does):
-  // 2 norms × 2 × 4 bytes × s·b, which Korthikanti et al. leave out.
-  // Full recomputation recomputes them with the rest of the layer.
-  const std::int64_t ln_stats = norm_statistics ? 16 * d.s * d.b : 0;
+  if (ln_stats < 0) ln_stats = 16 * d.s * d.b;
   for (const auto& [name, bytes] : layers) EXPECT_EQ(bytes, korthikanti + ln_stats) << name;
   EXPECT_EQ(stats, d.L * ln_stats);
 }
@@ -117,7 +117,7 @@ TEST_F(Gpt, SavedActivationsPerLayerAreKorthikantis) {
     expect_per_layer(*g, d, 34 * sbh + 5 * as2b);
     // Selective recomputation (the attention core) keeps 34·s·b·h; full recomputation the layer input, 2·s·b·h.
     expect_per_layer(*apply_checkpointing(g, recompute_policy("selective", SourceLocation{"test"})), d, 34 * sbh);
-    expect_per_layer(*apply_checkpointing(g, recompute_policy("full", SourceLocation{"test"})), d, 2 * sbh, false);
+    expect_per_layer(*apply_checkpointing(g, recompute_policy("full", SourceLocation{"test"})), d, 2 * sbh, 0);
   }
 }
 
@@ -136,7 +136,7 @@ TEST_F(Gpt, SavedActivationsAtOneTrillionScale) {
 // v 3, b 1) 66.84 GiB; 530B (h 20480, a 128, L 105, t 8, p 35, v 3) 114.02 GiB; 1T (h 25600, a 160, L 128, t 8,
 // p 64, v 1) 131.25 GiB. The bytes per layer come from the graph (two layers built); the layers on the first
 // pipeline stage times its in-flight micro-batches, L · (1 + (p − 1)/(p·v)) for v > 1, is the 1F1B schedule's
-// (datacenter.md §2.5), not modelled yet.
+// (docs/datacenter.md).
 TEST_F(Gpt, TensorParallelRankMatchesKorthikantiFigure1) {
   struct Row {
     std::int64_t h, a, L, b, p, v;
@@ -161,6 +161,42 @@ TEST_F(Gpt, TensorParallelRankMatchesKorthikantiFigure1) {
   EXPECT_EQ(g->parameter_count(), L * (12 * h * h / t + 7 * h / t + 6 * h) + V / t * h + s * h + 2 * h);
   EXPECT_THAT(fail(gpt_toml({64, 4, 2, 32, 100, 1}, "tensor_parallel = 8\n")),
               HasSubstr("tensor_parallel = 8 does not divide heads = 4"));
+}
+
+// Sequence parallelism (Korthikanti et al. 2022 §4.2.2): norms, dropouts and residuals hold S/t rows, and the
+// column-parallel layers keep their sharded input (Megatron gathers it again in the backward pass), so every term
+// of the tensor-parallel formula is divided by t: s·b·h/t·(34 + 5·a·s/h) per layer, 34·s·b·h/t with selective
+// recomputation (Figure 1's "tensor + sequence parallel + selective" bars to the printed digit: 9.56, 12.35,
+// 23.08 and 26.56 GiB), 2·s·b·h/t (the sharded layer input) with full recomputation. The LayerNorm statistics are
+// split too (16·s·b/t).
+TEST_F(Gpt, SequenceParallelRankMatchesKorthikanti) {
+  struct Row {
+    std::int64_t h, a, L, b, p, v;
+    double gib;
+  };
+  const SourceLocation here{"test"};
+  for (const Row& r : {Row{6144, 64, 48, 4, 1, 1, 9.56}, Row{12288, 96, 96, 1, 8, 3, 12.35},
+                       Row{20480, 128, 105, 1, 35, 3, 23.08}, Row{25600, 160, 128, 1, 64, 1, 26.56}}) {
+    const std::int64_t t = 8, s = 2048;
+    const Dims d{r.h, r.a, 2, s, 51200, r.b};
+    const GraphPtr g = training(gpt_toml(d, "tensor_parallel = 8\nsequence_parallel = true\n"));
+    const std::int64_t sbh = s * r.b * r.h, as2b = r.a * s * s * r.b, stats = 16 * s * r.b / t;
+    expect_per_layer(*apply_checkpointing(g, recompute_policy("none", here)), d, (34 * sbh + 5 * as2b) / t, stats);
+    const GraphPtr selective = apply_checkpointing(g, recompute_policy("selective", here));
+    expect_per_layer(*selective, d, 34 * sbh / t, stats);
+    expect_per_layer(*apply_checkpointing(g, recompute_policy("full", here)), d, 2 * sbh / t, 0);
+    const double in_flight = r.v > 1 ? 1.0 + static_cast<double>(r.p - 1) / static_cast<double>(r.p * r.v) : 1.0;
+    const double gib = static_cast<double>(r.L * 34 * sbh / t) * in_flight / (1024.0 * 1024.0 * 1024.0);
+    EXPECT_DOUBLE_EQ(std::round(gib * 100) / 100, r.gib) << r.h;
+    // The gathers run again in the backward pass (no MACs): one per column-parallel layer, and the output layer's.
+    int gathers = 0;
+    for (const Operator& op : selective->operators()) gathers += op.phase == Phase::recompute && op.type == "AllGather";
+    EXPECT_EQ(gathers, 2 * 2 + 1);
+  }
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2, 30, 100, 1}, "tensor_parallel = 4\nsequence_parallel = true\n")),
+              HasSubstr("tensor_parallel = 4 does not divide seq_length = 30"));
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2, 32, 100, 1}, "sequence_parallel = true\n")),
+              HasSubstr("it needs tensor_parallel >= 2"));
 }
 
 TEST_F(Gpt, NoDropoutKeepsNoMasks) {

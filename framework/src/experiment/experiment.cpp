@@ -645,6 +645,14 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
                                                        "' cannot generate one rank of a tensor-parallel group (it has no "
                                                        "tensor_parallel parameter)");
       }
+      const bool sequence = std::any_of(specs.begin(), specs.end(), [](const ParamSpec& s) { return s.name == "sequence_parallel"; });
+      if (sequence) {
+        e.frontend.params.set("sequence_parallel", e.parallelism.sequence_parallel, e.parallelism.where);
+      } else if (e.parallelism.sequence_parallel) {
+        throw UserError(e.parallelism.where, "the workload frontend '" + e.frontend.name() +
+                                                 "' cannot generate a rank with sequence parallelism (it has no "
+                                                 "sequence_parallel parameter)");
+      }
     } else {
       for (const std::string& k : parallelism_kernel_keys()) parallelism_table->mark_used(k);
       parallelism_table->finish();

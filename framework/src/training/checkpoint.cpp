@@ -234,9 +234,20 @@ namespace {
 bool is_backward(Phase p) { return p == Phase::backward_dx || p == Phase::backward_dw; }
 }  // namespace
 
-GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>& regions) {
+GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>& chosen) {
   const std::size_t n_ops = g.operators().size();
   std::vector<int> region_of(n_ops, -1);
+  // Operators that keep their input rather than their output (recompute_in_backward: e.g. Megatron's sequence-
+  // parallel all-gather, which its backward pass gathers again) are recomputed whatever the policy, each as a
+  // region of its own unless a chosen region covers it.
+  std::vector<CheckpointRegion> regions = chosen;
+  std::set<OperatorId> covered;
+  for (const CheckpointRegion& r : chosen) covered.insert(r.operators.begin(), r.operators.end());
+  for (const Operator& op : g.operators()) {
+    if (op.phase == Phase::forward && recomputed_in_backward(op) && !covered.contains(op.id)) {
+      regions.push_back(CheckpointRegion{op.name, {op.id}});
+    }
+  }
   for (std::size_t r = 0; r < regions.size(); ++r) {
     for (OperatorId o : regions[r].operators) {
       if (g.op(o).phase != Phase::forward) {
@@ -272,27 +283,27 @@ GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>
   };
 
   // Backward operators of a region read its recomputed tensors; the region's recomputation goes right before the
-  // first of them (in graph order). Operators outside the region keep the forward tensors they saved.
+  // first of them (in graph order). Operators outside the region keep the forward tensors they saved, except
+  // those a recompute_in_backward operator produces (the backward passes of its readers read them recomputed).
   std::vector<Operator> rewritten(g.operators().begin(), g.operators().end());
   std::vector<std::size_t> first_use(regions.size(), n_ops);
+  auto region_producing = [&](TensorId t) {
+    const OperatorId p = g.tensor(t).producer;
+    return p == kNone ? -1 : region_of[static_cast<std::size_t>(p)];
+  };
   for (Operator& op : rewritten) {
-    if (!is_backward(op.phase) || op.derived_from == kNone) continue;
-    const int r = region_of[static_cast<std::size_t>(op.derived_from)];
-    if (r < 0) continue;
-    bool uses = false;
+    if (!is_backward(op.phase)) continue;
+    const int own = op.derived_from == kNone ? -1 : region_of[static_cast<std::size_t>(op.derived_from)];
+    auto reread = [&](TensorId& t) {
+      const int r = region_producing(t);
+      if (r < 0 || (r != own && static_cast<std::size_t>(r) < chosen.size())) return;
+      t = copy.at(t);
+      first_use[static_cast<std::size_t>(r)] = std::min(first_use[static_cast<std::size_t>(r)], static_cast<std::size_t>(op.id));
+    };
     for (Operand& o : op.operands) {
-      if (!o.is_output() && produced_in(o.tensor, r)) {
-        o.tensor = copy.at(o.tensor);
-        uses = true;
-      }
+      if (!o.is_output()) reread(o.tensor);
     }
-    for (TensorId& k : op.keeps_alive) {
-      if (produced_in(k, r)) {
-        k = copy.at(k);
-        uses = true;
-      }
-    }
-    if (uses) first_use[static_cast<std::size_t>(r)] = std::min(first_use[static_cast<std::size_t>(r)], static_cast<std::size_t>(op.id));
+    for (TensorId& k : op.keeps_alive) reread(k);
   }
 
   // Only what backward needs is recomputed: an operator none of whose results a backward operator or a needed
@@ -359,8 +370,17 @@ GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>
   return std::move(b).build();
 }
 
+bool recomputed_in_backward(const Operator& op) {
+  const auto it = op.attributes.find("recompute_in_backward");
+  return it != op.attributes.end() && !it->second.empty() && it->second.front() != 0;
+}
+
 GraphPtr apply_checkpointing(const GraphPtr& graph, const CheckpointPolicy& policy) {
-  if (!policy.active()) return graph;
+  if (!policy.active() && std::none_of(graph->operators().begin(), graph->operators().end(), [](const Operator& op) {
+        return op.phase == Phase::forward && recomputed_in_backward(op);
+      })) {
+    return graph;
+  }
   return apply_checkpointing(*graph, checkpoint_regions(*graph, policy));
 }
 

@@ -10,6 +10,9 @@ using F = GradientForm;
 const std::vector<GradientRule> kRules{
     {"Abs", kInput, 1, F::pointwise, "abs: grad * self.sgn()"},
     {"Add", kNothing, 0, F::pointwise, "add: grad (summed over broadcast axes)"},
+    {"AllGather", kNothing, 0, F::view,
+     "Megatron's _GatherFromSequenceParallelRegion: this rank's part of grad (the collective, a reduce-scatter, is "
+     "the parallelism plugin's)"},
     {"And", kNothing, 0, F::none, "boolean"},
     {"ArgMax", kNothing, 0, F::none, "indices"},
     {"ArgMin", kNothing, 0, F::none, "indices"},
@@ -97,6 +100,9 @@ const std::vector<GradientRule> kRules{
     {"ReduceMean", kInput, 1, F::pointwise, "mean.dim: sum_backward(grad, ...) / _safe_size(self.sizes(), dim) keeps self (torch 1.13)"},
     {"ReduceMin", kInput | kOutput, 2, F::pointwise, "amin: grad * (self == result) / count"},
     {"ReduceProd", kInput | kOutput, 2, F::pointwise, "prod_backward(grad, self, result)"},
+    {"ReduceScatter", kNothing, 0, F::view,
+     "Megatron's _ReduceScatterToSequenceParallelRegion: grad in place of the whole array (its all-gather is the "
+     "parallelism plugin's)"},
     {"ReduceSum", kNothing, 0, F::pointwise, "sum: grad.expand(sizes)"},
     {"ReduceSumSquare", kInput, 2, F::pointwise, "pow(self, 2).sum(): 2·self·grad"},
     {"ReflectionPad", kInput, 1, F::scatter, "reflection_padNd_backward(grad, self, padding)"},
@@ -110,6 +116,9 @@ const std::vector<GradientRule> kRules{
     {"ScatterElements", kIndices, 1, F::scatter, "scatter: grad.gather(index) for the source"},
     {"ScatterND", kIndices, 1, F::scatter, "index_put: grad.index(indices) for the values"},
     {"Selu", kInput, 4, F::pointwise, "selu = elu(self, ...): elu_backward(..., self)"},
+    {"Shard", kNothing, 0, F::view,
+     "Megatron's _ScatterToSequenceParallelRegion: grad in place of the whole array (its all-gather is the "
+     "parallelism plugin's)"},
     {"Sigmoid", kOutput, 3, F::pointwise, "sigmoid_backward(grad, result)"},
     {"Sign", kNothing, 0, F::none, "zero gradient"},
     {"Silu", kInput, 6, F::pointwise, "silu_backward(grad, self)"},

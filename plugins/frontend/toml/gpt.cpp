@@ -26,11 +26,13 @@ struct GptConfig {
   std::int64_t hidden = 0, layers = 0, heads = 0, seq = 0, vocab = 0, ffn = 0;
   std::int64_t micro_batch = 1, global_batch = 1;
   std::int64_t tensor = 1;  // the graph of one rank of a tensor-parallel group of this size (collectives left out)
+  bool sequence_parallel = false;  // norms, dropouts and residuals split along the sequence over the t ranks
   double hidden_dropout = 0.1, attention_dropout = 0.1;
   ElementType dtype = ElementType::bf16;
 };
 
-GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t tensor_override) {
+GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t tensor_override,
+                      bool sequence_override) {
   GptConfig c;
   c.name = w.string("name").value_or(c.name);
   (void)w.choice("generator", {"gpt"});
@@ -48,6 +50,7 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t 
   c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
   c.tensor = w.integer("tensor_parallel", Bounds::at_least(1)).value_or(1);
   if (tensor_override > 0) c.tensor = tensor_override;
+  c.sequence_parallel = w.boolean("sequence_parallel").value_or(false) || sequence_override;
   c.hidden_dropout = w.number("hidden_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.hidden_dropout);
   c.attention_dropout = w.number("attention_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.attention_dropout);
   if (auto d = w.string("dtype")) {
@@ -64,6 +67,14 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t 
       w.fail("tensor_parallel", "tensor_parallel = " + std::to_string(c.tensor) + " does not divide " + key + " = " +
                                     std::to_string(value) + " (Megatron splits heads, the MLP and the vocabulary)");
     }
+  }
+  if (c.sequence_parallel && c.tensor < 2) {
+    w.fail("sequence_parallel", "sequence parallelism splits the sequence over the tensor-parallel ranks: it needs "
+                                "tensor_parallel >= 2");
+  }
+  if (c.sequence_parallel && c.seq % c.tensor != 0) {
+    w.fail("seq_length", "tensor_parallel = " + std::to_string(c.tensor) + " does not divide seq_length = " +
+                                    std::to_string(c.seq) + " (sequence parallelism splits the sequence)");
   }
   if (c.global_batch % c.micro_batch != 0) {
     w.fail("global_batch", "global_batch = " + std::to_string(c.global_batch) + " is not a multiple of micro_batch = " +
@@ -84,7 +95,7 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t 
                               " MACs per forward pass, more than monet counts in 64-bit integers");
   }
   w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
-            "tensor_parallel"});
+            "tensor_parallel", "sequence_parallel"});
   return c;
 }
 
@@ -105,13 +116,15 @@ class GptBuilder {
                    std::nullopt, positions);
     const TensorId sum = act("embedding.add", {B, S, H});
     ops::elementwise(b_, op("embedding.add", "embedding", "Add"), {words, positions}, sum, 1);
-    TensorId x = dropout("embedding.dropout", "embedding", sum, c_.hidden_dropout);
+    TensorId x = dropout("embedding.dropout", "embedding", sequence_part("embedding.shard", "embedding", "Shard", sum),
+                         c_.hidden_dropout);
     for (std::int64_t l = 0; l < c_.layers; ++l) x = layer("layers." + std::to_string(l), x);
     const TensorId final_ln = layer_norm("final_layernorm", "final_layernorm", x);
     const TensorId logits = act("output_layer", {B, S, c_.vocab / c_.tensor});
     Operator head = op("output_layer", "output_layer", "MatMul");
     head.kind = OpKind::gemm;
-    ops::matmul(b_, std::move(head), final_ln, wte, std::nullopt, logits, ops::MatmulSpec{false, true});
+    ops::matmul(b_, std::move(head), gather("output_layer", final_ln), wte, std::nullopt, logits,
+                ops::MatmulSpec{false, true});
     return std::move(b_).build();
   }
 
@@ -168,6 +181,36 @@ class GptBuilder {
     return y;
   }
 
+  /// Sequence parallelism (Korthikanti et al. 2022): between the tensor-parallel GEMMs, activations are split
+  /// along the sequence. The input of a column-parallel layer (linear_qkv, linear_fc1, output_layer) is
+  /// all-gathered first; as in Megatron, the layer keeps the sharded input and the gather runs again in the
+  /// backward pass (recompute_in_backward). Without sequence parallelism: x itself.
+  TensorId gather(const std::string& layer, TensorId x) {
+    if (!c_.sequence_parallel) return x;
+    const std::string name = layer + ".sequence_gather";
+    Shape shape = b_.tensor(x).shape;
+    shape[1] = c_.seq;
+    const TensorId y = act(name, shape);
+    Operator o = op(name, name, "AllGather");
+    o.attributes["axis"] = {1};
+    o.attributes["recompute_in_backward"] = {1};
+    ops::pad(b_, std::move(o), x, y, std::vector<std::int64_t>(shape.size(), 0));
+    return y;
+  }
+
+  /// This rank's part of the sequence: the output of a row-parallel layer reduce-scattered ("ReduceScatter"), or the
+  /// embeddings (already summed) split ("Shard"). The collectives are the parallelism plugin's.
+  TensorId sequence_part(const std::string& name, const std::string& module, const char* type, TensorId x) {
+    if (!c_.sequence_parallel) return x;
+    Shape shape = b_.tensor(x).shape;
+    shape[1] = c_.seq / c_.tensor;
+    const TensorId y = act(name, shape);
+    Operator o = op(name, module, type);
+    o.attributes["axis"] = {1};
+    ops::pad(b_, std::move(o), x, y, std::vector<std::int64_t>(shape.size(), 0));
+    return y;
+  }
+
   /// One of q, k, v: a view of the fused QKV output (offset `part`·h along the last axis), as heads [b, s, a, d].
   TensorId head_view(const std::string& prefix, TensorId qkv, int part, const char* letter) {
     const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden / c_.tensor, A = c_.heads / c_.tensor;
@@ -189,13 +232,16 @@ class GptBuilder {
   TensorId layer(const std::string& p, TensorId x) {
     // Megatron's tensor-parallel split: linear_qkv and linear_fc1 by columns (heads, MLP features: Hl, Fl per
     // rank), linear_proj and linear_fc2 by rows (their outputs are partial sums, all-reduced in Megatron); norms,
-    // dropouts and residuals are replicated. Without t: Hl = H, Al = A, Fl = ffn.
+    // dropouts and residuals are replicated, or with sequence parallelism split along the sequence (S / t rows:
+    // `gather` before the column-parallel layers, `sequence_part` after the row-parallel ones). Without t: Hl = H,
+    // Al = A, Fl = ffn.
     const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden, t = c_.tensor;
+    const std::int64_t Sl = c_.sequence_parallel ? S / t : S;
     const std::int64_t Hl = H / t, Al = c_.heads / t, Fl = c_.ffn / t;
     const std::string attn = p + ".self_attention";
     const std::string core = attn + ".core_attention";
     const TensorId ln1 = layer_norm(p + ".input_layernorm", p + ".input_layernorm", x);
-    const TensorId qkv = linear(attn + ".linear_qkv", ln1, 3 * Hl);
+    const TensorId qkv = linear(attn + ".linear_qkv", gather(attn + ".linear_qkv", ln1), 3 * Hl);
     const TensorId q = head_view(attn, qkv, 0, "q");
     const TensorId k = head_view(attn, qkv, 1, "k");
     const TensorId v = head_view(attn, qkv, 2, "v");
@@ -214,17 +260,19 @@ class GptBuilder {
     ops::einsum(b_, std::move(pv), "bhqk,bkhd->bqhd", {dropped, v}, ctx4);
     const TensorId ctx = act(core + ".merge_heads", {B, S, Hl});
     ops::view(b_, op(core + ".merge_heads", core, "Reshape"), ctx4, ctx);
-    const TensorId proj = linear(attn + ".linear_proj", ctx, H);
+    const TensorId proj = sequence_part(attn + ".linear_proj.sequence_reduce_scatter", attn + ".linear_proj",
+                                        "ReduceScatter", linear(attn + ".linear_proj", ctx, H));
     const TensorId proj_drop = dropout(p + ".self_attention_dropout", p, proj, c_.hidden_dropout);
-    const TensorId res1 = act(p + ".self_attention_residual", {B, S, H});
+    const TensorId res1 = act(p + ".self_attention_residual", {B, Sl, H});
     ops::elementwise(b_, op(p + ".self_attention_residual", p, "Add"), {proj_drop, x}, res1, 1);
     const TensorId ln2 = layer_norm(p + ".pre_mlp_layernorm", p + ".pre_mlp_layernorm", res1);
-    const TensorId fc1 = linear(p + ".mlp.linear_fc1", ln2, Fl);
+    const TensorId fc1 = linear(p + ".mlp.linear_fc1", gather(p + ".mlp.linear_fc1", ln2), Fl);
     const TensorId gelu = act(p + ".mlp.gelu", {B, S, Fl});
     ops::elementwise(b_, op(p + ".mlp.gelu", p + ".mlp", "Gelu"), {fc1}, gelu, 8);
-    const TensorId fc2 = linear(p + ".mlp.linear_fc2", gelu, H);
+    const TensorId fc2 = sequence_part(p + ".mlp.linear_fc2.sequence_reduce_scatter", p + ".mlp.linear_fc2",
+                                       "ReduceScatter", linear(p + ".mlp.linear_fc2", gelu, H));
     const TensorId mlp_drop = dropout(p + ".mlp_dropout", p, fc2, c_.hidden_dropout);
-    const TensorId res2 = act(p + ".mlp_residual", {B, S, H});
+    const TensorId res2 = act(p + ".mlp_residual", {B, Sl, H});
     ops::elementwise(b_, op(p + ".mlp_residual", p, "Add"), {mlp_drop, res1}, res2, 1);
     return res2;
   }
@@ -236,11 +284,12 @@ class GptBuilder {
 
 }  // namespace
 
-GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override, std::int64_t tensor_override) {
+GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override, std::int64_t tensor_override,
+                   bool sequence_parallel) {
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   TableReader w = root.required_table("workload");
   const SourceLocation where = w.where();
-  const GptConfig c = read_config(w, batch_override, tensor_override);
+  const GptConfig c = read_config(w, batch_override, tensor_override, sequence_parallel);
   root.finish();
   return GptBuilder(c, where).build();
 }

@@ -485,8 +485,9 @@ class TomlFrontend final : public WorkloadFrontend {
         "reshape and the pointwise relu, relu6, clip, sigmoid, tanh, gelu, silu, identity, add, sub, mul, div. "
         "Layouts are NCHW for convolution and pooling; linear weights are [out_features, in_features]. A [workload] "
         "table with generator = \"gpt\" generates Megatron-LM's GPT from hidden, layers, heads, seq_length, vocab, "
-        "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group) "
-        "(docs/datacenter.md); `batch` then overrides micro_batch.";
+        "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group), "
+        "sequence_parallel (that rank with Megatron's sequence parallelism) (docs/datacenter.md); `batch` then "
+        "overrides micro_batch.";
     i.file_extensions = {".toml"};
     i.params = {ParamSpec::integer("batch", 0)
                     .with_bounds(Bounds::non_negative())
@@ -496,19 +497,25 @@ class TomlFrontend final : public WorkloadFrontend {
                     .with_bounds(Bounds::non_negative())
                     .with_unit("chips")
                     .with_doc("generated workloads: overrides the file's tensor_parallel (the kernel sets it from "
-                              "[parallelism] tensor for a step on a system of chips); 0 keeps the file's")};
+                              "[parallelism] tensor for a step on a system of chips); 0 keeps the file's"),
+                ParamSpec::boolean("sequence_parallel", false)
+                    .with_doc("generated workloads: the rank with Megatron's sequence parallelism (norms, dropouts "
+                              "and residuals split along the sequence; the kernel sets it from [parallelism] "
+                              "sequence_parallel); false keeps the file's")};
     return i;
   }
-  explicit TomlFrontend(const ParamValues& p) : batch_(p.get_int("batch")), tensor_(p.get_int("tensor_parallel")) {}
+  explicit TomlFrontend(const ParamValues& p)
+      : batch_(p.get_int("batch")), tensor_(p.get_int("tensor_parallel")), sequence_(p.get_bool("sequence_parallel")) {}
 
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     const TomlDocument doc = TomlDocument::parse_file(file);
     // A generated workload (docs/datacenter.md): [workload] generator = "gpt" and Megatron's dimensions.
     if (const auto* w = doc.root().get_as<toml::table>("workload"); w && w->contains("generator")) {
-      return build_gpt(doc, batch_, tensor_);
+      return build_gpt(doc, batch_, tensor_, sequence_);
     }
-    if (tensor_ > 1) {
+    if (tensor_ > 1 || sequence_) {
       throw UserError(SourceLocation{file.string()}, "tensor_parallel = " + std::to_string(tensor_) +
+                                                          (sequence_ ? " with sequence_parallel" : "") +
                                                           ": only generated workloads ([workload] generator) can be split "
                                                           "into the ranks of a tensor-parallel group");
     }
@@ -518,6 +525,7 @@ class TomlFrontend final : public WorkloadFrontend {
  private:
   std::int64_t batch_;
   std::int64_t tensor_;
+  bool sequence_;
 };
 
 }  // namespace

@@ -6,6 +6,12 @@
 // row maximum, the target logit and the sum of exponentials (3 fp32 values per token), and the backward pass
 // all-reduces the gradient of the output layer's input. Operators are recognised by Megatron-core's module names,
 // which the `gpt` workload generator writes (docs/datacenter.md).
+//
+// With sequence parallelism (Korthikanti et al. 2022, §4.2.2) the all-reduces around the layers become the
+// generator's AllGather (before a column-parallel layer: an all-gather forward, a reduce-scatter of the gradient)
+// and ReduceScatter (after a row-parallel layer: a reduce-scatter forward, an all-gather of the gradient)
+// operators; the embeddings are all-reduced, then Shard splits them (no communication; the gradient is
+// all-gathered). The output layer's input gradient is then the reduce-scatter of its AllGather.
 #include <string>
 #include <string_view>
 
@@ -35,17 +41,14 @@ class Megatron final : public ParallelismModel {
         "output (vocabulary-parallel lookup); for output_layer (vocabulary-parallel logits), three all-reduces of "
         "one fp32 value per token in the forward pass (the cross-entropy's maximum, target logit and sum) and one of "
         "its input gradient in the backward pass. Operators are found by Megatron-core's module names, as the "
-        "`gpt` workload generator writes them. Sequence parallelism is refused: the generator does not split norms "
-        "and dropouts along the sequence yet.";
+        "`gpt` workload generator writes them. With sequence_parallel the all-reduces around the layers become the "
+        "generator's AllGather (all-gather forward, reduce-scatter backward), ReduceScatter (reduce-scatter "
+        "forward, all-gather backward) and Shard (all-gather backward) operators, each of the whole array.";
     return i;
   }
   explicit Megatron(const ParamValues& /*p*/) {}
 
   [[nodiscard]] TensorParallelPlan plan(const Graph& g, const ParallelLayout& layout) const override {
-    if (layout.sequence_parallel) {
-      throw UserError("megatron: sequence parallelism is not modelled yet (the gpt generator replicates norms and "
-                      "dropouts on every rank instead of splitting them along the sequence)");
-    }
     TensorParallelPlan plan;
     const Tensor* tokens = nullptr;
     for (const Tensor& t : g.tensors()) {
@@ -57,7 +60,8 @@ class Megatron final : public ParallelismModel {
     if (tokens == nullptr) throw UserError("megatron: the step has no input tensor to take the micro-batch from");
     plan.micro_batch = tokens->shape.front();
     if (layout.tensor < 2) return plan;
-    bool found = false;
+    const bool sp = layout.sequence_parallel;
+    bool found = false, sequence_ops = false;
     for (const Operator& op : g.operators()) {
       if (op.phase != Phase::forward) continue;
       auto bytes = [&](bool output) {
@@ -68,16 +72,33 @@ class Megatron final : public ParallelismModel {
         return 0.0;
       };
       const std::string& n = op.name;
-      if (ends_with(n, ".linear_proj") || ends_with(n, ".linear_fc2") || n == "embedding.word_embeddings") {
+      if (op.type == "AllGather" || op.type == "ReduceScatter" || op.type == "Shard") {
+        sequence_ops = true;
+        // The whole array: the gathered output, the row-parallel layer's (or the embeddings') full input.
+        const double whole = bytes(op.type == "AllGather");
+        if (op.type == "AllGather") {
+          plan.comms.push_back({op.id, false, CollectiveKind::all_gather, whole});
+          plan.comms.push_back({op.id, true, CollectiveKind::reduce_scatter, whole});
+        } else {
+          if (op.type == "ReduceScatter") plan.comms.push_back({op.id, false, CollectiveKind::reduce_scatter, whole});
+          plan.comms.push_back({op.id, true, CollectiveKind::all_gather, whole});
+          found = found || op.type == "ReduceScatter";
+        }
+      } else if (n == "embedding.word_embeddings" || (!sp && (ends_with(n, ".linear_proj") || ends_with(n, ".linear_fc2")))) {
         plan.comms.push_back({op.id, false, CollectiveKind::all_reduce, bytes(true)});
-        found = true;
-      } else if (ends_with(n, ".linear_qkv") || ends_with(n, ".linear_fc1")) {
+        found = found || n != "embedding.word_embeddings";
+      } else if (!sp && (ends_with(n, ".linear_qkv") || ends_with(n, ".linear_fc1"))) {
         plan.comms.push_back({op.id, true, CollectiveKind::all_reduce, bytes(false)});
       } else if (n == "output_layer") {
         const double tokens_fp32 = static_cast<double>(tokens->elements()) * 4;
         for (int i = 0; i < 3; ++i) plan.comms.push_back({op.id, false, CollectiveKind::all_reduce, tokens_fp32});
-        plan.comms.push_back({op.id, true, CollectiveKind::all_reduce, bytes(false)});
+        if (!sp) plan.comms.push_back({op.id, true, CollectiveKind::all_reduce, bytes(false)});
       }
+    }
+    if (sequence_ops != sp) {
+      throw UserError(std::string("megatron: [parallelism] sequence_parallel = ") + (sp ? "true" : "false") +
+                      " but the workload's rank was generated " + (sp ? "without" : "with") +
+                      " sequence parallelism (its sequence_parallel key)");
     }
     if (!found) {
       throw UserError("megatron: tensor = " + std::to_string(layout.tensor) +

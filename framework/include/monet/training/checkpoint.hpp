@@ -48,14 +48,20 @@ struct CheckpointRegion {
 /// fit the graph (more segments than top-level modules, a glob matching no module) is a UserError at policy.where.
 MONET_API std::vector<CheckpointRegion> checkpoint_regions(const Graph& graph, const CheckpointPolicy& policy);
 
-/// The training graph with the regions recomputed. Region operators must be forward operators. Only operators
+/// Whether a forward operator is recomputed in the backward pass whatever the policy: attribute
+/// `recompute_in_backward` = 1 (an operator whose backward keeps its input, not its output, as Megatron's
+/// sequence-parallel all-gather does).
+MONET_API bool recomputed_in_backward(const Operator& op);
+
+/// The training graph with the regions recomputed, and each operator recomputed_in_backward that no region
+/// covers as a region of its own. Region operators must be forward operators. Only operators
 /// whose results backward needs (directly or through other recomputed operators) run again; a region none of
 /// whose results a backward operator reads is not recomputed (PyTorch's non-reentrant checkpoint recomputes on
 /// the first unpack of a saved tensor and stops once all are back). Recompute operators are named "<forward name>@recompute", their tensors
 /// likewise, and derive from the forward operator they repeat.
 MONET_API GraphPtr apply_checkpointing(const Graph& graph, const std::vector<CheckpointRegion>& regions);
 
-/// Both steps; the graph itself when the policy is `none`.
+/// Both steps; the graph itself when the policy is `none` and no operator is recomputed_in_backward.
 MONET_API GraphPtr apply_checkpointing(const GraphPtr& graph, const CheckpointPolicy& policy);
 
 }  // namespace monet
