@@ -6,7 +6,8 @@ namespace monet {
 
 const std::vector<std::string>& parallelism_kernel_keys() {
   static const std::vector<std::string> keys{"tensor",    "pipeline",   "data",        "virtual_pipeline",
-                                             "sequence_parallel", "recompute", "zero_stage", "global_batch"};
+                                             "sequence_parallel", "recompute", "zero_stage", "global_batch",
+                                             "overlap_grad_reduce"};
   return keys;
 }
 
@@ -22,6 +23,7 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   p.recompute = t.choice("recompute", {"none", "selective", "full"}).value_or("none");
   p.zero_stage = t.integer("zero_stage", Bounds{0.0, 3.0, false, false}).value_or(0);
   p.global_batch = t.integer("global_batch", Bounds::at_least(1)).value_or(0);
+  p.overlap_grad_reduce = t.boolean("overlap_grad_reduce").value_or(false);
 
   // Megatron's own consistency rules first, so a configuration is judged before it is refused as not built.
   if (p.virtual_pipeline > 1 && p.pipeline < 2) {
@@ -34,6 +36,14 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   if (p.zero_stage > 0 && p.data < 2) {
     t.fail("zero_stage", "ZeRO stage " + std::to_string(p.zero_stage) +
                              " shards over data-parallel replicas: it needs data >= 2");
+  }
+  if (p.overlap_grad_reduce && p.data < 2) {
+    t.fail("overlap_grad_reduce", "overlapping the data-parallel gradient reduction needs data >= 2");
+  }
+  if (p.overlap_grad_reduce && p.zero_stage >= 2) {
+    t.fail("overlap_grad_reduce", "ZeRO stage " + std::to_string(p.zero_stage) + " reduce-scatters the gradients in "
+                                      "every micro-batch's backward pass (on its critical path); overlapping them is "
+                                      "not modelled: use zero_stage <= 1 or overlap_grad_reduce = false");
   }
   if (p.recompute != "none") {
     if (!training) t.fail("recompute", "recomputation needs a training step ([training] mode = \"training\")");
@@ -58,7 +68,8 @@ std::string parallelism_toml(const Parallelism& p) {
          "\ndata = " + std::to_string(p.data) + "\nvirtual_pipeline = " + std::to_string(p.virtual_pipeline) +
          "\nsequence_parallel = " + (p.sequence_parallel ? "true" : "false") + "\nrecompute = \"" + p.recompute +
          "\"\nzero_stage = " + std::to_string(p.zero_stage) + "\n" +
-         (p.global_batch > 0 ? "global_batch = " + std::to_string(p.global_batch) + "\n" : "");
+         (p.global_batch > 0 ? "global_batch = " + std::to_string(p.global_batch) + "\n" : "") +
+         (p.overlap_grad_reduce ? "overlap_grad_reduce = true\n" : "");
 }
 
 }  // namespace monet

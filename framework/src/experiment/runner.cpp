@@ -397,8 +397,9 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
       if (err.where().known()) throw;
       throw UserError(e.parallelism_model->where, err.message());
     }
-    evaluator->set_system_step(std::make_shared<const SystemStep>(
-        make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph, *e.accelerator)));
+    SystemStep step = make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph, *e.accelerator);
+    step.overlap_grad_reduce = par.overlap_grad_reduce;
+    evaluator->set_system_step(std::make_shared<const SystemStep>(std::move(step)));
     if (cache != &own) {
       // What the chip's schedule depends on besides the allocation: the CNs (graph, fusion, cores), the whole
       // hardware (the file and its changes), the cost models with their parameters, the scheduler's options.

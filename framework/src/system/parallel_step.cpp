@@ -164,7 +164,15 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   pt.forward.assign(static_cast<std::size_t>(chunks), 0);
   pt.backward = pt.forward;
   pt.saved_bytes = pt.forward;
-  std::vector<double> comm(static_cast<std::size_t>(chunks), 0), recompute(comm), optimizer(comm);
+  std::vector<double> comm(static_cast<std::size_t>(chunks), 0), recompute(comm), optimizer(comm), backward_compute(comm);
+  // Per chunk: the weight gradients in the order its backward pass produces them, with when (compute seconds into
+  // the pass) and their size: the buckets of an overlapped data-parallel reduction.
+  struct Ready {
+    double at_s;
+    double bytes;
+    std::int64_t elements;
+  };
+  std::vector<std::vector<Ready>> produced(static_cast<std::size_t>(chunks));
   double fb_energy = 0, opt_energy = 0, tp_energy = 0;
   std::int64_t step_macs = 0, recompute_macs = 0;
   for (const Operator& op : g.operators()) {
@@ -177,7 +185,17 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       case Phase::loss: pt.forward[c] += t; fb_energy += e; break;
       case Phase::recompute: recompute[c] += t; recompute_macs += op.macs(); [[fallthrough]];
       case Phase::backward_dx:
-      case Phase::backward_dw: pt.backward[c] += t; fb_energy += e; break;
+      case Phase::backward_dw:
+        pt.backward[c] += t;
+        backward_compute[c] += t;
+        fb_energy += e;
+        for (const Operand& o : op.operands) {
+          const Tensor& x = g.tensor(o.tensor);
+          if (o.is_output() && x.role == TensorRole::weight_gradient && x.gradient_of != kNone) {
+            produced[c].push_back({backward_compute[c], static_cast<double>(x.bytes()), x.elements()});
+          }
+        }
+        break;
       case Phase::optimizer: optimizer[c] += t; opt_energy += e; break;
     }
   }
@@ -246,7 +264,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   const PipelineRun run = simulate_pipeline(pt);
 
   const auto d = static_cast<double>(L.data);
-  std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp(stage_opt);
+  std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp_end(stage_opt);
   double dp_energy = 0;
   std::vector<std::int64_t> stage_weights(static_cast<std::size_t>(p), 0), stage_grads(stage_weights),
       stage_states(stage_weights);
@@ -258,27 +276,54 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       stage_weights[si] += weights[j], stage_grads[si] += grads[j], stage_states[si] += states[j];
     }
     if (L.zero_stage >= 1) stage_opt[si] /= d;
-    // After the pipeline: the gradients' all-reduce; with ZeRO 1 a reduce-scatter (ZeRO 2 and 3 did theirs per
-    // micro-batch), and with ZeRO 1 and 2 the updated parameters' all-gather (ZeRO 3 keeps them sharded).
-    CommCost dp;
+    // The gradients' all-reduce (with ZeRO 1 a reduce-scatter; ZeRO 2 and 3 did theirs per micro-batch) starts
+    // when the stage's last backward pass ends; with overlap_grad_reduce, bucket by bucket as the last backward pass
+    // of each chunk produces them (Megatron's DDP: buckets of max(40M, 1M·d) parameters in production order, one
+    // collective at a time on the stage's data-parallel links). With ZeRO 1 and 2 the updated parameters'
+    // all-gather follows (ZeRO 3 keeps them sharded).
     const auto grad_bytes = static_cast<double>(stage_grads[si]), weight_bytes = static_cast<double>(stage_weights[si]);
-    if (L.zero_stage == 0) dp = group_collective(sys, CollectiveKind::all_reduce, grad_bytes, L.data, L.tensor);
-    if (L.zero_stage == 1) dp = group_collective(sys, CollectiveKind::reduce_scatter, grad_bytes, L.data, L.tensor);
-    if (L.zero_stage == 1 || L.zero_stage == 2) {
-      dp += group_collective(sys, CollectiveKind::all_gather, weight_bytes, L.data, L.tensor);
+    const CollectiveKind reduce = L.zero_stage == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
+    CommCost dp;
+    if (L.zero_stage <= 1) dp = group_collective(sys, reduce, grad_bytes, L.data, L.tensor);
+    double end = run.last_backward_end_s[si] + dp.seconds;
+    if (in.overlap_grad_reduce && L.zero_stage <= 1) {
+      std::vector<Ready> grads_ready;
+      for (std::int64_t c = 0; c < v; ++c) {
+        const auto j = static_cast<std::size_t>(c * p + s);
+        const double stretch = backward_compute[j] > 0 ? pt.backward[j] / backward_compute[j] : 1;
+        const double start = run.chunk_last_backward_end_s[j] - pt.backward[j];
+        for (const Ready& x : produced[j]) grads_ready.push_back({start + x.at_s * stretch, x.bytes, x.elements});
+      }
+      std::stable_sort(grads_ready.begin(), grads_ready.end(), [](const Ready& a, const Ready& b) { return a.at_s < b.at_s; });
+      const auto bucket_elements = std::max<std::int64_t>(40'000'000, 1'000'000 * L.data);
+      double network = 0, bytes = 0;
+      std::int64_t elements = 0;
+      for (std::size_t i = 0; i < grads_ready.size(); ++i) {
+        bytes += grads_ready[i].bytes, elements += grads_ready[i].elements;
+        if (elements < bucket_elements && i + 1 < grads_ready.size()) continue;
+        network = std::max(network, grads_ready[i].at_s) + group_collective(sys, reduce, bytes, L.data, L.tensor).seconds;
+        bytes = 0, elements = 0;
+      }
+      end = std::max(network, run.last_backward_end_s[si]);
     }
-    stage_dp[si] = dp.seconds;
+    if (L.zero_stage == 1 || L.zero_stage == 2) {
+      const CommCost gather = group_collective(sys, CollectiveKind::all_gather, weight_bytes, L.data, L.tensor);
+      end += gather.seconds;
+      dp += gather;
+    }
+    stage_dp_end[si] = end;
     dp_energy += dp.energy_j * static_cast<double>(L.tensor);
   }
-  // The step: the pipeline, then each stage's gradient reduction and optimizer (the slowest stage ends it).
-  std::size_t tail = 0, busiest = 0;
+  // The step: the pipeline, then the stages' gradient reductions, then the optimizer (the gradient norm's
+  // all-reduce over every stage synchronises them: the slowest stage's reduction and optimizer end the step).
+  std::size_t busiest = 0;
   for (std::size_t s = 0; s < static_cast<std::size_t>(p); ++s) {
-    if (stage_dp[s] + stage_opt[s] > stage_dp[tail] + stage_opt[tail]) tail = s;
     if (run.busy_s[s] > run.busy_s[busiest]) busiest = s;
   }
-  r.step_time_s = run.makespan_s + stage_dp[tail] + stage_opt[tail];
-  r.data_comm_s = stage_dp[tail];  // plus ZeRO's per-micro-batch collectives of the busiest stage, below
-  r.optimizer_s = stage_opt[tail];
+  const double reduced = *std::max_element(stage_dp_end.begin(), stage_dp_end.end());
+  r.data_comm_s = std::max(0.0, reduced - run.makespan_s);  // exposed; plus ZeRO's in-pass collectives, below
+  r.optimizer_s = *std::max_element(stage_opt.begin(), stage_opt.end());
+  r.step_time_s = run.makespan_s + r.data_comm_s + r.optimizer_s;
   r.bubble_s = run.makespan_s - run.busy_s[busiest];
   double in_pass_dp = 0;
   for (std::int64_t c = 0; c < v; ++c) {
@@ -332,7 +377,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 void finish_system_step(const SystemStep& step, const Graph& graph, const CNGraph& cns, const Accelerator& chip,
                         ScheduleResult& schedule) {
   ParallelStepInputs in{graph, cns, schedule, chip, step.system, step.layout, step.global_batch, step.plan,
-                        step.chunk_of_op};
+                        step.chunk_of_op, step.overlap_grad_reduce};
   auto r = std::make_shared<ParallelStep>(parallel_step(in));
   ScheduleSummary& s = schedule.summary;
   // The rank graph holds every layer; no chip holds them all, so its off-chip peak is no capacity test.

@@ -60,6 +60,7 @@ PipelineRun simulate_pipeline(const PipelineTimes& t) {
   PipelineRun run;
   run.busy_s.assign(static_cast<std::size_t>(p), 0);
   run.last_backward_end_s.assign(static_cast<std::size_t>(p), 0);
+  run.chunk_last_backward_end_s.assign(static_cast<std::size_t>(chunks), 0);
   run.peak_saved_bytes.assign(static_cast<std::size_t>(p), 0);
   std::vector<double> live(static_cast<std::size_t>(p), 0);
   auto saved = [&](std::int64_t chunk) {
@@ -92,7 +93,10 @@ PipelineRun simulate_pipeline(const PipelineTimes& t) {
         (x.forward ? fwd_end : bwd_end)[at(x.chunk, x.micro_batch)] = end;
         free_at[static_cast<std::size_t>(s)] = end;
         run.busy_s[static_cast<std::size_t>(s)] += d;
-        if (!x.forward) run.last_backward_end_s[static_cast<std::size_t>(s)] = end;
+        if (!x.forward) {
+          run.last_backward_end_s[static_cast<std::size_t>(s)] = end;
+          run.chunk_last_backward_end_s[static_cast<std::size_t>(x.chunk)] = end;
+        }
         double& l = live[static_cast<std::size_t>(s)];
         l += x.forward ? saved(x.chunk) : -saved(x.chunk);
         run.peak_saved_bytes[static_cast<std::size_t>(s)] = std::max(run.peak_saved_bytes[static_cast<std::size_t>(s)], l);

@@ -20,6 +20,7 @@ struct Parallelism {
   std::string recompute = "none";     // none | selective | full
   std::int64_t zero_stage = 0;        // 0 (plain data parallel) .. 3 (ZeRO-3 / FSDP)
   std::int64_t global_batch = 0;      // samples per step over every replica (0: not given = micro-batch x data)
+  bool overlap_grad_reduce = false;   // Megatron's --overlap-grad-reduce: DP reduction in buckets during backward
   bool given = false;                 // the experiment has a [parallelism] table
   SourceLocation where;               // the table
   SourceLocation where_chips;         // the first of tensor, pipeline, data above 1 (unknown: one chip)

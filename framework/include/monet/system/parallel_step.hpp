@@ -29,8 +29,9 @@ struct ParallelStep {
   double recompute_s = 0;         // of which recomputation
   double tensor_comm_s = 0;       // busiest stage: tensor-parallel collectives (on the critical path)
   double bubble_s = 0;            // pipeline idle time of the busiest stage, point-to-point sends included
-  double data_comm_s = 0;         // data-parallel collectives: after the pipeline (gradient all-reduce, or ZeRO's
-                                  // reduce-scatter / all-gather) and, with ZeRO 2-3, in the busiest stage's passes
+  double data_comm_s = 0;         // data-parallel collectives: what the gradient reduction (all-reduce, or ZeRO's
+                                  // reduce-scatter / all-gather) adds after the pipeline, and, with ZeRO 2-3, the
+                                  // busiest stage's in-pass collectives
   double optimizer_s = 0;
   double pipeline_send_s = 0;     // one micro-batch's activations between consecutive chunks
   // Throughput: FLOPs = 2 x MACs; model FLOPs leave recomputation out (Megatron's MFU), hardware FLOPs do not.
@@ -65,6 +66,7 @@ struct SystemStep {
   TensorParallelPlan plan;
   SourceLocation where;                 // [parallelism], for configuration errors
   std::vector<std::int64_t> chunk_of_op;  // per operator of the rank's step: its model chunk (c·p + stage)
+  bool overlap_grad_reduce = false;       // the data-parallel reduction in buckets during the backward passes
 };
 
 /// Checks a layout against the rank's step and the system, and cuts the step's module chain into chunks: the
@@ -87,6 +89,7 @@ struct ParallelStepInputs {
   std::int64_t global_batch = 1;
   const TensorParallelPlan& plan;
   const std::vector<std::int64_t>& chunk_of_op;
+  bool overlap_grad_reduce = false;
 };
 
 /// The system's step from one rank's schedule (make_system_step has checked the layout).

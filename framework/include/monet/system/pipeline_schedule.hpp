@@ -27,6 +27,7 @@ struct PipelineRun {
   double makespan_s = 0;              // first forward starts at 0, last backward ends here
   std::vector<double> busy_s;         // per stage: time spent in passes
   std::vector<double> last_backward_end_s;  // per stage: when its last backward pass ends
+  std::vector<double> chunk_last_backward_end_s;  // per model chunk: when its last backward pass ends
   /// per stage: the most saved bytes alive at once (micro-batches whose forward ran and backward has not)
   std::vector<double> peak_saved_bytes;
   /// makespan − the busiest stage's busy time: the idle time of that stage (the bubble that cannot be hidden)
