@@ -30,13 +30,14 @@ TEST(GpuArchitectures, EveryFileValidates) {
     EXPECT_THAT(r.out, HasSubstr("valid accelerator")) << entry.path();
     ++files;
   }
-  EXPECT_EQ(files, 3u);  // A100, H100, MI300X
+  EXPECT_EQ(files, 5u);  // A100, H100, B200, MI300X, MI350X
 }
 
 TEST(GpuArchitectures, TrainingStepsRunOneKernelAfterAnother) {
   // A GPU runs one kernel at a time: the step is the sum of its operators' kernels, each at least the launch
   // overhead (views excepted), and nothing waits for data (every operand streams from HBM inside its kernel).
-  const std::map<std::string, std::int64_t> launch = {{"a100_sxm4_80g", 5640}, {"h100_sxm5_80g", 7320}, {"mi300x", 8400}};
+  const std::map<std::string, std::int64_t> launch = {{"a100_sxm4_80g", 5640}, {"h100_sxm5_80g", 7320}, {"b200", 7424},
+                                                        {"mi300x", 8400},        {"mi350x", 8800}};
   const std::string gpt = "workload.file=\"" + (test::source_dir() / "workloads/onnx/gpt2_monet_small.onnx").string() + "\"";
   for (const auto& [chip, launch_cycles] : launch) {
     for (const std::string& workload : {std::string(), gpt}) {

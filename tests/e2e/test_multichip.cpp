@@ -216,7 +216,8 @@ TEST(Multichip, ZeroShardsModelStatesAsThePaperCounts) {
 
 TEST(Multichip, SystemFilesValidate) {
   for (const char* f : {"architectures/systems/selene_a100.toml", "architectures/systems/dgx_h100_cluster.toml",
-                        "architectures/systems/mi300x_cluster.toml", "tests/data/systems/two_nodes.toml"}) {
+                        "architectures/systems/dgx_b200_cluster.toml", "architectures/systems/mi300x_cluster.toml",
+                        "architectures/systems/mi350x_cluster.toml", "tests/data/systems/two_nodes.toml"}) {
     const auto r = test::monet("validate " + q(test::source_dir() / f));
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("valid system"));

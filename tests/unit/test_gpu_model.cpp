@@ -4,6 +4,7 @@
 // view at nothing, and the GEMM shape of a convolution. Every expected number is derived by hand below.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "monet/arch/core.hpp"
@@ -29,10 +30,12 @@ struct Gpu {
   std::shared_ptr<const CostModel> model;
 };
 
-/// The A100 core and its own model parameters, with `tiles` and `split_k` replaced when given.
-Gpu a100(const std::vector<std::string>& tiles = {}, const std::vector<std::int64_t>& splits = {}) {
+/// A chip's core (architectures/gpu/cores/NAME.toml) and its own model parameters, with `tiles` and `split_k`
+/// replaced when given.
+Gpu chip(const std::string& name, const std::vector<std::string>& tiles = {},
+         const std::vector<std::int64_t>& splits = {}) {
   Gpu g;
-  g.core = load_core(test::source_dir() / "architectures/gpu/cores/a100_sxm4_80g.toml");
+  g.core = load_core(test::source_dir() / "architectures/gpu/cores" / (name + ".toml"));
   const Registry& r = Registry::global();
   const PluginHandle& h = r.require(PluginKind::cost_model, "gpu", SourceLocation{"test"});
   ParamValues p = core_cost_model_params(*g.core, h);
@@ -41,6 +44,10 @@ Gpu a100(const std::vector<std::string>& tiles = {}, const std::vector<std::int6
   g.model = r.create<CostModel>(h, p);
   g.model->check_core(*g.core);
   return g;
+}
+
+Gpu a100(const std::vector<std::string>& tiles = {}, const std::vector<std::int64_t>& splits = {}) {
+  return chip("a100_sxm4_80g", tiles, splits);
 }
 
 /// Y[M, N] = A[M, K] . W[N, K]^T in bf16 (a linear layer, as PyTorch stores its weights).
@@ -149,6 +156,60 @@ TEST(GpuModel, LargeAdditionRunsNearTheCalibratedHbmBandwidth) {
   EXPECT_NEAR(bytes_per_s / 2039e9, 0.777, 0.002);
   // Energy: every HBM bit at 3.9 pJ.
   EXPECT_NEAR(c.offchip_energy_pj, bits * 3.9, 1e-6 * bits * 3.9);
+}
+
+TEST(GpuModel, UncalibratedChipsRunLargeGemmsAtTheirMatrixCapAndAdditionsAtTheirHbm) {
+  // The borrowed tables (H100, B200, MI300X, MI350X: the A100's, matrix rows capped at each chip's measured maximum)
+  // with the model's default roofline (overlap_memory = true). An 8192^3 bf16 GEMM (2.2 TFLOP, the >= 128 GFLOP
+  // row) takes launch + max(tensor, L2 panels) / cap, its 3 x 128 MiB of HBM hidden under it; its fraction of peak
+  // is the cap times the wave efficiency, a little below the cap (a chip file whose L2, tiles or rates disagreed
+  // with its measured cap would show here: with the A100's L2 bytes per SM the B200 came out at 38 %). Per chip,
+  // from its core file: tensor cycles = waves x SMs x tile x 8192 / (SMs x MACs per SM); L2 cycles = tiles x
+  // (Tm + Tn) x 8192 x 16 bits / L2 bits per cycle.
+  //   H100:   256x128, 2,048 tiles in 16 waves of 132: tensor 2,097,152 > L2 2,058,949 cycles: 77.5 % of peak
+  //   B200:   256x128, 2,048 tiles in 14 waves of 148: tensor 917,504 < L2 918,186 (by 0.07 %): 76.2 %
+  //   MI300X: 256x256 split-K 8, 8,192 tiles in 27 waves of 304: tensor 1,769,472 > L2 786,432 (with the
+  //           partial sums, 2 x 8 x 8192^2 x 32 bits): 59.8 %
+  //   MI350X: 256x256, 1,024 tiles in 4 waves of 256 (exact): tensor 1,048,576 > L2 524,288: 61.9 %
+  // A 3 GiB bf16 addition (3 x 2^33 bits) is HBM-bound on each at the >= 100 MB row's 0.9 of its HBM (the vector
+  // units' 2^29 additions at 0.1 take under a fifth of that, hidden): launch + 3 x 2^33 / (0.9 x HBM bits/cycle).
+  struct Chip {
+    std::string name;
+    double sms, macs_per_sm, hbm_bits, launch, cap;
+    std::string tile;
+    double tensor_cycles, l2_cycles, fraction;
+  };
+  const std::vector<Chip> chips = {
+      {"h100_sxm5_80g", 132, 2048, 14645, 7320, 0.801, "256x128", 2112.0 * 256 * 128 * 8192 / (132 * 2048),
+       2048.0 * 384 * 8192 * 16 / 50064, 0.7746},
+      {"b200", 148, 4096, 34483, 7424, 0.776, "256x128", 2072.0 * 256 * 128 * 8192 / (148 * 4096),
+       2048.0 * 384 * 8192 * 16 / 112264, 0.7617},
+      {"mi300x", 304, 1024, 20190, 8400, 0.601, "256x256", 8208.0 * 256 * 256 * 1024 / (304 * 1024),
+       8192.0 * 512 * 1024 * 16 / 131072 + 2.0 * 8 * 8192 * 8192 * 32 / 131072, 0.5981},
+      {"mi350x", 256, 2048, 29091, 8800, 0.622, "256x256", 1024.0 * 256 * 256 * 8192 / (256 * 2048),
+       1024.0 * 512 * 8192 * 16 / 131072, 0.6188},
+  };
+  for (const Chip& chip_numbers : chips) {
+    SCOPED_TRACE(chip_numbers.name);
+    const Gpu g = chip(chip_numbers.name);
+    const GraphPtr graph = gemm(8192, 8192, 8192);
+    const Cost c = cost_of(g, *graph, "gemm");
+    EXPECT_EQ(c.spatial_mapping, chip_numbers.tile);
+    EXPECT_EQ(c.bound, chip_numbers.l2_cycles > chip_numbers.tensor_cycles ? "l2" : "tensor_core");
+    const double hbm = 3.0 * 8192 * 8192 * 16 / (0.9 * chip_numbers.hbm_bits);
+    const double compute = std::max(chip_numbers.tensor_cycles, chip_numbers.l2_cycles) / chip_numbers.cap;
+    EXPECT_LT(hbm, compute);
+    EXPECT_NEAR(c.exact_cycles, chip_numbers.launch + compute, 1e-6 * compute);
+    const double fraction = 8192.0 * 8192 * 8192 / (chip_numbers.sms * chip_numbers.macs_per_sm) / c.exact_cycles;
+    EXPECT_NEAR(fraction, chip_numbers.fraction, 0.0005);
+    EXPECT_LT(fraction, chip_numbers.cap);
+
+    const GraphPtr sum = add({8, 8192, 8192}, ElementType::bf16);
+    const Cost a = cost_of(g, *sum, "add");
+    const double bits = 3.0 * 8 * 8192 * 8192 * 16;
+    EXPECT_EQ(a.bound, "hbm");
+    EXPECT_NEAR(a.exact_cycles, chip_numbers.launch + bits / (0.9 * chip_numbers.hbm_bits), 1e-6);
+  }
 }
 
 TEST(GpuModel, TinyOperatorCostsTheLaunchAndAViewNothing) {
