@@ -143,6 +143,33 @@ TEST(Multichip, OverlappedGradientReductionLeavesTheLastBucket) {
   EXPECT_GT(one["system"]["time_s"]["data_parallel_communication"].get<double>(), 0);
 }
 
+// Context parallelism: the small GPT's 8 chips as t 2, cp 2, p 2 instead of t 2, p 2, d 2. The same global batch
+// gives the same model FLOPs to the bit (each cp rank computes s/cp of every sequence); the keys' and values'
+// exchanges appear in the time split, which still adds up; each chip keeps exactly half the d = 2 layout's
+// in-flight activations (every saved tensor has s/cp tokens, or s/cp score rows; 1F1B keeps p micro-batches in
+// flight whatever their number).
+TEST(Multichip, ContextParallelSplitsTheSequence) {
+  test::ScratchDir dir;
+  const std::string small = "tests/data/experiments/gpt_small_system.toml";
+  const json base = run(dir, small, "base");
+  const json cp = run(dir, small, "cp", " --set parallelism.context=2 --set parallelism.data=1");
+  ASSERT_EQ(cp["system"]["context"].get<int>(), 2);
+  EXPECT_EQ(cp["system"]["chips"].get<int>(), 8);
+  EXPECT_DOUBLE_EQ(cp["system"]["model_flops"].get<double>(), base["system"]["model_flops"].get<double>());
+  const json& t = cp["system"]["time_s"];
+  EXPECT_GT(t["context_parallel_communication"].get<double>(), 0);
+  EXPECT_EQ(base["system"]["time_s"]["context_parallel_communication"].get<double>(), 0);
+  double parts = 0;
+  for (const char* k : {"compute", "tensor_parallel_communication", "context_parallel_communication", "pipeline_bubble",
+                        "data_parallel_communication", "optimizer"}) {
+    parts += t[k].get<double>();
+  }
+  EXPECT_NEAR(parts, t["step"].get<double>(), 1e-12 * parts);
+  const double activations = cp["system"]["memory_per_chip_bytes"]["activations"].get<double>() /
+                             base["system"]["memory_per_chip_bytes"]["activations"].get<double>();
+  EXPECT_DOUBLE_EQ(activations, 0.5);
+}
+
 // The search at scale in miniature: every (tensor, pipeline, data, micro-batch, recompute) layout of the small GPT
 // on 8 chips. Layouts of fewer chips are infeasible (the chips constraint), of more an error the system gives;
 // the feasible ones use exactly 8

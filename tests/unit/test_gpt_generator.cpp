@@ -199,6 +199,37 @@ TEST_F(Gpt, SequenceParallelRankMatchesKorthikanti) {
               HasSubstr("it needs tensor_parallel >= 2"));
 }
 
+// Context parallelism (Megatron-core's): a rank holds s/cp tokens and its queries attend to every key, so the
+// tensor-parallel formula holds with s/cp for the token-wise terms and s/cp x s score rows: per layer
+// (s/cp)·b·h·(10 + 24/t) + 5·a·(s/cp)·s·b/t, + 16·(s/cp)·b of LayerNorm statistics. The gathered keys and values are
+// exchanged again in the backward pass, not kept. The cp ranks' forward MACs add up to the unsplit rank's exactly.
+TEST_F(Gpt, ContextParallelRankSplitsTheSequence) {
+  const SourceLocation here{"test"};
+  const Dims d{64, 4, 2, 32, 100, 2};
+  const std::int64_t t = 2, cp = 2, sl = d.s / cp, sbh = sl * d.b * d.h;
+  const GraphPtr g = training(gpt_toml(d, "tensor_parallel = 2\ncontext_parallel = 2\n"));
+  expect_per_layer(*apply_checkpointing(g, recompute_policy("none", here)), d,
+                   sbh * 10 + sbh * 24 / t + 5 * d.a * sl * d.s * d.b / t, 16 * sl * d.b);
+  expect_per_layer(*apply_checkpointing(g, recompute_policy("full", here)), d, 2 * sbh, 0);
+  int exchanges = 0;
+  for (const Operator& op : apply_checkpointing(g, recompute_policy("none", here))->operators()) {
+    exchanges += op.phase == Phase::recompute && op.type == "AllGather";
+  }
+  EXPECT_EQ(exchanges, 2 * 2);  // keys and values of each layer
+  auto forward_macs = [](const Graph& graph) {
+    std::int64_t macs = 0;
+    for (const Operator& op : graph.operators()) macs += op.phase == Phase::forward ? op.macs() : 0;
+    return macs;
+  };
+  EXPECT_EQ(cp * forward_macs(*load(gpt_toml(d, "tensor_parallel = 2\ncontext_parallel = 2\n"))),
+            forward_macs(*load(gpt_toml(d, "tensor_parallel = 2\n"))));
+  // With sequence parallelism too, the rank's s/cp tokens are split again over the t ranks.
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2, 20, 100, 1}, "tensor_parallel = 4\ncontext_parallel = 2\nsequence_parallel = true\n")),
+              HasSubstr("context_parallel = 2 x tensor_parallel = 4 = 8 does not divide seq_length = 20"));
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2, 33, 100, 1}, "context_parallel = 2\n")),
+              HasSubstr("context_parallel = 2 does not divide seq_length = 33"));
+}
+
 TEST_F(Gpt, NoDropoutKeepsNoMasks) {
   const Dims d{64, 4, 2, 32, 100, 2};
   const GraphPtr g = training(gpt_toml(d, "hidden_dropout = 0\nattention_dropout = 0\n"));

@@ -630,29 +630,29 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
         throw UserError(e.parallelism.where, "on a system of chips the pipeline runs global_batch / (micro-batch x data) "
                                              "micro-batches: leave [training] micro_batches at 1");
       }
-      // One rank of the tensor-parallel group: the frontend generates it (docs/datacenter.md).
+      // One rank of the tensor- and context-parallel groups: the frontend generates it (docs/datacenter.md), through
+      // its parameters of these names; a frontend without one cannot split that way.
       const auto& specs = e.frontend.info().params;
-      const bool splits = std::any_of(specs.begin(), specs.end(), [](const ParamSpec& s) { return s.name == "tensor_parallel"; });
-      if (splits) {
-        const std::int64_t given = e.frontend.params.get_int("tensor_parallel");
-        if (given > 0 && given != e.parallelism.tensor) {
-          e.frontend.params.fail("tensor_parallel", "[workload] tensor_parallel = " + std::to_string(given) +
-                                                        " but [parallelism] tensor = " + std::to_string(e.parallelism.tensor));
+      const Parallelism& par = e.parallelism;
+      auto pass = [&](const std::string& param, ParamValue value, bool asked, const std::string& what) {
+        if (std::any_of(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == param; })) {
+          e.frontend.params.set(param, std::move(value), par.where);
+        } else if (asked) {
+          throw UserError(par.where_chips.known() ? par.where_chips : par.where,
+                          "the workload frontend '" + e.frontend.name() + "' cannot generate " + what + " (it has no " +
+                              param + " parameter)");
         }
-        e.frontend.params.set("tensor_parallel", e.parallelism.tensor, e.parallelism.where);
-      } else if (e.parallelism.tensor > 1) {
-        throw UserError(e.parallelism.where_chips, "the workload frontend '" + e.frontend.name() +
-                                                       "' cannot generate one rank of a tensor-parallel group (it has no "
-                                                       "tensor_parallel parameter)");
+      };
+      if (std::any_of(specs.begin(), specs.end(), [](const ParamSpec& s) { return s.name == "tensor_parallel"; })) {
+        const std::int64_t given = e.frontend.params.get_int("tensor_parallel");
+        if (given > 0 && given != par.tensor) {
+          e.frontend.params.fail("tensor_parallel", "[workload] tensor_parallel = " + std::to_string(given) +
+                                                        " but [parallelism] tensor = " + std::to_string(par.tensor));
+        }
       }
-      const bool sequence = std::any_of(specs.begin(), specs.end(), [](const ParamSpec& s) { return s.name == "sequence_parallel"; });
-      if (sequence) {
-        e.frontend.params.set("sequence_parallel", e.parallelism.sequence_parallel, e.parallelism.where);
-      } else if (e.parallelism.sequence_parallel) {
-        throw UserError(e.parallelism.where, "the workload frontend '" + e.frontend.name() +
-                                                 "' cannot generate a rank with sequence parallelism (it has no "
-                                                 "sequence_parallel parameter)");
-      }
+      pass("tensor_parallel", par.tensor, par.tensor > 1, "one rank of a tensor-parallel group");
+      pass("sequence_parallel", par.sequence_parallel, par.sequence_parallel, "a rank with sequence parallelism");
+      pass("context_parallel", par.context, par.context > 1, "one rank of a context-parallel group");
     } else {
       for (const std::string& k : parallelism_kernel_keys()) parallelism_table->mark_used(k);
       parallelism_table->finish();

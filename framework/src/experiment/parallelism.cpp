@@ -7,7 +7,7 @@ namespace monet {
 const std::vector<std::string>& parallelism_kernel_keys() {
   static const std::vector<std::string> keys{"tensor",    "pipeline",   "data",        "virtual_pipeline",
                                              "sequence_parallel", "recompute", "zero_stage", "global_batch",
-                                             "overlap_grad_reduce"};
+                                             "overlap_grad_reduce", "context"};
   return keys;
 }
 
@@ -18,6 +18,7 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   p.tensor = t.integer("tensor", Bounds::at_least(1)).value_or(1);
   p.pipeline = t.integer("pipeline", Bounds::at_least(1)).value_or(1);
   p.data = t.integer("data", Bounds::at_least(1)).value_or(1);
+  p.context = t.integer("context", Bounds::at_least(1)).value_or(1);
   p.virtual_pipeline = t.integer("virtual_pipeline", Bounds::at_least(1)).value_or(1);
   p.sequence_parallel = t.boolean("sequence_parallel").value_or(false);
   p.recompute = t.choice("recompute", {"none", "selective", "full"}).value_or("none");
@@ -33,12 +34,13 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   if (p.sequence_parallel && p.tensor < 2) {
     t.fail("sequence_parallel", "sequence parallelism splits over the tensor-parallel group: it needs tensor >= 2");
   }
-  if (p.zero_stage > 0 && p.data < 2) {
+  // Context-parallel ranks hold the same parameters: gradients are reduced (and ZeRO shards) over data x context.
+  if (p.zero_stage > 0 && p.data * p.context < 2) {
     t.fail("zero_stage", "ZeRO stage " + std::to_string(p.zero_stage) +
-                             " shards over data-parallel replicas: it needs data >= 2");
+                             " shards over data-parallel (and context-parallel) ranks: it needs data x context >= 2");
   }
-  if (p.overlap_grad_reduce && p.data < 2) {
-    t.fail("overlap_grad_reduce", "overlapping the data-parallel gradient reduction needs data >= 2");
+  if (p.overlap_grad_reduce && p.data * p.context < 2) {
+    t.fail("overlap_grad_reduce", "overlapping the data-parallel gradient reduction needs data x context >= 2");
   }
   if (p.overlap_grad_reduce && p.zero_stage >= 2) {
     t.fail("overlap_grad_reduce", "ZeRO stage " + std::to_string(p.zero_stage) + " reduce-scatters the gradients in "
@@ -52,9 +54,9 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
     }
     checkpoint = recompute_policy(p.recompute, t.where("recompute"));
   }
-  for (const char* key : {"tensor", "pipeline", "data"}) {
+  for (const char* key : {"tensor", "context", "pipeline", "data"}) {
     const std::string k = key;
-    const std::int64_t v = k == "tensor" ? p.tensor : k == "pipeline" ? p.pipeline : p.data;
+    const std::int64_t v = k == "tensor" ? p.tensor : k == "context" ? p.context : k == "pipeline" ? p.pipeline : p.data;
     if (v > 1 && !p.where_chips.known()) p.where_chips = t.where(key);
   }
   if (p.chips() > 1 && !training) {
@@ -65,7 +67,8 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
 
 std::string parallelism_toml(const Parallelism& p) {
   return "tensor = " + std::to_string(p.tensor) + "\npipeline = " + std::to_string(p.pipeline) +
-         "\ndata = " + std::to_string(p.data) + "\nvirtual_pipeline = " + std::to_string(p.virtual_pipeline) +
+         "\ndata = " + std::to_string(p.data) + (p.context > 1 ? "\ncontext = " + std::to_string(p.context) : "") +
+         "\nvirtual_pipeline = " + std::to_string(p.virtual_pipeline) +
          "\nsequence_parallel = " + (p.sequence_parallel ? "true" : "false") + "\nrecompute = \"" + p.recompute +
          "\"\nzero_stage = " + std::to_string(p.zero_stage) + "\n" +
          (p.global_batch > 0 ? "global_batch = " + std::to_string(p.global_batch) + "\n" : "") +

@@ -389,7 +389,8 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   if (e.system) {
     auto model = registry.create<ParallelismModel>(*e.parallelism_model->plugin, e.parallelism_model->params);
     const Parallelism& par = e.parallelism;
-    ParallelLayout layout{par.tensor, par.pipeline, par.data, par.virtual_pipeline, par.sequence_parallel, par.zero_stage};
+    ParallelLayout layout{par.tensor,          par.pipeline,   par.data,   par.virtual_pipeline,
+                          par.sequence_parallel, par.zero_stage, par.context};
     TensorParallelPlan plan;
     try {
       plan = model->plan(*p.graph, layout);

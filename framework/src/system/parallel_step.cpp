@@ -92,9 +92,9 @@ SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t g
                 std::move(plan), std::move(where), {}};
   auto fail = [&](const std::string& m) { throw UserError(st.where, m); };
   const ParallelLayout& L = st.layout;
-  const std::int64_t chips = L.tensor * L.pipeline * L.data;
+  const std::int64_t chips = L.tensor * L.context * L.pipeline * L.data;
   if (chips > st.system.chips()) {
-    fail("tensor x pipeline x data = " + std::to_string(chips) + " chips, but the system '" + st.system.name +
+    fail("tensor x context x pipeline x data = " + std::to_string(chips) + " chips, but the system '" + st.system.name +
          "' has " + std::to_string(st.system.chips()));
   }
   if (chip.frequency_hz <= 0) fail("the chip '" + chip.name + "' has no frequency_hz: a step on a system needs seconds");
@@ -131,7 +131,11 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   const ParallelLayout& L = in.layout;
   const System& sys = in.system;
   ParallelStep r;
-  r.chips = L.tensor * L.pipeline * L.data;
+  r.chips = L.tensor * L.context * L.pipeline * L.data;
+  // Ranks in Megatron's order (tensor fastest, then context, data, pipeline): a tensor-parallel group is t
+  // consecutive chips, a context-parallel group cp chips t apart, the gradient-reduction group (data x context
+  // ranks, which hold the same parameters) D = d·cp chips t apart, pipeline neighbours t·cp·d apart.
+  const std::int64_t D = L.data * L.context, neighbours = L.tensor * L.context * L.data;
   r.micro_batch = in.plan.micro_batch;
   r.global_batch = in.global_batch;
   r.micro_batches = in.global_batch / (r.micro_batch * L.data);
@@ -173,7 +177,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     std::int64_t elements;
   };
   std::vector<std::vector<Ready>> produced(static_cast<std::size_t>(chunks));
-  double fb_energy = 0, opt_energy = 0, tp_energy = 0;
+  double fb_energy = 0, opt_energy = 0, tp_energy = 0, cp_energy = 0;
   std::int64_t step_macs = 0, recompute_macs = 0;
   for (const Operator& op : g.operators()) {
     const auto c = static_cast<std::size_t>(chunk_of_op(op.id));
@@ -199,15 +203,18 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       case Phase::optimizer: optimizer[c] += t; opt_energy += e; break;
     }
   }
-  // Tensor-parallel collectives, on the critical path of their pass (again in the recomputation).
+  // Tensor- and context-parallel collectives, on the critical path of their pass (again in the recomputation).
+  std::vector<double> context_comm(static_cast<std::size_t>(chunks), 0);
   for (const TensorParallelComm& tc : in.plan.comms) {
     const auto c = static_cast<std::size_t>(chunk_of_op(tc.op));
-    const CommCost cost = group_collective(sys, tc.kind, tc.bytes, L.tensor, 1);
+    const bool context = tc.group == ParallelGroup::context;
+    const CommCost cost = context ? group_collective(sys, tc.kind, tc.bytes, L.context, L.tensor)
+                                  : group_collective(sys, tc.kind, tc.bytes, L.tensor, 1);
     const int runs = !tc.backward && recomputed.contains(tc.op) ? 2 : 1;
     (tc.backward ? pt.backward : pt.forward)[c] += cost.seconds;
     if (runs == 2) pt.backward[c] += cost.seconds;
-    comm[c] += cost.seconds * runs;
-    tp_energy += cost.energy_j * runs;
+    (context ? context_comm : comm)[c] += cost.seconds * runs;
+    (context ? cp_energy : tp_energy) += cost.energy_j * runs;
   }
   // Parameters, gradients and optimizer states per chunk (ZeRO shards them over the data-parallel group).
   std::vector<std::int64_t> weights(static_cast<std::size_t>(chunks), 0), grads(weights), states(weights);
@@ -230,9 +237,9 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   double zero_energy = 0;
   for (std::size_t c = 0; c < static_cast<std::size_t>(chunks); ++c) {
     CommCost f, b;
-    if (L.zero_stage >= 2) b = group_collective(sys, CollectiveKind::reduce_scatter, static_cast<double>(grads[c]), L.data, L.tensor);
+    if (L.zero_stage >= 2) b = group_collective(sys, CollectiveKind::reduce_scatter, static_cast<double>(grads[c]), D, L.tensor);
     if (L.zero_stage >= 3) {
-      f = group_collective(sys, CollectiveKind::all_gather, static_cast<double>(weights[c]), L.data, L.tensor);
+      f = group_collective(sys, CollectiveKind::all_gather, static_cast<double>(weights[c]), D, L.tensor);
       b += f;
     }
     pt.forward[c] += f.seconds;
@@ -258,12 +265,12 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       for (std::int64_t k = from + 1; k <= to; ++k) crossing[static_cast<std::size_t>(k)] += static_cast<double>(t.bytes());
     }
     boundary = *std::max_element(crossing.begin(), crossing.end());
-    pt.send_s = group_collective(sys, CollectiveKind::send, boundary, 2, L.tensor * L.data).seconds;
+    pt.send_s = group_collective(sys, CollectiveKind::send, boundary, 2, neighbours).seconds;
   }
   r.pipeline_send_s = pt.send_s;
   const PipelineRun run = simulate_pipeline(pt);
 
-  const auto d = static_cast<double>(L.data);
+  const auto d = static_cast<double>(D);  // the replicas of each parameter
   std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp_end(stage_opt);
   double dp_energy = 0;
   std::vector<std::int64_t> stage_weights(static_cast<std::size_t>(p), 0), stage_grads(stage_weights),
@@ -284,7 +291,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     const auto grad_bytes = static_cast<double>(stage_grads[si]), weight_bytes = static_cast<double>(stage_weights[si]);
     const CollectiveKind reduce = L.zero_stage == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
     CommCost dp;
-    if (L.zero_stage <= 1) dp = group_collective(sys, reduce, grad_bytes, L.data, L.tensor);
+    if (L.zero_stage <= 1) dp = group_collective(sys, reduce, grad_bytes, D, L.tensor);
     double end = run.last_backward_end_s[si] + dp.seconds;
     if (in.overlap_grad_reduce && L.zero_stage <= 1) {
       std::vector<Ready> grads_ready;
@@ -295,19 +302,19 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
         for (const Ready& x : produced[j]) grads_ready.push_back({start + x.at_s * stretch, x.bytes, x.elements});
       }
       std::stable_sort(grads_ready.begin(), grads_ready.end(), [](const Ready& a, const Ready& b) { return a.at_s < b.at_s; });
-      const auto bucket_elements = std::max<std::int64_t>(40'000'000, 1'000'000 * L.data);
+      const auto bucket_elements = std::max<std::int64_t>(40'000'000, 1'000'000 * D);
       double network = 0, bytes = 0;
       std::int64_t elements = 0;
       for (std::size_t i = 0; i < grads_ready.size(); ++i) {
         bytes += grads_ready[i].bytes, elements += grads_ready[i].elements;
         if (elements < bucket_elements && i + 1 < grads_ready.size()) continue;
-        network = std::max(network, grads_ready[i].at_s) + group_collective(sys, reduce, bytes, L.data, L.tensor).seconds;
+        network = std::max(network, grads_ready[i].at_s) + group_collective(sys, reduce, bytes, D, L.tensor).seconds;
         bytes = 0, elements = 0;
       }
       end = std::max(network, run.last_backward_end_s[si]);
     }
     if (L.zero_stage == 1 || L.zero_stage == 2) {
-      const CommCost gather = group_collective(sys, CollectiveKind::all_gather, weight_bytes, L.data, L.tensor);
+      const CommCost gather = group_collective(sys, CollectiveKind::all_gather, weight_bytes, D, L.tensor);
       end += gather.seconds;
       dp += gather;
     }
@@ -329,11 +336,12 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   for (std::int64_t c = 0; c < v; ++c) {
     const auto j = static_cast<std::size_t>(c * p + static_cast<std::int64_t>(busiest));
     r.tensor_comm_s += comm[j] * static_cast<double>(m);
+    r.context_comm_s += context_comm[j] * static_cast<double>(m);
     r.recompute_s += recompute[j] * static_cast<double>(m);
     in_pass_dp += zero_comm[j] * static_cast<double>(m);
   }
   r.data_comm_s += in_pass_dp;
-  r.compute_s = run.busy_s[busiest] - r.tensor_comm_s - in_pass_dp;
+  r.compute_s = run.busy_s[busiest] - r.tensor_comm_s - r.context_comm_s - in_pass_dp;
 
   // Throughput over every chip.
   const double replicas = static_cast<double>(L.tensor) * d * static_cast<double>(m);
@@ -348,12 +356,14 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   r.mfu = r.model_tflops_per_chip / r.peak_tflops_per_chip;
   r.hfu = r.hardware_tflops_per_chip / r.peak_tflops_per_chip;
 
-  // Energy: every tensor-parallel rank of every replica runs the whole depth once per micro-batch (split over
-  // stages); the optimizer once per replica, or once per tensor-parallel rank with ZeRO.
-  r.compute_energy_j = static_cast<double>(L.tensor) * (d * static_cast<double>(m) * fb_energy + (L.zero_stage >= 1 ? 1 : d) * opt_energy);
-  const CommCost send = chunks > 1 ? group_collective(sys, CollectiveKind::send, boundary, 2, L.tensor * L.data) : CommCost{};
-  r.communication_energy_j = (tp_energy * d + zero_energy * static_cast<double>(L.tensor)) * static_cast<double>(m) + dp_energy +
-                             send.energy_j * 2 * static_cast<double>((chunks - 1) * m) * static_cast<double>(L.tensor) * d;
+  // Energy: every tensor-parallel rank of every replica (d·cp of them: data and context ranks) runs the whole depth
+  // once per micro-batch (split over stages); the optimizer once per replica, or once per tensor-parallel rank with
+  // ZeRO. Per stage there are D tensor-parallel groups, t·d context-parallel groups and t reduction groups.
+  const auto t = static_cast<double>(L.tensor), cp = static_cast<double>(L.context);
+  r.compute_energy_j = t * (d * static_cast<double>(m) * fb_energy + (L.zero_stage >= 1 ? 1 : d) * opt_energy);
+  const CommCost send = chunks > 1 ? group_collective(sys, CollectiveKind::send, boundary, 2, neighbours) : CommCost{};
+  r.communication_energy_j = (tp_energy * d + cp_energy * t * d / cp + zero_energy * t) * static_cast<double>(m) +
+                             dp_energy + send.energy_j * 2 * static_cast<double>((chunks - 1) * m) * t * d;
   r.energy_j = r.compute_energy_j + r.communication_energy_j;
 
   // Memory of the most loaded chip.

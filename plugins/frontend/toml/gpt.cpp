@@ -27,12 +27,12 @@ struct GptConfig {
   std::int64_t micro_batch = 1, global_batch = 1;
   std::int64_t tensor = 1;  // the graph of one rank of a tensor-parallel group of this size (collectives left out)
   bool sequence_parallel = false;  // norms, dropouts and residuals split along the sequence over the t ranks
+  std::int64_t context = 1;        // the graph of one rank of a context-parallel group: seq / context tokens
   double hidden_dropout = 0.1, attention_dropout = 0.1;
   ElementType dtype = ElementType::bf16;
 };
 
-GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t tensor_override,
-                      bool sequence_override) {
+GptConfig read_config(TableReader& w, const GptOverrides& o) {
   GptConfig c;
   c.name = w.string("name").value_or(c.name);
   (void)w.choice("generator", {"gpt"});
@@ -49,8 +49,10 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t 
   c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
   c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
   c.tensor = w.integer("tensor_parallel", Bounds::at_least(1)).value_or(1);
-  if (tensor_override > 0) c.tensor = tensor_override;
-  c.sequence_parallel = w.boolean("sequence_parallel").value_or(false) || sequence_override;
+  if (o.tensor > 0) c.tensor = o.tensor;
+  c.sequence_parallel = w.boolean("sequence_parallel").value_or(false) || o.sequence_parallel;
+  c.context = w.integer("context_parallel", Bounds::at_least(1)).value_or(1);
+  if (o.context > 0) c.context = o.context;
   c.hidden_dropout = w.number("hidden_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.hidden_dropout);
   c.attention_dropout = w.number("attention_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.attention_dropout);
   if (auto d = w.string("dtype")) {
@@ -72,15 +74,22 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t 
     w.fail("sequence_parallel", "sequence parallelism splits the sequence over the tensor-parallel ranks: it needs "
                                 "tensor_parallel >= 2");
   }
-  if (c.sequence_parallel && c.seq % c.tensor != 0) {
-    w.fail("seq_length", "tensor_parallel = " + std::to_string(c.tensor) + " does not divide seq_length = " +
-                                    std::to_string(c.seq) + " (sequence parallelism splits the sequence)");
+  // Each context-parallel rank holds seq / context tokens, split again over the tensor-parallel ranks with sequence
+  // parallelism.
+  if (c.seq % c.context != 0 || (c.sequence_parallel && c.seq % (c.context * c.tensor) != 0)) {
+    const std::int64_t parts = c.context * (c.sequence_parallel ? c.tensor : 1);
+    w.fail("seq_length", (c.context > 1 ? "context_parallel = " + std::to_string(c.context) : std::string()) +
+                             (c.context > 1 && c.sequence_parallel ? " x " : "") +
+                             (c.sequence_parallel ? "tensor_parallel = " + std::to_string(c.tensor) : std::string()) +
+                             (parts != c.context && c.context > 1 ? " = " + std::to_string(parts) : "") +
+                             " does not divide seq_length = " + std::to_string(c.seq) +
+                             " (the sequence is split over those ranks)");
   }
   if (c.global_batch % c.micro_batch != 0) {
     w.fail("global_batch", "global_batch = " + std::to_string(c.global_batch) + " is not a multiple of micro_batch = " +
                                std::to_string(c.micro_batch));
   }
-  if (batch_override > 0) c.micro_batch = batch_override;
+  if (o.micro_batch > 0) c.micro_batch = o.micro_batch;
   // Every count stays in int64: the largest tensor (scores b·a·s², logits b·s·V, the weights) counted in bits,
   // and the MACs of a step (forward, recomputation and backward: 4× the forward), with room for sums.
   using R = long double;
@@ -95,7 +104,7 @@ GptConfig read_config(TableReader& w, std::int64_t batch_override, std::int64_t 
                               " MACs per forward pass, more than monet counts in 64-bit integers");
   }
   w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
-            "tensor_parallel", "sequence_parallel"});
+            "tensor_parallel", "sequence_parallel", "context_parallel"});
   return c;
 }
 
@@ -104,11 +113,12 @@ class GptBuilder {
   GptBuilder(const GptConfig& c, SourceLocation where) : c_(c), where_(std::move(where)), b_(c.name) {}
 
   GraphPtr build() && {
-    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden;
+    // With context parallelism the rank holds S = seq / cp tokens (the position table stays whole).
+    const std::int64_t B = c_.micro_batch, S = local_seq(), H = c_.hidden;
     const TensorId tokens = tensor("tokens", {B, S}, ElementType::int64, TensorRole::input);
     // Tensor parallel: the vocabulary is split over the ranks (VocabParallelEmbedding), positions are not.
     const TensorId wte = weight("embedding.word_embeddings.weight", {c_.vocab / c_.tensor, H});
-    const TensorId wpe = weight("embedding.position_embeddings.weight", {S, H});
+    const TensorId wpe = weight("embedding.position_embeddings.weight", {c_.seq, H});
     const TensorId words = act("embedding.word_embeddings", {B, S, H});
     ops::embedding(b_, op("embedding.word_embeddings", "embedding.word_embeddings", "Embedding"), wte, tokens, words);
     const TensorId positions = act("embedding.position_embeddings", {S, H});
@@ -189,7 +199,7 @@ class GptBuilder {
     if (!c_.sequence_parallel) return x;
     const std::string name = layer + ".sequence_gather";
     Shape shape = b_.tensor(x).shape;
-    shape[1] = c_.seq;
+    shape[1] = local_seq();
     const TensorId y = act(name, shape);
     Operator o = op(name, name, "AllGather");
     o.attributes["axis"] = {1};
@@ -198,12 +208,31 @@ class GptBuilder {
     return y;
   }
 
+  /// Context parallelism (Megatron-core's, ring attention): a rank's queries attend to the keys and values of the
+  /// whole sequence, exchanged around the context-parallel group. As an all-gather of the rank's keys (or values)
+  /// along the sequence; the backward pass exchanges them again (recompute_in_backward) and reduce-scatters their
+  /// gradients. Without context parallelism: x itself.
+  TensorId context_gather(const std::string& name, TensorId x) {
+    if (c_.context < 2) return x;
+    Shape shape = b_.tensor(x).shape;
+    shape[1] = c_.seq;
+    const TensorId y = act(name, shape);
+    Operator o = op(name, name, "AllGather");
+    o.attributes["axis"] = {1};
+    o.attributes["recompute_in_backward"] = {1};
+    o.attributes["context_parallel"] = {1};
+    ops::pad(b_, std::move(o), x, y, std::vector<std::int64_t>(shape.size(), 0));
+    return y;
+  }
+
+  std::int64_t local_seq() const { return c_.seq / c_.context; }
+
   /// This rank's part of the sequence: the output of a row-parallel layer reduce-scattered ("ReduceScatter"), or the
   /// embeddings (already summed) split ("Shard"). The collectives are the parallelism plugin's.
   TensorId sequence_part(const std::string& name, const std::string& module, const char* type, TensorId x) {
     if (!c_.sequence_parallel) return x;
     Shape shape = b_.tensor(x).shape;
-    shape[1] = c_.seq / c_.tensor;
+    shape[1] = local_seq() / c_.tensor;
     const TensorId y = act(name, shape);
     Operator o = op(name, module, type);
     o.attributes["axis"] = {1};
@@ -213,7 +242,7 @@ class GptBuilder {
 
   /// One of q, k, v: a view of the fused QKV output (offset `part`·h along the last axis), as heads [b, s, a, d].
   TensorId head_view(const std::string& prefix, TensorId qkv, int part, const char* letter) {
-    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden / c_.tensor, A = c_.heads / c_.tensor;
+    const std::int64_t B = c_.micro_batch, S = local_seq(), H = c_.hidden / c_.tensor, A = c_.heads / c_.tensor;
     const std::string name = prefix + ".split." + letter;
     const TensorId flat = act(name, {B, S, H});
     Operator split = op(name, prefix, "Split");
@@ -235,7 +264,7 @@ class GptBuilder {
     // dropouts and residuals are replicated, or with sequence parallelism split along the sequence (S / t rows:
     // `gather` before the column-parallel layers, `sequence_part` after the row-parallel ones). Without t: Hl = H,
     // Al = A, Fl = ffn.
-    const std::int64_t B = c_.micro_batch, S = c_.seq, H = c_.hidden, t = c_.tensor;
+    const std::int64_t B = c_.micro_batch, S = local_seq(), H = c_.hidden, t = c_.tensor;
     const std::int64_t Sl = c_.sequence_parallel ? S / t : S;
     const std::int64_t Hl = H / t, Al = c_.heads / t, Fl = c_.ffn / t;
     const std::string attn = p + ".self_attention";
@@ -243,13 +272,13 @@ class GptBuilder {
     const TensorId ln1 = layer_norm(p + ".input_layernorm", p + ".input_layernorm", x);
     const TensorId qkv = linear(attn + ".linear_qkv", gather(attn + ".linear_qkv", ln1), 3 * Hl);
     const TensorId q = head_view(attn, qkv, 0, "q");
-    const TensorId k = head_view(attn, qkv, 1, "k");
-    const TensorId v = head_view(attn, qkv, 2, "v");
-    const TensorId scores = act(core + ".scores", {B, Al, S, S});
+    const TensorId k = context_gather(core + ".key_gather", head_view(attn, qkv, 1, "k"));
+    const TensorId v = context_gather(core + ".value_gather", head_view(attn, qkv, 2, "v"));
+    const TensorId scores = act(core + ".scores", {B, Al, S, c_.seq});
     Operator qk = op(core + ".scores", core, "MatMul");
     qk.kind = OpKind::matmul;
     ops::einsum(b_, std::move(qk), "bqhd,bkhd->bhqk", {q, k}, scores);  // 1/sqrt(d) folded in (baddbmm alpha)
-    const TensorId probs = act(core + ".softmax", {B, Al, S, S});
+    const TensorId probs = act(core + ".softmax", {B, Al, S, c_.seq});
     const OperatorId sm = ops::softmax(b_, op(core + ".softmax", core, "Softmax"), scores, std::nullopt, probs, 3);
     b_.op(sm).ops_per_iteration = ops::kSoftmaxOps + 2;  // Megatron's fused scale + causal mask + softmax
     b_.op(sm).attributes["causal"] = {1};
@@ -284,12 +313,11 @@ class GptBuilder {
 
 }  // namespace
 
-GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override, std::int64_t tensor_override,
-                   bool sequence_parallel) {
+GraphPtr build_gpt(const TomlDocument& doc, const GptOverrides& overrides) {
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   TableReader w = root.required_table("workload");
   const SourceLocation where = w.where();
-  const GptConfig c = read_config(w, batch_override, tensor_override, sequence_parallel);
+  const GptConfig c = read_config(w, overrides);
   root.finish();
   return GptBuilder(c, where).build();
 }

@@ -9,10 +9,14 @@
 namespace monet::plugins {
 
 /// Reads the [workload] table of `doc` (hidden, layers, heads, seq_length, vocab, ffn_hidden, global_batch,
-/// micro_batch, dropouts, dtype, tensor_parallel, sequence_parallel) and builds the graph; `batch_override` > 0
-/// replaces micro_batch, `tensor_override` > 0 tensor_parallel, `sequence_parallel` true the file's choice. Every
+/// micro_batch, dropouts, dtype, tensor_parallel, sequence_parallel, context_parallel) and builds the graph. Every
 /// mistake is a UserError at its key.
-GraphPtr build_gpt(const TomlDocument& doc, std::int64_t batch_override, std::int64_t tensor_override = 0,
-                   bool sequence_parallel = false);
+struct GptOverrides {
+  std::int64_t micro_batch = 0;       // > 0 replaces micro_batch
+  std::int64_t tensor = 0;            // > 0 replaces tensor_parallel
+  bool sequence_parallel = false;     // true replaces the file's choice
+  std::int64_t context = 0;           // > 0 replaces context_parallel
+};
+GraphPtr build_gpt(const TomlDocument& doc, const GptOverrides& overrides = {});
 
 }  // namespace monet::plugins

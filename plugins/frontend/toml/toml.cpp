@@ -486,8 +486,8 @@ class TomlFrontend final : public WorkloadFrontend {
         "Layouts are NCHW for convolution and pooling; linear weights are [out_features, in_features]. A [workload] "
         "table with generator = \"gpt\" generates Megatron-LM's GPT from hidden, layers, heads, seq_length, vocab, "
         "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group), "
-        "sequence_parallel (that rank with Megatron's sequence parallelism) (docs/datacenter.md); `batch` then "
-        "overrides micro_batch.";
+        "sequence_parallel (that rank with Megatron's sequence parallelism), context_parallel (one rank of a "
+        "context-parallel group) (docs/datacenter.md); `batch` then overrides micro_batch.";
     i.file_extensions = {".toml"};
     i.params = {ParamSpec::integer("batch", 0)
                     .with_bounds(Bounds::non_negative())
@@ -501,21 +501,30 @@ class TomlFrontend final : public WorkloadFrontend {
                 ParamSpec::boolean("sequence_parallel", false)
                     .with_doc("generated workloads: the rank with Megatron's sequence parallelism (norms, dropouts "
                               "and residuals split along the sequence; the kernel sets it from [parallelism] "
-                              "sequence_parallel); false keeps the file's")};
+                              "sequence_parallel); false keeps the file's"),
+                ParamSpec::integer("context_parallel", 0)
+                    .with_bounds(Bounds::non_negative())
+                    .with_unit("chips")
+                    .with_doc("generated workloads: overrides the file's context_parallel (the kernel sets it from "
+                              "[parallelism] context); 0 keeps the file's")};
     return i;
   }
   explicit TomlFrontend(const ParamValues& p)
-      : batch_(p.get_int("batch")), tensor_(p.get_int("tensor_parallel")), sequence_(p.get_bool("sequence_parallel")) {}
+      : batch_(p.get_int("batch")),
+        tensor_(p.get_int("tensor_parallel")),
+        sequence_(p.get_bool("sequence_parallel")),
+        context_(p.get_int("context_parallel")) {}
 
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     const TomlDocument doc = TomlDocument::parse_file(file);
     // A generated workload (docs/datacenter.md): [workload] generator = "gpt" and Megatron's dimensions.
     if (const auto* w = doc.root().get_as<toml::table>("workload"); w && w->contains("generator")) {
-      return build_gpt(doc, batch_, tensor_, sequence_);
+      return build_gpt(doc, GptOverrides{batch_, tensor_, sequence_, context_});
     }
-    if (tensor_ > 1 || sequence_) {
+    if (tensor_ > 1 || sequence_ || context_ > 1) {
       throw UserError(SourceLocation{file.string()}, "tensor_parallel = " + std::to_string(tensor_) +
                                                           (sequence_ ? " with sequence_parallel" : "") +
+                                                          ", context_parallel = " + std::to_string(std::max<std::int64_t>(context_, 1)) +
                                                           ": only generated workloads ([workload] generator) can be split "
                                                           "into the ranks of a tensor-parallel group");
     }
@@ -526,6 +535,7 @@ class TomlFrontend final : public WorkloadFrontend {
   std::int64_t batch_;
   std::int64_t tensor_;
   bool sequence_;
+  std::int64_t context_;
 };
 
 }  // namespace

@@ -12,6 +12,10 @@
 // and ReduceScatter (after a row-parallel layer: a reduce-scatter forward, an all-gather of the gradient)
 // operators; the embeddings are all-reduced, then Shard splits them (no communication; the gradient is
 // all-gathered). The output layer's input gradient is then the reduce-scatter of its AllGather.
+//
+// With context parallelism (Megatron-core's context_parallel_size) the generator's AllGather operators marked
+// context_parallel gather each layer's keys and values over the context-parallel group (all-gather forward,
+// reduce-scatter of their gradients backward; the exchange runs again in the backward pass).
 #include <string>
 #include <string_view>
 
@@ -43,7 +47,9 @@ class Megatron final : public ParallelismModel {
         "its input gradient in the backward pass. Operators are found by Megatron-core's module names, as the "
         "`gpt` workload generator writes them. With sequence_parallel the all-reduces around the layers become the "
         "generator's AllGather (all-gather forward, reduce-scatter backward), ReduceScatter (reduce-scatter "
-        "forward, all-gather backward) and Shard (all-gather backward) operators, each of the whole array.";
+        "forward, all-gather backward) and Shard (all-gather backward) operators, each of the whole array. With "
+        "context parallelism, the keys' and values' AllGather operators marked context_parallel run over the "
+        "context-parallel group.";
     return i;
   }
   explicit Megatron(const ParamValues& /*p*/) {}
@@ -59,18 +65,36 @@ class Megatron final : public ParallelismModel {
     }
     if (tokens == nullptr) throw UserError("megatron: the step has no input tensor to take the micro-batch from");
     plan.micro_batch = tokens->shape.front();
+    auto bytes_of = [&](const Operator& op, bool output) {
+      for (const Operand& o : op.operands) {
+        const Tensor& t = g.tensor(o.tensor);
+        if (output == o.is_output() && (output || !t.is_parameter())) return static_cast<double>(t.bytes());
+      }
+      return 0.0;
+    };
+    auto context_parallel = [](const Operator& op) {
+      const auto it = op.attributes.find("context_parallel");
+      return op.type == "AllGather" && it != op.attributes.end() && !it->second.empty() && it->second.front() != 0;
+    };
+    bool context_ops = false;
+    for (const Operator& op : g.operators()) {
+      if (op.phase != Phase::forward || !context_parallel(op)) continue;
+      context_ops = true;
+      const double whole = bytes_of(op, true);
+      plan.comms.push_back({op.id, false, CollectiveKind::all_gather, whole, ParallelGroup::context});
+      plan.comms.push_back({op.id, true, CollectiveKind::reduce_scatter, whole, ParallelGroup::context});
+    }
+    if (context_ops != (layout.context > 1)) {
+      throw UserError("megatron: [parallelism] context = " + std::to_string(layout.context) +
+                      " but the workload's rank was generated " + (context_ops ? "with" : "without") +
+                      " context parallelism (its context_parallel key)");
+    }
     if (layout.tensor < 2) return plan;
     const bool sp = layout.sequence_parallel;
     bool found = false, sequence_ops = false;
     for (const Operator& op : g.operators()) {
-      if (op.phase != Phase::forward) continue;
-      auto bytes = [&](bool output) {
-        for (const Operand& o : op.operands) {
-          const Tensor& t = g.tensor(o.tensor);
-          if (output == o.is_output() && (output || !t.is_parameter())) return static_cast<double>(t.bytes());
-        }
-        return 0.0;
-      };
+      if (op.phase != Phase::forward || context_parallel(op)) continue;
+      auto bytes = [&](bool output) { return bytes_of(op, output); };
       const std::string& n = op.name;
       if (op.type == "AllGather" || op.type == "ReduceScatter" || op.type == "Shard") {
         sequence_ops = true;

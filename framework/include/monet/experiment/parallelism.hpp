@@ -14,7 +14,8 @@ namespace monet {
 struct Parallelism {
   std::int64_t tensor = 1;            // t: Megatron's column/row split of each layer
   std::int64_t pipeline = 1;          // p: stages of consecutive layers
-  std::int64_t data = 1;              // d: replicas; chips = t·p·d
+  std::int64_t data = 1;              // d: replicas; chips = t·cp·p·d
+  std::int64_t context = 1;           // cp: the sequence split over cp ranks (Megatron's context parallelism)
   std::int64_t virtual_pipeline = 1;  // v: interleaved chunks per pipeline stage
   bool sequence_parallel = false;     // norms and dropouts split along the sequence over the tensor group
   std::string recompute = "none";     // none | selective | full
@@ -25,7 +26,7 @@ struct Parallelism {
   SourceLocation where;               // the table
   SourceLocation where_chips;         // the first of tensor, pipeline, data above 1 (unknown: one chip)
 
-  [[nodiscard]] std::int64_t chips() const { return tensor * pipeline * data; }
+  [[nodiscard]] std::int64_t chips() const { return tensor * context * pipeline * data; }
 };
 
 /// The keys read_parallelism reads (the rest of the table is the parallelism plugin's parameters).

@@ -20,7 +20,8 @@ namespace monet {
 /// 4: CheckpointPolicy and TrainingSettings grew (the optimal and blocks policies: budget, cost, blocks);
 ///    SearchContext hands out seed points (checkpoint genes) and distributes evaluation over MPI ranks.
 /// 5: the parallelism kind (ParallelismModel, ParallelLayout, TensorParallelComm, TensorParallelPlan).
-inline constexpr std::uint32_t kPluginApiVersion = 5;
+/// 6: context parallelism (ParallelLayout::context, TensorParallelComm::group).
+inline constexpr std::uint32_t kPluginApiVersion = 6;
 
 struct AbiLayoutEntry {
   std::string_view name;

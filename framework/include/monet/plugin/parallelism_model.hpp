@@ -22,9 +22,14 @@ struct ParallelLayout {
   std::int64_t virtual_pipeline = 1;
   bool sequence_parallel = false;
   std::int64_t zero_stage = 0;
+  std::int64_t context = 1;  // cp: the sequence split over cp ranks, each attending to every key (ring attention)
 };
 
-/// One collective of the tensor-parallel group, per micro-batch: it runs right after operator `op` of the rank's
+/// The group a collective of one rank's step runs in: its tensor-parallel group (t ranks, consecutive) or its
+/// context-parallel group (cp ranks, t apart).
+enum class ParallelGroup : std::uint8_t { tensor, context };
+
+/// One collective of a model-parallel group, per micro-batch: it runs right after operator `op` of the rank's
 /// step (a forward operator for a forward collective; `backward`: in the backward pass of that forward operator,
 /// on the gradient), on the critical path. When `op` is recomputed, a forward collective runs again with it.
 struct TensorParallelComm {
@@ -32,6 +37,7 @@ struct TensorParallelComm {
   bool backward = false;
   CollectiveKind kind = CollectiveKind::all_reduce;
   double bytes = 0;  // the whole array (nccl-tests' S): what each rank holds before an all-reduce
+  ParallelGroup group = ParallelGroup::tensor;
 };
 
 /// What a family's rules say about one rank's step.

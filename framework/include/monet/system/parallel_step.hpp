@@ -28,6 +28,7 @@ struct ParallelStep {
   double compute_s = 0;           // busiest stage: forward and backward passes (recompute included), m micro-batches
   double recompute_s = 0;         // of which recomputation
   double tensor_comm_s = 0;       // busiest stage: tensor-parallel collectives (on the critical path)
+  double context_comm_s = 0;      // busiest stage: context-parallel exchanges of keys and values (critical path)
   double bubble_s = 0;            // pipeline idle time of the busiest stage, point-to-point sends included
   double data_comm_s = 0;         // data-parallel collectives: what the gradient reduction (all-reduce, or ZeRO's
                                   // reduce-scatter / all-gather) adds after the pipeline, and, with ZeRO 2-3, the
