@@ -57,8 +57,10 @@ def study(monet, out, workload, arch, quick, check):
     for k in range(2, 9):
         try:
             run("segments = %d" % k, "segments_%d" % k, ["training.checkpoint.segments=%d" % k])
-        except subprocess.CalledProcessError:
-            break  # more segments than top-level items: an error, as in checkpoint_sequential
+        except subprocess.CalledProcessError as e:
+            if e.returncode != 2:
+                raise
+            break  # bad input: more segments than top-level items (monet's message on stderr), as in checkpoint_sequential
     none_peak = single["none"]["training"]["peak_activation_bytes"]
     peaks = sorted({int(float(r[PEAK])) for r in front if float(r[PEAK]) < none_peak})
     if len(peaks) < 3:  # a front of few points (the small GPT-2's): budgets from every feasible point evaluated
