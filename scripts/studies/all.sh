@@ -9,5 +9,6 @@ mkdir -p "$out"
 py=/usr/bin/python3
 $py scripts/studies/train_vs_infer_sweep.py --out "$out/1" --svg docs/images/train_vs_infer_sweep.svg | tee "$out/study1.md"
 $py scripts/studies/fusion_for_training.py --out "$out/2" --svg-dir docs/images | tee "$out/study2.md"
-$py scripts/studies/checkpointing_tradeoffs.py --out "$out/3" --svg-dir docs/images | tee "$out/study3.md"
+$py scripts/studies/checkpointing_tradeoffs.py --out "$out/3" --svg-dir docs/images \
+    --workloads resnet18_cifar,gpt2_monet_small --arches edge_tpu,quad_core,mcu | tee "$out/study3.md"
 $py scripts/studies/edge_to_datacenter.py --out "$out/4" --svg docs/images/edge_to_datacenter.svg | tee "$out/study4.md"

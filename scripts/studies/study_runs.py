@@ -37,9 +37,12 @@ def dominates(a, b):
     return all(x <= y for x, y in zip(a, b)) and any(x < y for x, y in zip(a, b))
 
 
-def arguments(doc, root, name):
-    """The options the search studies share: --monet, --out (default results/NAME), --quick, --check, --svg-dir."""
+def arguments(doc, root, name, extra=()):
+    """The options the search studies share: --monet, --out (default results/NAME), --quick, --check, --svg-dir;
+    plus a study's own string options, (flag, default, help) each."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for flag, default, text in extra:
+        ap.add_argument(flag, default=default, help=text)
     ap.add_argument("--monet", default=os.path.join(root, "build", "bin", "monet"))
     ap.add_argument("--out", default=os.path.join(root, "results", name))
     ap.add_argument("--quick", action="store_true")
