@@ -97,6 +97,32 @@ TEST(Checkpointing, OptimalIsNeverWorseThanEveryK) {
   EXPECT_LE(loose["peak_activation_bytes"].get<long>(), none["peak_activation_bytes"].get<long>());
 }
 
+// The chain DPs measure their choice: on MONET's small GPT-2, whose module `layer` holds operators of every pass
+// (its weights are shared), the blocks are not a chain. At 20,746,240 B the per-block DP's model says its choice
+// peaks there, the rewritten step peaks at 22,155,264 B: refused (exit 2), naming the MILP. The MILP, which makes no
+// chain assumption, says no choice goes below 21,434,368 B, and meets that budget exactly (recomputing `layer`).
+TEST(Checkpointing, ChainDpRefusesBlocksThatAreNotAChain) {
+  const std::string model = q(test::source_dir() / "workloads/onnx/gpt2_monet_small.onnx");
+  const std::string budget = "20746240";
+  for (const char* solver : {"dp", "segments"}) {
+    const auto r = test::monet("inspect " + model + " --training --checkpoint optimal=" + budget +
+                               " --checkpoint-solver " + solver);
+    EXPECT_EQ(r.exit_code, 2) << solver << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("as a chain, but they do not form one")) << solver;
+    EXPECT_THAT(r.out, HasSubstr("use solver = \"milp\"")) << solver;
+  }
+  EXPECT_THAT(test::monet("inspect " + model + " --training --checkpoint optimal=" + budget).out,
+              HasSubstr("its choice peaks at 22155264 B, not the 20746240 B its model predicts, over the budget"));
+  auto r = test::monet("inspect " + model + " --training --checkpoint optimal=" + budget + " --checkpoint-solver milp,30");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("below the smallest backward activation peak any choice of the 7 blocks of "
+                               "gpt2_monet_small reaches (21434368 B)"));
+  r = test::monet("--log-level warn inspect " + model + " --training --json --checkpoint optimal=21434368 "
+                  "--checkpoint-solver milp,30");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["training"]["peak_activation_bytes"].get<long>(), 21434368);
+}
+
 // The optimal policy solved as a MILP (solver = "milp", --checkpoint-solver milp): the DP's optimum on ResNet-18's
 // 15-block chain; its errors located; a time limit that stops CBC before it proves optimality keeps the best
 // choice found and says the gap.

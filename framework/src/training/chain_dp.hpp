@@ -14,6 +14,7 @@
 #include "monet/util/error.hpp"
 #include "monet/training/checkpoint.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
+#include "monet/training/memory.hpp"
 
 namespace monet::detail {
 
@@ -122,6 +123,26 @@ Result cheapest_or_throw(const std::vector<Result>& front, const CheckpointPolic
     solve->blocks = blocks;
   }
   return *best;
+}
+
+/// The chain DPs are exact only on a chain of blocks (a block's storages live as long as its own choice and its
+/// successor's say). Their choice is rewritten and measured: a peak other than the model's means the blocks are not
+/// a chain here (a block reading a storage of one two or more before it, or a module whose operators several
+/// calls share), and the answer would not be what it claims: a UserError at the policy that names the MILP.
+inline void check_chain_model(const GraphPtr& graph, const std::vector<CheckpointRegion>& regions,
+                              const GraphFinish& finish, std::int64_t predicted, const CheckpointPolicy& policy,
+                              const std::string& solver) {
+  GraphPtr g = apply_checkpointing(*graph, regions);
+  if (finish) g = finish(g);
+  const std::int64_t measured = peak_live_bytes(backward_activations(*g), g->operators().size());
+  if (measured == predicted) return;
+  throw UserError(policy.where, "solver = \"" + solver + "\" models the blocks of " + graph->name() +
+                                    " as a chain, but they do not form one: its choice peaks at " +
+                                    std::to_string(measured) + " B, not the " + std::to_string(predicted) +
+                                    " B its model predicts" +
+                                    (measured > policy.budget ? ", over the budget of " + std::to_string(policy.budget) + " B" : "") +
+                                    " (a block reads the output of one two or more before it, or one module's "
+                                    "operators belong to several calls); use solver = \"milp\", which assumes no chain");
 }
 
 }  // namespace monet::detail

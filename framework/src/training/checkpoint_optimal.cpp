@@ -306,7 +306,9 @@ std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const Check
       if (best.checkpointed[b]) solve->checkpointed.push_back(chain.names[b]);
     }
   }
-  return chain.regions_of(best.checkpointed);
+  std::vector<CheckpointRegion> regions = chain.regions_of(best.checkpointed);
+  detail::check_chain_model(graph, regions, finish, best.peak, policy, "dp");
+  return regions;
 }
 
 }  // namespace monet

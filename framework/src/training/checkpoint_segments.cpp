@@ -358,7 +358,9 @@ std::vector<CheckpointRegion> segment_regions(const GraphPtr& graph, const Check
                                                           : m.names[seg.first] + " .. " + m.names[seg.last]);
     }
   }
-  return m.regions_of(best.state);
+  std::vector<CheckpointRegion> regions = m.regions_of(best.state);
+  detail::check_chain_model(graph, regions, finish, best.peak, policy, "segments");
+  return regions;
 }
 
 }  // namespace monet
