@@ -212,7 +212,8 @@ TEST_F(Gpt, ContextParallelRankSplitsTheSequence) {
                    sbh * 10 + sbh * 24 / t + 5 * d.a * sl * d.s * d.b / t, 16 * sl * d.b);
   expect_per_layer(*apply_checkpointing(g, recompute_policy("full", here)), d, 2 * sbh, 0);
   int exchanges = 0;
-  for (const Operator& op : apply_checkpointing(g, recompute_policy("none", here))->operators()) {
+  const GraphPtr step = apply_checkpointing(g, recompute_policy("none", here));
+  for (const Operator& op : step->operators()) {
     exchanges += op.phase == Phase::recompute && op.type == "AllGather";
   }
   EXPECT_EQ(exchanges, 2 * 2);  // keys and values of each layer
