@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "monet/ir/ops.hpp"
@@ -48,11 +49,19 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   c.ffn = w.integer("ffn_hidden", Bounds{1.0, 1099511627776.0, false, false}).value_or(4 * c.hidden);
   c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
   c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
-  c.tensor = w.integer("tensor_parallel", Bounds::at_least(1)).value_or(1);
-  if (o.tensor > 0) c.tensor = o.tensor;
+  // A split the file gives and the experiment overrides must agree: neither is ignored silently.
+  auto split = [&](const char* key, std::int64_t override) {
+    const std::optional<std::int64_t> given = w.integer(key, Bounds::at_least(1));
+    if (given && override > 0 && *given != override) {
+      w.fail(key, std::string(key) + " = " + std::to_string(*given) + " here, but the experiment generates the rank with " +
+                      std::to_string(override) + " (the frontend's " + key + " parameter, set from [parallelism]): "
+                      "remove the key or make them agree");
+    }
+    return override > 0 ? override : given.value_or(1);
+  };
+  c.tensor = split("tensor_parallel", o.tensor);
   c.sequence_parallel = w.boolean("sequence_parallel").value_or(false) || o.sequence_parallel;
-  c.context = w.integer("context_parallel", Bounds::at_least(1)).value_or(1);
-  if (o.context > 0) c.context = o.context;
+  c.context = split("context_parallel", o.context);
   c.hidden_dropout = w.number("hidden_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.hidden_dropout);
   c.attention_dropout = w.number("attention_dropout", Bounds{0.0, 1.0, false, true}).value_or(c.attention_dropout);
   if (auto d = w.string("dtype")) {
