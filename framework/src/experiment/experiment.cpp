@@ -634,8 +634,11 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
       // its parameters of these names; a frontend without one cannot split that way.
       const auto& specs = e.frontend.info().params;
       const Parallelism& par = e.parallelism;
+      auto has = [&](const std::string& param) {
+        return std::any_of(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == param; });
+      };
       auto pass = [&](const std::string& param, ParamValue value, bool asked, const std::string& what) {
-        if (std::any_of(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == param; })) {
+        if (has(param)) {
           e.frontend.params.set(param, std::move(value), par.where);
         } else if (asked) {
           throw UserError(par.where_chips.known() ? par.where_chips : par.where,
@@ -643,7 +646,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
                               param + " parameter)");
         }
       };
-      if (std::any_of(specs.begin(), specs.end(), [](const ParamSpec& s) { return s.name == "tensor_parallel"; })) {
+      if (has("tensor_parallel")) {
         const std::int64_t given = e.frontend.params.get_int("tensor_parallel");
         if (given > 0 && given != par.tensor) {
           e.frontend.params.fail("tensor_parallel", "[workload] tensor_parallel = " + std::to_string(given) +

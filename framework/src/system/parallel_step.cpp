@@ -194,8 +194,9 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
         backward_compute[c] += t;
         fb_energy += e;
         for (const Operand& o : op.operands) {
+          if (!in.overlap_grad_reduce || !o.is_output()) continue;  // only the overlapped reduction's buckets need it
           const Tensor& x = g.tensor(o.tensor);
-          if (o.is_output() && x.role == TensorRole::weight_gradient && x.gradient_of != kNone) {
+          if (x.role == TensorRole::weight_gradient && x.gradient_of != kNone) {
             produced[c].push_back({backward_compute[c], static_cast<double>(x.bytes()), x.elements()});
           }
         }

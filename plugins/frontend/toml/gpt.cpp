@@ -12,6 +12,7 @@
 #include "gpt.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -207,14 +208,7 @@ class GptBuilder {
   TensorId gather(const std::string& layer, TensorId x) {
     if (!c_.sequence_parallel) return x;
     const std::string name = layer + ".sequence_gather";
-    Shape shape = b_.tensor(x).shape;
-    shape[1] = local_seq();
-    const TensorId y = act(name, shape);
-    Operator o = op(name, name, "AllGather");
-    o.attributes["axis"] = {1};
-    o.attributes["recompute_in_backward"] = {1};
-    ops::pad(b_, std::move(o), x, y, std::vector<std::int64_t>(shape.size(), 0));
-    return y;
+    return resequence(name, name, "AllGather", x, local_seq(), {"recompute_in_backward"});
   }
 
   /// Context parallelism (Megatron-core's, ring attention): a rank's queries attend to the keys and values of the
@@ -223,15 +217,7 @@ class GptBuilder {
   /// gradients. Without context parallelism: x itself.
   TensorId context_gather(const std::string& name, TensorId x) {
     if (c_.context < 2) return x;
-    Shape shape = b_.tensor(x).shape;
-    shape[1] = c_.seq;
-    const TensorId y = act(name, shape);
-    Operator o = op(name, name, "AllGather");
-    o.attributes["axis"] = {1};
-    o.attributes["recompute_in_backward"] = {1};
-    o.attributes["context_parallel"] = {1};
-    ops::pad(b_, std::move(o), x, y, std::vector<std::int64_t>(shape.size(), 0));
-    return y;
+    return resequence(name, name, "AllGather", x, c_.seq, {"recompute_in_backward", "context_parallel"});
   }
 
   std::int64_t local_seq() const { return c_.seq / c_.context; }
@@ -240,11 +226,19 @@ class GptBuilder {
   /// embeddings (already summed) split ("Shard"). The collectives are the parallelism plugin's.
   TensorId sequence_part(const std::string& name, const std::string& module, const char* type, TensorId x) {
     if (!c_.sequence_parallel) return x;
+    return resequence(name, module, type, x, local_seq() / c_.tensor, {});
+  }
+
+  /// x with `rows` positions of the sequence (axis 1), as a copy operator of `type` carrying the given flags: the
+  /// collectives' place in the rank's graph (the parallelism plugin costs them).
+  TensorId resequence(const std::string& name, const std::string& module, const char* type, TensorId x,
+                      std::int64_t rows, std::initializer_list<const char*> flags) {
     Shape shape = b_.tensor(x).shape;
-    shape[1] = local_seq() / c_.tensor;
+    shape[1] = rows;
     const TensorId y = act(name, shape);
     Operator o = op(name, module, type);
     o.attributes["axis"] = {1};
+    for (const char* f : flags) o.attributes[f] = {1};
     ops::pad(b_, std::move(o), x, y, std::vector<std::int64_t>(shape.size(), 0));
     return y;
   }
