@@ -99,16 +99,18 @@ TEST(Multichip, MegatronTable1ThroughputWithinTenPercent) {
 
 TEST(Multichip, KorthikantiTable5) {
   // Step times (Korthikanti et al. 2022, Table 5), Calculon's validation points, with full recomputation and with
-  // selective recomputation + sequence parallelism. Measured, full: 175B +5.7 %, 530B -0.4 %, 1T -0.3 %, and the
-  // 22B model (one micro-batch of 4, no pipeline) +16.6 %: its eight tensor-parallel GPUs spend 18 % of the step in
-  // all-reduces. Selective + sequence parallel: 22B +11.5 %, 175B +2.1 %, 530B -5.2 %, 1T -2.3 % (docs/validation.md).
+  // selective recomputation + sequence parallelism; Megatron-LM's code of the time overlaps the backward
+  // collectives of column-parallel layers with their weight gradients (the megatron plugin's default). Measured,
+  // full: 22B +10.0 % (one micro-batch of 4, no pipeline: its eight tensor-parallel GPUs wait 13 % of the step for
+  // collectives), 175B +0.3 %, 530B -4.1 %, 1T -3.5 %; selective + sequence parallel: 22B +2.3 %, 175B -5.0 %, 530B
+  // -10.0 %, 1T -6.6 % (docs/validation.md). Each bound is the measured error plus half a point.
   struct Point {
     const char* name;
     double published_s, tolerance;
   };
-  const Point points[] = {{"22b_full", 1.42, 0.17},    {"175b_full", 18.13, 0.06},  {"530b_full", 49.05, 0.01},
-                          {"1t_full", 94.42, 0.01},    {"22b_seqsel", 1.10, 0.12},  {"175b_seqsel", 13.75, 0.025},
-                          {"530b_seqsel", 37.83, 0.055}, {"1t_seqsel", 71.49, 0.025}};
+  const Point points[] = {{"22b_full", 1.42, 0.105},   {"175b_full", 18.13, 0.01},  {"530b_full", 49.05, 0.046},
+                          {"1t_full", 94.42, 0.04},    {"22b_seqsel", 1.10, 0.028}, {"175b_seqsel", 13.75, 0.055},
+                          {"530b_seqsel", 37.83, 0.105}, {"1t_seqsel", 71.49, 0.071}};
   test::ScratchDir dir;
   for (const Point& p : points) {
     SCOPED_TRACE(p.name);
@@ -141,6 +143,32 @@ TEST(Multichip, OverlappedGradientReductionLeavesTheLastBucket) {
   const json one_overlapped = run(dir, small, "one_overlapped", " --set parallelism.overlap_grad_reduce=true");
   EXPECT_EQ(one["step_time_s"].get<double>(), one_overlapped["step_time_s"].get<double>());
   EXPECT_GT(one["system"]["time_s"]["data_parallel_communication"].get<double>(), 0);
+}
+
+// Megatron's asynchronous backward collectives (its LinearWithGradAccumulationAndAsyncCommunication): on one
+// pipeline stage the step is m passes back to back, so what the collectives hide beside the weight gradients is
+// exactly what the step saves against the synchronous code; the links carry the same collectives either way.
+TEST(Multichip, AsynchronousCollectivesHideBesideTheWeightGradient) {
+  test::ScratchDir dir;
+  const std::string small = "tests/data/experiments/gpt_small_system.toml";
+  const std::string one_stage = " --set parallelism.pipeline=1 --set parallelism.data=4";
+  const json sync = run(dir, small, "sync", one_stage + " --set parallelism.async_tensor_model_parallel_allreduce=false");
+  const json async = run(dir, small, "async", one_stage);
+  const json& ts = sync["system"]["time_s"];
+  const json& ta = async["system"]["time_s"];
+  const double hidden = async["system"]["hidden_communication_s"]["tensor_parallel"].get<double>();
+  EXPECT_NEAR(sync["system"]["hidden_communication_s"]["tensor_parallel"].get<double>(), 0, 1e-15);
+  EXPECT_GT(hidden, 0.05 * ts["tensor_parallel_communication"].get<double>());  // 7.3 % measured
+  EXPECT_NEAR(sync["step_time_s"].get<double>() - async["step_time_s"].get<double>(), hidden,
+              1e-12 * sync["step_time_s"].get<double>());
+  EXPECT_NEAR(ts["tensor_parallel_communication"].get<double>(), ta["tensor_parallel_communication"].get<double>() + hidden,
+              1e-12 * sync["step_time_s"].get<double>());
+  EXPECT_DOUBLE_EQ(sync["system"]["energy_j"]["communication"].get<double>(),
+                   async["system"]["energy_j"]["communication"].get<double>());
+  // Sequence parallelism overlaps its backward gathers and reduce-scatters whatever the flag says.
+  const json sp = run(dir, small, "sp", one_stage + " --set parallelism.sequence_parallel=true"
+                                         " --set parallelism.async_tensor_model_parallel_allreduce=false");
+  EXPECT_GT(sp["system"]["hidden_communication_s"]["tensor_parallel"].get<double>(), 0);
 }
 
 // Context parallelism: the small GPT's 8 chips as t 2, cp 2, p 2 instead of t 2, p 2, d 2. The same global batch

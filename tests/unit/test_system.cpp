@@ -1,11 +1,13 @@
 // Systems of chips: the file format, the α–β collectives (NCCL's bus-bandwidth factors, hierarchical
-// all-reduce) and Megatron's pipeline schedules (bubble of 1F1B and of the interleaved schedule).
+// all-reduce), a pass as operators and collectives on links (overlap, contention) and Megatron's pipeline
+// schedules (bubble of 1F1B and of the interleaved schedule).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "monet/system/collectives.hpp"
+#include "monet/system/pass_schedule.hpp"
 #include "monet/system/pipeline_schedule.hpp"
 #include "monet/system/system.hpp"
 
@@ -66,6 +68,75 @@ TEST(Collectives, GroupsInsideANodeAcrossNodesAndHierarchical) {
   // A send between stages 4 chips apart crosses nodes.
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 4).seconds, 5e-6 + S / 10e9);
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 1).seconds, 1e-6 + S / 50e9);
+}
+
+TEST(Collectives, TiersAGroupOccupies) {
+  const System s = read_system(kSystem);  // 2 nodes of 4
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 4, 1), 1u);   // inside a node
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 2, 4), 2u);   // one chip per node
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 8, 1), 3u);   // hierarchical
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_to_all, 8, 1), 2u);   // one ring over the network
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 1, 1), 0u);   // no group
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::send, 2, 4), 2u);
+}
+
+PassCollective collective(double seconds, std::size_t issued, bool issued_at_start, std::size_t awaited,
+                          bool awaited_at_start, unsigned tiers = 1, int group = 0) {
+  PassCollective c;
+  c.seconds = seconds, c.tiers = tiers, c.group = group;
+  c.issued_by = issued, c.issued_at_start = issued_at_start;
+  c.awaited_by = awaited, c.awaited_at_start = awaited_at_start;
+  return c;
+}
+
+TEST(PassSchedule, SynchronousCollectiveIsOnTheCriticalPath) {
+  PassSchedule p{{1, 2, 3}, {collective(0.5, 0, false, 0, false)}};
+  const PassRun r = run_pass(p);
+  EXPECT_DOUBLE_EQ(r.seconds, 6.5);
+  EXPECT_DOUBLE_EQ(r.exposed_s[0], 0.5);
+  EXPECT_DOUBLE_EQ(r.link_s[0], 0.5);
+  EXPECT_DOUBLE_EQ(r.operator_end_s[2], 6.5);
+}
+
+TEST(PassSchedule, AsynchronousCollectiveRunsBesideTheNextOperator) {
+  // Issued as the input gradient (op 0, 1 s) ends, awaited when the weight gradient (op 1, 2 s) ends.
+  PassSchedule hidden{{1, 2, 1}, {collective(1.5, 0, false, 1, false)}};
+  PassRun r = run_pass(hidden);
+  EXPECT_DOUBLE_EQ(r.seconds, 4);
+  EXPECT_DOUBLE_EQ(r.exposed_s[0], 0);
+  EXPECT_DOUBLE_EQ(r.collective_start_s[0], 1);
+  // Longer than the weight gradient: the second it outlasts it is exposed.
+  PassSchedule longer{{1, 2, 1}, {collective(3, 0, false, 1, false)}};
+  r = run_pass(longer);
+  EXPECT_DOUBLE_EQ(r.seconds, 5);
+  EXPECT_DOUBLE_EQ(r.exposed_s[0], 1);
+  EXPECT_DOUBLE_EQ(r.link_s[0], 3);
+  // Issued as op 0 starts, awaited before op 1 starts (the sequence-parallel gather beside the input gradient).
+  PassSchedule gather{{1, 2}, {collective(1.5, 0, true, 1, true)}};
+  r = run_pass(gather);
+  EXPECT_DOUBLE_EQ(r.seconds, 3.5);
+  EXPECT_DOUBLE_EQ(r.exposed_s[0], 0.5);
+}
+
+TEST(PassSchedule, CollectivesOnOneLinkWaitForEachOther) {
+  // Two 1-s collectives issued as op 0 ends and awaited at the end of the pass; op 1 takes 0.5 s.
+  PassSchedule same{{1, 0.5}, {collective(1, 0, false, kPassEnd, false, 1), collective(1, 0, false, kPassEnd, false, 1, 1)}};
+  PassRun r = run_pass(same);
+  EXPECT_DOUBLE_EQ(r.collective_start_s[1], 2);  // after the first, on the same fabric
+  EXPECT_DOUBLE_EQ(r.seconds, 3);
+  EXPECT_DOUBLE_EQ(r.exposed_s[0] + r.exposed_s[1], 1.5);
+  // On different tiers they run at once; a hierarchical one (both tiers) waits for either.
+  PassSchedule apart{{1, 0.5}, {collective(1, 0, false, kPassEnd, false, 1), collective(1, 0, false, kPassEnd, false, 2)}};
+  EXPECT_DOUBLE_EQ(run_pass(apart).seconds, 2);
+  PassSchedule both{{1, 0.5}, {collective(1, 0, false, kPassEnd, false, 2), collective(1, 0, false, kPassEnd, false, 3)}};
+  EXPECT_DOUBLE_EQ(run_pass(both).seconds, 3);
+}
+
+TEST(PassSchedule, AwaitedBeforeIssuedIsAnInternalError) {
+  PassSchedule p{{1, 1}, {collective(1, 1, false, 0, false)}};
+  EXPECT_THROW((void)run_pass(p), InternalError);
+  PassSchedule same_start{{1, 1}, {collective(1, 1, true, 1, true)}};  // awaited as op 1 starts, issued right after
+  EXPECT_THROW((void)run_pass(same_start), InternalError);
 }
 
 PipelineTimes uniform(std::int64_t p, std::int64_t v, std::int64_t m, double f, double b) {

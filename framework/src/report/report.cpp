@@ -102,6 +102,9 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                         {"data_parallel_communication", ps.data_comm_s},
                         {"optimizer", ps.optimizer_s},
                         {"pipeline_send_per_micro_batch", ps.pipeline_send_s}}},
+        // Collectives' time beside computation (not part of the step's split above).
+        {"hidden_communication_s", json{{"tensor_parallel", ps.tensor_comm_hidden_s},
+                                        {"context_parallel", ps.context_comm_hidden_s}}},
         {"energy_j", json{{"step", ps.energy_j},
                           {"compute", ps.compute_energy_j},
                           {"communication", ps.communication_energy_j},

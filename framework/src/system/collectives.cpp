@@ -37,9 +37,27 @@ CommCost ring_collective(const Fabric& f, CollectiveKind kind, double bytes, std
   return c;
 }
 
+namespace {
+// How many of a group's chips share a node (chips of a node are consecutive).
+std::int64_t chips_per_node_of(const System& s, std::int64_t ranks, std::int64_t stride) {
+  return stride >= s.chips_per_node ? 1 : std::min(ranks, s.chips_per_node / stride);
+}
+}  // namespace
+
+unsigned collective_tiers(const System& s, CollectiveKind kind, std::int64_t ranks, std::int64_t stride) {
+  constexpr unsigned intra = 1, inter = 2;
+  if (kind != CollectiveKind::send && ranks <= 1) return 0;
+  const std::int64_t per_node = chips_per_node_of(s, ranks, stride);
+  if (kind == CollectiveKind::send) return per_node > 1 || s.nodes == 1 ? intra : inter;
+  const std::int64_t nodes = (ranks + per_node - 1) / per_node;
+  if (nodes == 1) return intra;
+  if (per_node == 1 || kind == CollectiveKind::broadcast || kind == CollectiveKind::all_to_all) return inter;
+  return intra | inter;
+}
+
 CommCost group_collective(const System& s, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride) {
   if (kind != CollectiveKind::send && ranks <= 1) return {};
-  const std::int64_t per_node = stride >= s.chips_per_node ? 1 : std::min(ranks, s.chips_per_node / stride);
+  const std::int64_t per_node = chips_per_node_of(s, ranks, stride);
   if (kind == CollectiveKind::send) {
     return ring_collective(per_node > 1 || s.nodes == 1 ? s.intra_node : s.inter_node, kind, bytes, 2);
   }

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 
 #include "monet/system/collectives.hpp"
+#include "monet/system/pass_schedule.hpp"
 #include "monet/system/pipeline_schedule.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
@@ -143,9 +143,10 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   auto chunk_of_op = [&](OperatorId op) { return in.chunk_of_op[static_cast<std::size_t>(op)]; };
 
   // Time and energy of every operator on the chip, scaled so that they add up to the step's latency and energy
-  // (a multi-core chip overlaps operators; transfers wait between them).
+  // (a multi-core chip overlaps operators; transfers wait between them), and when the chip's schedule started it.
   const double hz = in.chip.frequency_hz;
   std::vector<double> busy(g.operators().size(), 0), energy(busy);
+  std::vector<std::int64_t> first_start(g.operators().size(), -1);
   double busy_sum = 0, energy_sum = 0;
   for (const ScheduledNode& n : in.schedule.nodes) {
     const auto op = static_cast<std::size_t>(in.cns.nodes[static_cast<std::size_t>(n.cn)].op);
@@ -153,14 +154,11 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     energy[op] += n.cost.energy_pj;
     busy_sum += static_cast<double>(n.end - n.start);
     energy_sum += n.cost.energy_pj;
+    if (first_start[op] < 0 || n.start < first_start[op]) first_start[op] = n.start;
   }
   const double time_scale = busy_sum > 0 ? static_cast<double>(in.schedule.summary.latency_cycles) / busy_sum / hz : 0;
   const double energy_scale = energy_sum > 0 ? in.schedule.summary.energy_pj() * 1e-12 / energy_sum : 0;
 
-  std::set<OperatorId> recomputed;
-  for (const Operator& op : g.operators()) {
-    if (op.phase == Phase::recompute && op.derived_from != kNone) recomputed.insert(op.derived_from);
-  }
   PipelineTimes pt;
   pt.stages = p;
   pt.chunks = v;
@@ -168,54 +166,142 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   pt.forward.assign(static_cast<std::size_t>(chunks), 0);
   pt.backward = pt.forward;
   pt.saved_bytes = pt.forward;
-  std::vector<double> comm(static_cast<std::size_t>(chunks), 0), recompute(comm), optimizer(comm), backward_compute(comm);
-  // Per chunk: the weight gradients in the order its backward pass produces them, with when (compute seconds into
-  // the pass) and their size: the buckets of an overlapped data-parallel reduction.
+  std::vector<double> comm(static_cast<std::size_t>(chunks), 0), recompute(comm), optimizer(comm), context_comm(comm),
+      comm_hidden(comm), context_hidden(comm);
+  // The passes: 2·c for chunk c's forward pass, 2·c + 1 for its backward pass (recomputation included); each one's
+  // operators in the order the chip's schedule started them (an operator it did not schedule keeps its place).
+  auto pass_of = [&](const Operator& op) {
+    const bool backward = op.phase == Phase::backward_dx || op.phase == Phase::backward_dw || op.phase == Phase::recompute;
+    return static_cast<std::size_t>(2 * chunk_of_op(op.id) + (backward ? 1 : 0));
+  };
+  std::vector<std::vector<OperatorId>> pass_ops(static_cast<std::size_t>(2 * chunks));
+  double fb_energy = 0, opt_energy = 0, tp_energy = 0, cp_energy = 0;
+  std::int64_t step_macs = 0, recompute_macs = 0, previous_start = 0;
+  std::vector<OperatorId> recompute_copy(g.operators().size(), kNone);
+  for (const Operator& op : g.operators()) {
+    const auto c = static_cast<std::size_t>(chunk_of_op(op.id));
+    std::int64_t& start = first_start[static_cast<std::size_t>(op.id)];
+    if (start < 0) start = previous_start;
+    previous_start = start;
+    const double t = busy[static_cast<std::size_t>(op.id)] * time_scale;
+    const double e = energy[static_cast<std::size_t>(op.id)] * energy_scale;
+    step_macs += op.macs();
+    if (op.phase == Phase::optimizer) {
+      optimizer[c] += t;
+      opt_energy += e;
+      continue;
+    }
+    fb_energy += e;
+    if (op.phase == Phase::recompute) {
+      recompute[c] += t;
+      recompute_macs += op.macs();
+      if (op.derived_from != kNone) recompute_copy[static_cast<std::size_t>(op.derived_from)] = op.id;
+    }
+    pass_ops[pass_of(op)].push_back(op.id);
+  }
+  std::vector<std::size_t> index_in_pass(g.operators().size(), 0);
+  std::vector<OperatorId> last_backward(g.operators().size(), kNone);  // per forward operator, in stream order
+  std::vector<PassSchedule> passes(pass_ops.size());
+  for (std::size_t pi = 0; pi < pass_ops.size(); ++pi) {
+    std::vector<OperatorId>& ops = pass_ops[pi];
+    std::stable_sort(ops.begin(), ops.end(), [&](OperatorId a, OperatorId b) {
+      return first_start[static_cast<std::size_t>(a)] < first_start[static_cast<std::size_t>(b)];
+    });
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Operator& op = g.op(ops[i]);
+      index_in_pass[static_cast<std::size_t>(op.id)] = i;
+      passes[pi].operator_seconds.push_back(busy[static_cast<std::size_t>(op.id)] * time_scale);
+      if (op.phase != Phase::recompute && op.derived_from != kNone && (pi % 2) == 1) {
+        last_backward[static_cast<std::size_t>(op.derived_from)] = op.id;
+      }
+    }
+  }
+  // Tensor- and context-parallel collectives as operators of their pass, on their group's links. A synchronous one
+  // (the plugin names no points) runs right after its operator — a forward collective again after the operator's
+  // recomputation, a backward one after the operator's last backward operator — and the pass waits for it.
+  auto place = [&](const TensorParallelComm& tc, OperatorId issued, bool issued_at_start, OperatorId awaited,
+                   bool awaited_at_start, const Operator& owner) {
+    const bool context = tc.group == ParallelGroup::context;
+    const std::int64_t ranks = context ? L.context : L.tensor, stride = context ? L.tensor : 1;
+    const CommCost cost = group_collective(sys, tc.kind, tc.bytes, ranks, stride);
+    PassCollective x;
+    x.seconds = cost.seconds;
+    x.tiers = collective_tiers(sys, tc.kind, ranks, stride);
+    x.group = context ? 1 : 0;
+    std::size_t pi = pass_of(owner) ;
+    if (issued != kNone) {
+      pi = pass_of(g.op(issued));
+      x.issued_by = index_in_pass[static_cast<std::size_t>(issued)];
+      x.issued_at_start = issued_at_start;
+    } else if (!pass_ops[pi].empty()) {
+      x.issued_by = pass_ops[pi].size() - 1;  // the operator has none of its own here: the end of the pass
+    }
+    x.awaited_by = x.issued_by, x.awaited_at_start = x.issued_at_start;
+    if (awaited != kNone) {
+      if (pass_of(g.op(awaited)) != pi) {
+        throw InternalError("parallelism plugin: a collective of '" + owner.name + "' is issued by '" + g.op(issued).name +
+                            "' and awaited by '" + g.op(awaited).name + "', in another pass");
+      }
+      x.awaited_by = index_in_pass[static_cast<std::size_t>(awaited)];
+      x.awaited_at_start = awaited_at_start;
+    }
+    passes[pi].collectives.push_back(x);
+    (context ? cp_energy : tp_energy) += cost.energy_j;
+  };
+  for (const TensorParallelComm& tc : in.plan.comms) {
+    const Operator& owner = g.op(tc.op);
+    if (tc.issued_by != kNone) {
+      place(tc, tc.issued_by, tc.issued_at_start, tc.awaited_by, tc.awaited_at_start, owner);
+    } else if (!tc.backward) {
+      place(tc, tc.op, false, kNone, false, owner);
+      const OperatorId again = recompute_copy[static_cast<std::size_t>(tc.op)];
+      if (again != kNone) place(tc, again, false, kNone, false, owner);
+    } else {
+      const OperatorId last = last_backward[static_cast<std::size_t>(tc.op)];
+      if (last != kNone) {
+        place(tc, last, false, kNone, false, owner);
+      } else {  // no backward operator of its own in the step: the end of its chunk's backward pass
+        Operator in_backward = owner;
+        in_backward.phase = Phase::backward_dx;
+        place(tc, kNone, false, kNone, false, in_backward);
+      }
+    }
+  }
+  // Per chunk: the weight gradients in the order its backward pass produces them, with when (seconds into the
+  // pass) and their size: the buckets of an overlapped data-parallel reduction.
   struct Ready {
     double at_s;
     double bytes;
     std::int64_t elements;
   };
   std::vector<std::vector<Ready>> produced(static_cast<std::size_t>(chunks));
-  double fb_energy = 0, opt_energy = 0, tp_energy = 0, cp_energy = 0;
-  std::int64_t step_macs = 0, recompute_macs = 0;
-  for (const Operator& op : g.operators()) {
-    const auto c = static_cast<std::size_t>(chunk_of_op(op.id));
-    const double t = busy[static_cast<std::size_t>(op.id)] * time_scale;
-    const double e = energy[static_cast<std::size_t>(op.id)] * energy_scale;
-    step_macs += op.macs();
-    switch (op.phase) {
-      case Phase::forward:
-      case Phase::loss: pt.forward[c] += t; fb_energy += e; break;
-      case Phase::recompute: recompute[c] += t; recompute_macs += op.macs(); [[fallthrough]];
-      case Phase::backward_dx:
-      case Phase::backward_dw:
-        pt.backward[c] += t;
-        backward_compute[c] += t;
-        fb_energy += e;
-        for (const Operand& o : op.operands) {
-          if (!in.overlap_grad_reduce || !o.is_output()) continue;  // only the overlapped reduction's buckets need it
-          const Tensor& x = g.tensor(o.tensor);
-          if (x.role == TensorRole::weight_gradient && x.gradient_of != kNone) {
-            produced[c].push_back({backward_compute[c], static_cast<double>(x.bytes()), x.elements()});
-          }
-        }
-        break;
-      case Phase::optimizer: optimizer[c] += t; opt_energy += e; break;
+  // Per chunk: when its backward pass's collectives hold which links (seconds into the pass): the buckets of an
+  // overlapped reduction that share those links wait for them.
+  struct Held {
+    double start_s, end_s;
+    unsigned tiers;
+  };
+  std::vector<std::vector<Held>> held(static_cast<std::size_t>(chunks));
+  for (std::size_t pi = 0; pi < passes.size(); ++pi) {
+    const PassRun run = run_pass(passes[pi]);
+    const std::size_t c = pi / 2;
+    (pi % 2 == 0 ? pt.forward : pt.backward)[c] = run.seconds;
+    comm[c] += run.exposed_s[0];
+    context_comm[c] += run.exposed_s[1];
+    comm_hidden[c] += std::max(0.0, run.link_s[0] - run.exposed_s[0]);
+    context_hidden[c] += std::max(0.0, run.link_s[1] - run.exposed_s[1]);
+    if (pi % 2 == 0 || !in.overlap_grad_reduce) continue;  // only the overlapped reduction's buckets need them
+    for (std::size_t k = 0; k < passes[pi].collectives.size(); ++k) {
+      held[c].push_back({run.collective_start_s[k], run.collective_end_s[k], passes[pi].collectives[k].tiers});
     }
-  }
-  // Tensor- and context-parallel collectives, on the critical path of their pass (again in the recomputation).
-  std::vector<double> context_comm(static_cast<std::size_t>(chunks), 0);
-  for (const TensorParallelComm& tc : in.plan.comms) {
-    const auto c = static_cast<std::size_t>(chunk_of_op(tc.op));
-    const bool context = tc.group == ParallelGroup::context;
-    const CommCost cost = context ? group_collective(sys, tc.kind, tc.bytes, L.context, L.tensor)
-                                  : group_collective(sys, tc.kind, tc.bytes, L.tensor, 1);
-    const int runs = !tc.backward && recomputed.contains(tc.op) ? 2 : 1;
-    (tc.backward ? pt.backward : pt.forward)[c] += cost.seconds;
-    if (runs == 2) pt.backward[c] += cost.seconds;
-    (context ? context_comm : comm)[c] += cost.seconds * runs;
-    (context ? cp_energy : tp_energy) += cost.energy_j * runs;
+    for (std::size_t i = 0; i < pass_ops[pi].size(); ++i) {
+      for (const Operand& o : g.op(pass_ops[pi][i]).operands) {
+        const Tensor& x = g.tensor(o.tensor);
+        if (o.is_output() && x.role == TensorRole::weight_gradient && x.gradient_of != kNone) {
+          produced[c].push_back({run.operator_end_s[i], static_cast<double>(x.bytes()), x.elements()});
+        }
+      }
+    }
   }
   // Parameters, gradients and optimizer states per chunk (ZeRO shards them over the data-parallel group).
   std::vector<std::int64_t> weights(static_cast<std::size_t>(chunks), 0), grads(weights), states(weights);
@@ -298,18 +384,38 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       std::vector<Ready> grads_ready;
       for (std::int64_t c = 0; c < v; ++c) {
         const auto j = static_cast<std::size_t>(c * p + s);
-        const double stretch = backward_compute[j] > 0 ? pt.backward[j] / backward_compute[j] : 1;
         const double start = run.chunk_last_backward_end_s[j] - pt.backward[j];
-        for (const Ready& x : produced[j]) grads_ready.push_back({start + x.at_s * stretch, x.bytes, x.elements});
+        for (const Ready& x : produced[j]) grads_ready.push_back({start + x.at_s, x.bytes, x.elements});
       }
       std::stable_sort(grads_ready.begin(), grads_ready.end(), [](const Ready& a, const Ready& b) { return a.at_s < b.at_s; });
+      // The links the last backward passes' model-parallel collectives hold, where the reduction needs them too:
+      // a bucket starts in a gap long enough for it (they are on those passes' critical path, it is not).
+      const unsigned dp_tiers = collective_tiers(sys, reduce, D, L.tensor);
+      std::vector<std::pair<double, double>> taken;
+      for (std::int64_t c = 0; c < v; ++c) {
+        const auto j = static_cast<std::size_t>(c * p + s);
+        const double start = run.chunk_last_backward_end_s[j] - pt.backward[j];
+        for (const Held& h : held[j]) {
+          if ((h.tiers & dp_tiers) != 0 && h.end_s > h.start_s) taken.emplace_back(start + h.start_s, start + h.end_s);
+        }
+      }
+      std::sort(taken.begin(), taken.end());
+      auto first_gap = [&](double from, double length) {
+        for (const auto& [a, b] : taken) {
+          if (b <= from) continue;
+          if (a >= from + length) break;
+          from = std::max(from, b);
+        }
+        return from;
+      };
       const auto bucket_elements = std::max<std::int64_t>(40'000'000, 1'000'000 * D);
       double network = 0, bytes = 0;
       std::int64_t elements = 0;
       for (std::size_t i = 0; i < grads_ready.size(); ++i) {
         bytes += grads_ready[i].bytes, elements += grads_ready[i].elements;
         if (elements < bucket_elements && i + 1 < grads_ready.size()) continue;
-        network = std::max(network, grads_ready[i].at_s) + group_collective(sys, reduce, bytes, D, L.tensor).seconds;
+        const double length = group_collective(sys, reduce, bytes, D, L.tensor).seconds;
+        network = first_gap(std::max(network, grads_ready[i].at_s), length) + length;
         bytes = 0, elements = 0;
       }
       end = std::max(network, run.last_backward_end_s[si]);
@@ -338,6 +444,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     const auto j = static_cast<std::size_t>(c * p + static_cast<std::int64_t>(busiest));
     r.tensor_comm_s += comm[j] * static_cast<double>(m);
     r.context_comm_s += context_comm[j] * static_cast<double>(m);
+    r.tensor_comm_hidden_s += comm_hidden[j] * static_cast<double>(m);
+    r.context_comm_hidden_s += context_hidden[j] * static_cast<double>(m);
     r.recompute_s += recompute[j] * static_cast<double>(m);
     in_pass_dp += zero_comm[j] * static_cast<double>(m);
   }

@@ -16,8 +16,16 @@
 // With context parallelism (Megatron-core's context_parallel_size) the generator's AllGather operators marked
 // context_parallel gather each layer's keys and values over the context-parallel group (all-gather forward,
 // reduce-scatter of their gradients backward; the exchange runs again in the backward pass).
+//
+// Asynchronous collectives (Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication, since September 2021):
+// a column-parallel layer's backward pass issues the all-reduce (or, with sequence parallelism, the
+// reduce-scatter) of its input gradient when that gradient is computed and waits for it only after its weight
+// gradient, so the collective runs beside the weight-gradient GEMM; with sequence parallelism it also issues the
+// all-gather of its sharded input as its backward pass starts and waits for it before the weight gradient, so the
+// gather runs beside the input-gradient GEMM. Every other collective is synchronous.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "monet/plugin/entry.hpp"
 #include "monet/plugin/parallelism_model.hpp"
@@ -49,10 +57,21 @@ class Megatron final : public ParallelismModel {
         "generator's AllGather (all-gather forward, reduce-scatter backward), ReduceScatter (reduce-scatter "
         "forward, all-gather backward) and Shard (all-gather backward) operators, each of the whole array. With "
         "context parallelism, the keys' and values' AllGather operators marked context_parallel run over the "
-        "context-parallel group.";
+        "context-parallel group. The backward collectives of column-parallel layers (linear_qkv, linear_fc1, "
+        "output_layer) are asynchronous as in Megatron-LM since September 2021: issued when the input gradient is "
+        "computed and awaited after the weight gradient; with sequence_parallel the all-gather of the layer's "
+        "sharded input is issued as its backward pass starts and awaited before the weight gradient.";
+    i.params = {
+        ParamSpec::boolean("async_tensor_model_parallel_allreduce", true)
+            .with_doc("Megatron-LM's flag (default on since September 2021): the backward all-reduce of a "
+                      "column-parallel layer's input gradient runs beside its weight-gradient GEMM; false: after "
+                      "it, on the critical path (the code of Narayanan et al. SC'21). Sequence parallelism's "
+                      "backward all-gather and reduce-scatter overlap either way, as Megatron-LM's sequence-parallel "
+                      "code does"),
+    };
     return i;
   }
-  explicit Megatron(const ParamValues& /*p*/) {}
+  explicit Megatron(const ParamValues& p) : async_(p.get_bool("async_tensor_model_parallel_allreduce")) {}
 
   [[nodiscard]] TensorParallelPlan plan(const Graph& g, const ParallelLayout& layout) const override {
     TensorParallelPlan plan;
@@ -92,6 +111,36 @@ class Megatron final : public ParallelismModel {
     if (layout.tensor < 2) return plan;
     const bool sp = layout.sequence_parallel;
     bool found = false, sequence_ops = false;
+    // Per forward operator: its input-gradient and weight-gradient operators, and its recomputation.
+    const std::size_t n = g.operators().size();
+    std::vector<OperatorId> dx(n, kNone), dw(n, kNone), again(n, kNone);
+    for (const Operator& op : g.operators()) {
+      if (op.derived_from == kNone) continue;
+      const auto f = static_cast<std::size_t>(op.derived_from);
+      if (op.phase == Phase::backward_dx && dx[f] == kNone) dx[f] = op.id;
+      if (op.phase == Phase::backward_dw && dw[f] == kNone) dw[f] = op.id;
+      if (op.phase == Phase::recompute) again[f] = op.id;
+    }
+    // The column-parallel layer reading a sequence-parallel gather's output.
+    auto reader = [&](const Operator& gather) {
+      for (const Operand& o : gather.operands) {
+        if (!o.is_output()) continue;
+        for (OperatorId c : g.tensor(o.tensor).consumers) {
+          const auto ci = static_cast<std::size_t>(c);
+          if (g.op(c).phase == Phase::forward && dx[ci] != kNone && dw[ci] != kNone) return c;
+        }
+      }
+      return kNone;
+    };
+    // A column-parallel layer's input-gradient collective beside its weight gradient (kNone: synchronous).
+    auto beside_weight_gradient = [&](OperatorId owner, OperatorId layer, CollectiveKind kind, double whole) {
+      TensorParallelComm c{owner, true, kind, whole};
+      if (layer != kNone) {
+        const auto l = static_cast<std::size_t>(layer);
+        if (dx[l] != kNone && dw[l] != kNone) c.issued_by = dx[l], c.awaited_by = dw[l];
+      }
+      plan.comms.push_back(c);
+    };
     for (const Operator& op : g.operators()) {
       if (op.phase != Phase::forward || context_parallel(op)) continue;
       auto bytes = [&](bool output) { return bytes_of(op, output); };
@@ -101,8 +150,29 @@ class Megatron final : public ParallelismModel {
         // The whole array: the gathered output, the row-parallel layer's (or the embeddings') full input.
         const double whole = bytes(op.type == "AllGather");
         if (op.type == "AllGather") {
-          plan.comms.push_back({op.id, false, CollectiveKind::all_gather, whole});
-          plan.comms.push_back({op.id, true, CollectiveKind::reduce_scatter, whole});
+          const OperatorId layer = reader(op);
+          if (layer == kNone) {  // no weight gradient to overlap: synchronous, gathered again with its recomputation
+            plan.comms.push_back({op.id, false, CollectiveKind::all_gather, whole});
+            plan.comms.push_back({op.id, true, CollectiveKind::reduce_scatter, whole});
+            continue;
+          }
+          const auto l = static_cast<std::size_t>(layer);
+          TensorParallelComm forward{op.id, false, CollectiveKind::all_gather, whole};
+          forward.issued_by = op.id;  // one run: the runs in the backward pass are listed below
+          plan.comms.push_back(forward);
+          // A recomputed layer (full recomputation) runs its forward again, gather included, before its backward.
+          const OperatorId gathered_again = again[static_cast<std::size_t>(op.id)];
+          if (again[l] != kNone && gathered_again != kNone) {
+            TensorParallelComm rerun = forward;
+            rerun.issued_by = gathered_again;
+            plan.comms.push_back(rerun);
+          }
+          // The layer's backward gathers its sharded input beside its input-gradient GEMM.
+          TensorParallelComm regather{op.id, true, CollectiveKind::all_gather, whole};
+          regather.issued_by = dx[l], regather.issued_at_start = true;
+          regather.awaited_by = dw[l], regather.awaited_at_start = true;
+          plan.comms.push_back(regather);
+          beside_weight_gradient(op.id, layer, CollectiveKind::reduce_scatter, whole);
         } else {
           if (op.type == "ReduceScatter") plan.comms.push_back({op.id, false, CollectiveKind::reduce_scatter, whole});
           plan.comms.push_back({op.id, true, CollectiveKind::all_gather, whole});
@@ -112,11 +182,11 @@ class Megatron final : public ParallelismModel {
         plan.comms.push_back({op.id, false, CollectiveKind::all_reduce, bytes(true)});
         found = found || n != "embedding.word_embeddings";
       } else if (!sp && (ends_with(n, ".linear_qkv") || ends_with(n, ".linear_fc1"))) {
-        plan.comms.push_back({op.id, true, CollectiveKind::all_reduce, bytes(false)});
+        beside_weight_gradient(op.id, async_ ? op.id : kNone, CollectiveKind::all_reduce, bytes(false));
       } else if (n == "output_layer") {
         const double tokens_fp32 = static_cast<double>(tokens->elements()) * 4;
         for (int i = 0; i < 3; ++i) plan.comms.push_back({op.id, false, CollectiveKind::all_reduce, tokens_fp32});
-        if (!sp) plan.comms.push_back({op.id, true, CollectiveKind::all_reduce, bytes(false)});
+        if (!sp) beside_weight_gradient(op.id, async_ ? op.id : kNone, CollectiveKind::all_reduce, bytes(false));
       }
     }
     if (sequence_ops != sp) {
@@ -131,6 +201,9 @@ class Megatron final : public ParallelismModel {
     }
     return plan;
   }
+
+ private:
+  bool async_;
 };
 
 }  // namespace

@@ -21,7 +21,8 @@ namespace monet {
 ///    SearchContext hands out seed points (checkpoint genes) and distributes evaluation over MPI ranks.
 /// 5: the parallelism kind (ParallelismModel, ParallelLayout, TensorParallelComm, TensorParallelPlan).
 /// 6: context parallelism (ParallelLayout::context, TensorParallelComm::group).
-inline constexpr std::uint32_t kPluginApiVersion = 6;
+/// 7: asynchronous collectives (TensorParallelComm::issued_by, awaited_by and where in those operators).
+inline constexpr std::uint32_t kPluginApiVersion = 7;
 
 struct AbiLayoutEntry {
   std::string_view name;

@@ -32,12 +32,20 @@ enum class ParallelGroup : std::uint8_t { tensor, context };
 /// One collective of a model-parallel group, per micro-batch: it runs right after operator `op` of the rank's
 /// step (a forward operator for a forward collective; `backward`: in the backward pass of that forward operator,
 /// on the gradient), on the critical path. When `op` is recomputed, a forward collective runs again with it.
+/// A collective the family runs asynchronously names where it is issued and where the rank waits for it instead
+/// (`issued_by`, `awaited_by`, operators of the step in any phase): the kernel schedules it on the links of its
+/// group beside the operators between those points (docs/datacenter.md#collectives-in-a-pass). Such an entry is one
+/// run: a recomputed operator's second run is an entry of its own.
 struct TensorParallelComm {
   OperatorId op = kNone;
   bool backward = false;
   CollectiveKind kind = CollectiveKind::all_reduce;
   double bytes = 0;  // the whole array (nccl-tests' S): what each rank holds before an all-reduce
   ParallelGroup group = ParallelGroup::tensor;
+  bool issued_at_start = false;   // issued when `issued_by` starts (else when it ends)
+  bool awaited_at_start = false;  // `awaited_by` waits for it before it starts (else the pass waits when it ends)
+  OperatorId issued_by = kNone;   // kNone: synchronous, right after `op` (or its backward) as above
+  OperatorId awaited_by = kNone;  // kNone with issued_by set: awaited where it is issued
 };
 
 /// What a family's rules say about one rank's step.

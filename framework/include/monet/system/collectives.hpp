@@ -37,4 +37,8 @@ MONET_API CommCost ring_collective(const Fabric& fabric, CollectiveKind kind, do
 MONET_API CommCost group_collective(const System& system, CollectiveKind kind, double bytes, std::int64_t ranks,
                                     std::int64_t stride);
 
+/// The tiers group_collective's collective occupies: bit 0 the intra-node fabric, bit 1 the inter-node network
+/// (both for a hierarchical one; 0 for a group of one chip).
+MONET_API unsigned collective_tiers(const System& system, CollectiveKind kind, std::int64_t ranks, std::int64_t stride);
+
 }  // namespace monet

@@ -27,8 +27,10 @@ struct ParallelStep {
   double step_time_s = 0;
   double compute_s = 0;           // busiest stage: forward and backward passes (recompute included), m micro-batches
   double recompute_s = 0;         // of which recomputation
-  double tensor_comm_s = 0;       // busiest stage: tensor-parallel collectives (on the critical path)
-  double context_comm_s = 0;      // busiest stage: context-parallel exchanges of keys and values (critical path)
+  double tensor_comm_s = 0;       // busiest stage: what its passes waited for tensor-parallel collectives
+  double context_comm_s = 0;      // busiest stage: ... for context-parallel exchanges of keys and values
+  double tensor_comm_hidden_s = 0;   // busiest stage: tensor-parallel collectives' time beside computation
+  double context_comm_hidden_s = 0;  // (not in the step's split: they overlapped operators)
   double bubble_s = 0;            // pipeline idle time of the busiest stage, point-to-point sends included
   double data_comm_s = 0;         // data-parallel collectives: what the gradient reduction (all-reduce, or ZeRO's
                                   // reduce-scatter / all-gather) adds after the pipeline, and, with ZeRO 2-3, the
