@@ -92,19 +92,23 @@ TEST(ArchitectureLibrary, TpuV4ElementwiseAddRunsAtHbmBandwidth) {
   EXPECT_NEAR(bandwidth / kTpuV4HbmBytesPerS, 1.0, 0.03);
 }
 
-TEST(ArchitectureLibrary, A100GemmReadsItsSharedInputFromHbmOnce) {
-  // 8192^3 bf16 over the 108 SMs, split along the output columns: every SM reads the whole 8192^2 activation
-  // matrix. Through the shared L2 it crosses from HBM once for all of them (1/108 of it per SM), not once per SM.
-  // Measured: 10,539,291 cycles = 146.8 TFLOP/s, 47 % of the 312 published; without the shared L2, 23.6 %. What
-  // remains is each SM's 1/108 share of the L2's capacity (388 KiB), too small for its 1.2-MB weight slice, which
-  // it therefore fetches from HBM 16 times (docs/architectures.md).
+TEST(ArchitectureLibrary, A100GemmReachesItsArrayBoundAndReadsItsSharedInputFromHbmOnce) {
+  // 8192^3 bf16 over the 108 SMs, split along the output columns: 92 SMs get 76 columns, 16 get 75. An SM's
+  // 16-column tensor-core array takes 76 columns in 5 passes of 16 (76 / 80 used), so no schedule beats 95 % of
+  // the 312 TFLOP/s peak. Measured: 5,255,039 cycles = 295.0 TFLOP/s, 94.56 %: 0.44 points short of the array
+  // bound (filling, draining, and 312 rounding 311.9 up); the lower bound is three times that. cuBLAS reaches
+  // 85.9 % on an A100 SXM (stas00's ml-engineering, MAMF table); the model has no instruction issue, warp
+  // synchronisation or clock throttling.
+  // With one register-file read port for all three MMA operands: 47.1 % (docs/architectures.md); without the
+  // shared L2: 21.4 %.
   test::ScratchDir dir;
   const json j = run(dir, "experiments/monet/peak/gpu_a100_gemm.toml");
   const double fraction = 2.0 * 8192.0 * 8192.0 * 8192.0 / j["latency_s"].get<double>() / 312e12;
-  EXPECT_GT(fraction, 0.45);
-  EXPECT_LT(fraction, 0.5);
-  // HBM reads: the activations once (8192^2 x 2 B = 128 MiB) plus 16 passes over the weights (16 x 128 MiB),
-  // not 108 copies of the activations.
+  EXPECT_GT(fraction, 0.95 - 3 * 0.0044);
+  EXPECT_LE(fraction, 0.95);
+  // HBM reads: the activations once through the shared L2 (8192^2 x 2 B = 128 MiB) plus 16 passes over the
+  // weights (16 x 128 MiB: an SM's 1/108 share of the L2 does not hold its 1.2-MB slice), not 108 copies of the
+  // activations. Measured 17.007 x 128 MiB.
   EXPECT_LT(j["offchip_read_bytes"].get<double>(), 18.0 * 128 * 1024 * 1024);
 }
 
