@@ -132,6 +132,17 @@ TEST(PassSchedule, CollectivesOnOneLinkWaitForEachOther) {
   EXPECT_DOUBLE_EQ(run_pass(both).seconds, 3);
 }
 
+TEST(PassSchedule, FirstFreeFindsAGapLongEnough) {
+  // The link is held over [1, 2), [1.5, 3) and [4, 5): a 1-s use ready at 0 fits before them, one ready at 2 in
+  // the 1-s gap [3, 4), one of 1.5 s only after the last, as does a 1-s use ready at 3.5.
+  const std::vector<std::pair<double, double>> taken{{1, 2}, {1.5, 3}, {4, 5}};
+  EXPECT_DOUBLE_EQ(first_free(taken, 0, 1), 0);
+  EXPECT_DOUBLE_EQ(first_free(taken, 2, 1), 3);
+  EXPECT_DOUBLE_EQ(first_free(taken, 0, 1.5), 5);
+  EXPECT_DOUBLE_EQ(first_free(taken, 3.5, 1), 5);
+  EXPECT_DOUBLE_EQ(first_free({}, 2, 1), 2);
+}
+
 TEST(PassSchedule, AwaitedBeforeIssuedIsAnInternalError) {
   PassSchedule p{{1, 1}, {collective(1, 1, false, 0, false)}};
   EXPECT_THROW((void)run_pass(p), InternalError);

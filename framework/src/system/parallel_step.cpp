@@ -400,14 +400,6 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
         }
       }
       std::sort(taken.begin(), taken.end());
-      auto first_gap = [&](double from, double length) {
-        for (const auto& [a, b] : taken) {
-          if (b <= from) continue;
-          if (a >= from + length) break;
-          from = std::max(from, b);
-        }
-        return from;
-      };
       const auto bucket_elements = std::max<std::int64_t>(40'000'000, 1'000'000 * D);
       double network = 0, bytes = 0;
       std::int64_t elements = 0;
@@ -415,7 +407,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
         bytes += grads_ready[i].bytes, elements += grads_ready[i].elements;
         if (elements < bucket_elements && i + 1 < grads_ready.size()) continue;
         const double length = group_collective(sys, reduce, bytes, D, L.tensor).seconds;
-        network = first_gap(std::max(network, grads_ready[i].at_s), length) + length;
+        network = first_free(taken, std::max(network, grads_ready[i].at_s), length) + length;
         bytes = 0, elements = 0;
       }
       end = std::max(network, run.last_backward_end_s[si]);

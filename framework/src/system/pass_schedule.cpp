@@ -69,4 +69,13 @@ PassRun run_pass(const PassSchedule& pass) {
   return r;
 }
 
+double first_free(const std::vector<std::pair<double, double>>& taken, double from, double length) {
+  for (const auto& [start, end] : taken) {
+    if (end <= from) continue;
+    if (start >= from + length) break;  // a gap long enough before this one
+    from = std::max(from, end);
+  }
+  return from;
+}
+
 }  // namespace monet

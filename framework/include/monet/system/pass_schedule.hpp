@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "monet/util/export.hpp"
@@ -45,5 +46,9 @@ struct PassRun {
 
 /// Runs the pass. A collective awaited before it is issued is an InternalError (the plan is inconsistent).
 MONET_API PassRun run_pass(const PassSchedule& pass);
+
+/// The earliest start at or after `from` of a `length`-long use of a link that `taken` (intervals [start, end),
+/// sorted by start, possibly overlapping) leaves free: a collective placed around others that hold the link.
+MONET_API double first_free(const std::vector<std::pair<double, double>>& taken, double from, double length);
 
 }  // namespace monet
