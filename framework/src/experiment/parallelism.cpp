@@ -7,7 +7,7 @@ namespace monet {
 const std::vector<std::string>& parallelism_kernel_keys() {
   static const std::vector<std::string> keys{"tensor",    "pipeline",   "data",        "virtual_pipeline",
                                              "sequence_parallel", "recompute", "zero_stage", "global_batch",
-                                             "overlap_grad_reduce", "context"};
+                                             "overlap_grad_reduce", "context", "zero_overlap_comm"};
   return keys;
 }
 
@@ -25,6 +25,7 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   p.zero_stage = t.integer("zero_stage", Bounds{0.0, 3.0, false, false}).value_or(0);
   p.global_batch = t.integer("global_batch", Bounds::at_least(1)).value_or(0);
   p.overlap_grad_reduce = t.boolean("overlap_grad_reduce").value_or(false);
+  p.zero_overlap_comm = t.boolean("zero_overlap_comm").value_or(false);
 
   // Megatron's own consistency rules first, so a configuration is judged before it is refused as not built.
   if (p.virtual_pipeline > 1 && p.pipeline < 2) {
@@ -46,6 +47,10 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
     t.fail("overlap_grad_reduce", "ZeRO stage " + std::to_string(p.zero_stage) + " reduce-scatters the gradients in "
                                       "every micro-batch's backward pass (on its critical path); overlapping them is "
                                       "not modelled: use zero_stage <= 1 or overlap_grad_reduce = false");
+  }
+  if (p.zero_overlap_comm && p.zero_stage < 2) {
+    t.fail("zero_overlap_comm", "overlaps ZeRO 2-3's collectives in the passes; zero_stage = " + std::to_string(p.zero_stage) +
+                                    " has none (the reduction after the pass overlaps with overlap_grad_reduce)");
   }
   if (p.recompute != "none") {
     if (!training) t.fail("recompute", "recomputation needs a training step ([training] mode = \"training\")");
@@ -72,7 +77,8 @@ std::string parallelism_toml(const Parallelism& p) {
          "\nsequence_parallel = " + (p.sequence_parallel ? "true" : "false") + "\nrecompute = \"" + p.recompute +
          "\"\nzero_stage = " + std::to_string(p.zero_stage) + "\n" +
          (p.global_batch > 0 ? "global_batch = " + std::to_string(p.global_batch) + "\n" : "") +
-         (p.overlap_grad_reduce ? "overlap_grad_reduce = true\n" : "");
+         (p.overlap_grad_reduce ? "overlap_grad_reduce = true\n" : "") +
+         (p.zero_overlap_comm ? "zero_overlap_comm = true\n" : "");
 }
 
 }  // namespace monet

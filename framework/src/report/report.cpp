@@ -104,7 +104,8 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                         {"pipeline_send_per_micro_batch", ps.pipeline_send_s}}},
         // Collectives' time beside computation (not part of the step's split above).
         {"hidden_communication_s", json{{"tensor_parallel", ps.tensor_comm_hidden_s},
-                                        {"context_parallel", ps.context_comm_hidden_s}}},
+                                        {"context_parallel", ps.context_comm_hidden_s},
+                                        {"data_parallel", ps.data_comm_hidden_s}}},
         {"energy_j", json{{"step", ps.energy_j},
                           {"compute", ps.compute_energy_j},
                           {"communication", ps.communication_energy_j},
@@ -114,6 +115,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                                        {"gradients", ps.gradient_bytes},
                                        {"optimizer_states", ps.optimizer_bytes},
                                        {"activations", ps.activation_bytes},
+                                       {"gathered_weights", ps.gathered_weight_bytes},
                                        {"capacity", ps.memory_capacity_bytes},
                                        {"stage", ps.memory_stage}}}};
   }

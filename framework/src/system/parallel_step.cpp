@@ -89,7 +89,7 @@ Blocks find_blocks(const Graph& g) {
 SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch, TensorParallelPlan plan,
                             SourceLocation where, const Graph& g, const Accelerator& chip) {
   SystemStep st{std::move(system), layout, global_batch > 0 ? global_batch : plan.micro_batch * layout.data,
-                std::move(plan), std::move(where), {}};
+                std::move(plan), std::move(where), {}, {}};
   auto fail = [&](const std::string& m) { throw UserError(st.where, m); };
   const ParallelLayout& L = st.layout;
   const std::int64_t chips = L.tensor * L.context * L.pipeline * L.data;
@@ -123,6 +123,7 @@ SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t g
   }
   st.chunk_of_op.reserve(g.operators().size());
   for (int blk : blocks.of_op) st.chunk_of_op.push_back(chunk_of_block[static_cast<std::size_t>(blk)]);
+  st.block_of_op = blocks.of_op;
   return st;
 }
 
@@ -167,7 +168,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   pt.backward = pt.forward;
   pt.saved_bytes = pt.forward;
   std::vector<double> comm(static_cast<std::size_t>(chunks), 0), recompute(comm), optimizer(comm), context_comm(comm),
-      comm_hidden(comm), context_hidden(comm);
+      comm_hidden(comm), context_hidden(comm), zero_comm(comm), zero_hidden(comm);
   // The passes: 2·c for chunk c's forward pass, 2·c + 1 for its backward pass (recomputation included); each one's
   // operators in the order the chip's schedule started them (an operator it did not schedule keeps its place).
   auto pass_of = [&](const Operator& op) {
@@ -267,6 +268,90 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       }
     }
   }
+  // Parameters, gradients and optimizer states per chunk (ZeRO shards them over the data-parallel group), and the
+  // gradients per block (ZeRO 2-3 reduce them block by block).
+  std::vector<std::int64_t> weights(static_cast<std::size_t>(chunks), 0), grads(weights), states(weights);
+  const std::size_t block_count = in.block_of_op.empty() ? 0 : static_cast<std::size_t>(*std::max_element(in.block_of_op.begin(), in.block_of_op.end())) + 1;
+  std::vector<double> block_grads(block_count, 0);
+  for (const Tensor& t : g.tensors()) {
+    // The operator that makes or first reads it: its chunk (an optimizer state's is its update's parameter's).
+    const OperatorId at = t.producer != kNone ? t.producer : (t.consumers.empty() ? kNone : t.consumers.front());
+    if (at == kNone) continue;
+    const auto c = static_cast<std::size_t>(chunk_of_op(at));
+    const auto blk = static_cast<std::size_t>(in.block_of_op[static_cast<std::size_t>(at)]);
+    switch (t.role) {
+      case TensorRole::weight:
+        if (t.producer == kNone) weights[c] += t.bytes();  // not the updated copies
+        break;
+      case TensorRole::weight_gradient:
+        if (t.gradient_of != kNone) grads[c] += t.bytes(), block_grads[blk] += static_cast<double>(t.bytes());
+        break;
+      case TensorRole::optimizer_state:
+      case TensorRole::master_weight: if (t.in_place_of == kNone) states[c] += t.bytes(); break;
+      default: break;
+    }
+  }
+  // ZeRO 2 reduce-scatters each micro-batch's gradients in its backward pass (they accumulate sharded), block by
+  // block as the pass finishes each; ZeRO 3 also gathers, before each block of a pass, the parameters its operators
+  // read there (DeepSpeed's stage 3: a tied embedding again for the output layer; no weights for an embedding's
+  // backward). With zero_overlap_comm (DeepSpeed's overlap_comm) a gather is issued as the block gathered before it
+  // starts (prefetched one block ahead) and a reduce-scatter is awaited when the pass ends; otherwise each is
+  // awaited where it is issued.
+  double zero_energy = 0;
+  std::vector<std::int64_t> gathered(static_cast<std::size_t>(chunks), 0);  // ZeRO 3: whole parameters held at once
+  if (L.zero_stage >= 2 && D > 1) {
+    const unsigned gather_tiers = collective_tiers(sys, CollectiveKind::all_gather, D, L.tensor);
+    const unsigned reduce_tiers = collective_tiers(sys, CollectiveKind::reduce_scatter, D, L.tensor);
+    std::vector<std::size_t> read_in(g.tensors().size(), kPassEnd);  // the last pass·blocks slot that counted it
+    for (std::size_t pi = 0; pi < pass_ops.size(); ++pi) {
+      // The blocks of the pass in the order it reaches them: their first and last operators, the parameters read.
+      std::vector<std::size_t> order, first(block_count, kPassEnd), last(block_count, 0);
+      std::vector<double> reads(block_count, 0);
+      for (std::size_t i = 0; i < pass_ops[pi].size(); ++i) {
+        const Operator& op = g.op(pass_ops[pi][i]);
+        const auto blk = static_cast<std::size_t>(in.block_of_op[static_cast<std::size_t>(op.id)]);
+        if (first[blk] == kPassEnd) first[blk] = i, order.push_back(blk);
+        last[blk] = i;
+        for (const Operand& o : op.operands) {
+          const Tensor& x = g.tensor(o.tensor);
+          const std::size_t slot = pi * block_count + blk;
+          if (o.is_output() || x.role != TensorRole::weight || x.producer != kNone || read_in[static_cast<std::size_t>(x.id)] == slot) continue;
+          read_in[static_cast<std::size_t>(x.id)] = slot;
+          reads[blk] += static_cast<double>(x.bytes());
+        }
+      }
+      std::size_t previous = kPassEnd;  // the block gathered before (kPassEnd: none yet)
+      std::int64_t held = 0;
+      for (std::size_t blk : order) {
+        if (L.zero_stage >= 3 && reads[blk] > 0) {
+          const CommCost cost = group_collective(sys, CollectiveKind::all_gather, reads[blk], D, L.tensor);
+          PassCollective x;
+          x.seconds = cost.seconds, x.tiers = gather_tiers, x.group = 2;
+          x.awaited_by = first[blk], x.awaited_at_start = true;
+          if (in.zero_overlap_comm) {
+            if (previous != kPassEnd) x.issued_by = first[previous], x.issued_at_start = true;
+          } else if (first[blk] > 0) {
+            x.issued_by = first[blk] - 1;  // as the operator before it ends: the pass waits for it in full
+          }
+          passes[pi].collectives.push_back(x);
+          zero_energy += cost.energy_j;
+          const double with_prefetched = reads[blk] + (in.zero_overlap_comm && previous != kPassEnd ? reads[previous] : 0);
+          held = std::max(held, static_cast<std::int64_t>(with_prefetched));
+          previous = blk;
+        }
+        if (pi % 2 == 1 && block_grads[blk] > 0) {
+          const CommCost cost = group_collective(sys, CollectiveKind::reduce_scatter, block_grads[blk], D, L.tensor);
+          PassCollective x;
+          x.seconds = cost.seconds, x.tiers = reduce_tiers, x.group = 2;
+          x.issued_by = last[blk];
+          x.awaited_by = in.zero_overlap_comm ? kPassEnd : last[blk];
+          passes[pi].collectives.push_back(x);
+          zero_energy += cost.energy_j;
+        }
+      }
+      gathered[pi / 2] = std::max(gathered[pi / 2], held);
+    }
+  }
   // Per chunk: the weight gradients in the order its backward pass produces them, with when (seconds into the
   // pass) and their size: the buckets of an overlapped data-parallel reduction.
   struct Ready {
@@ -288,8 +373,10 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     (pi % 2 == 0 ? pt.forward : pt.backward)[c] = run.seconds;
     comm[c] += run.exposed_s[0];
     context_comm[c] += run.exposed_s[1];
+    zero_comm[c] += run.exposed_s[2];
     comm_hidden[c] += std::max(0.0, run.link_s[0] - run.exposed_s[0]);
     context_hidden[c] += std::max(0.0, run.link_s[1] - run.exposed_s[1]);
+    zero_hidden[c] += std::max(0.0, run.link_s[2] - run.exposed_s[2]);
     if (pi % 2 == 0 || !in.overlap_grad_reduce) continue;  // only the overlapped reduction's buckets need them
     for (std::size_t k = 0; k < passes[pi].collectives.size(); ++k) {
       held[c].push_back({run.collective_start_s[k], run.collective_end_s[k], passes[pi].collectives[k].tiers});
@@ -302,37 +389,6 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
         }
       }
     }
-  }
-  // Parameters, gradients and optimizer states per chunk (ZeRO shards them over the data-parallel group).
-  std::vector<std::int64_t> weights(static_cast<std::size_t>(chunks), 0), grads(weights), states(weights);
-  for (const Tensor& t : g.tensors()) {
-    // The operator that makes or first reads it: its chunk (an optimizer state's is its update's parameter's).
-    const OperatorId at = t.producer != kNone ? t.producer : (t.consumers.empty() ? kNone : t.consumers.front());
-    if (at == kNone) continue;
-    const auto c = static_cast<std::size_t>(chunk_of_op(at));
-    switch (t.role) {
-      case TensorRole::weight: if (t.producer == kNone) weights[c] += t.bytes(); break;  // not the updated copies
-      case TensorRole::weight_gradient: if (t.gradient_of != kNone) grads[c] += t.bytes(); break;
-      case TensorRole::optimizer_state:
-      case TensorRole::master_weight: if (t.in_place_of == kNone) states[c] += t.bytes(); break;
-      default: break;
-    }
-  }
-  // ZeRO-2 reduce-scatters each micro-batch's gradients in its backward pass (they accumulate sharded); ZeRO-3 also
-  // gathers the chunk's parameters before its forward and again before its backward pass (DeepSpeed's stage 3).
-  std::vector<double> zero_comm(static_cast<std::size_t>(chunks), 0);
-  double zero_energy = 0;
-  for (std::size_t c = 0; c < static_cast<std::size_t>(chunks); ++c) {
-    CommCost f, b;
-    if (L.zero_stage >= 2) b = group_collective(sys, CollectiveKind::reduce_scatter, static_cast<double>(grads[c]), D, L.tensor);
-    if (L.zero_stage >= 3) {
-      f = group_collective(sys, CollectiveKind::all_gather, static_cast<double>(weights[c]), D, L.tensor);
-      b += f;
-    }
-    pt.forward[c] += f.seconds;
-    pt.backward[c] += b.seconds;
-    zero_comm[c] = f.seconds + b.seconds;
-    zero_energy += f.energy_j + b.energy_j;
   }
   // Saved activations per chunk, and the bytes crossing each chunk boundary (what a stage sends its neighbour).
   for (const SavedStorage& s : saved_tensors(g)) {
@@ -440,6 +496,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     r.context_comm_hidden_s += context_hidden[j] * static_cast<double>(m);
     r.recompute_s += recompute[j] * static_cast<double>(m);
     in_pass_dp += zero_comm[j] * static_cast<double>(m);
+    r.data_comm_hidden_s += zero_hidden[j] * static_cast<double>(m);
   }
   r.data_comm_s += in_pass_dp;
   r.compute_s = run.busy_s[busiest] - r.tensor_comm_s - r.context_comm_s - in_pass_dp;
@@ -476,9 +533,12 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     };
     const auto w = shard(stage_weights[si], 3), gr = shard(stage_grads[si], 2), st = shard(stage_states[si], 1);
     const auto act = static_cast<std::int64_t>(run.peak_saved_bytes[si]);
-    if (w + gr + st + act > r.memory_bytes) {
-      r.memory_bytes = w + gr + st + act;
+    std::int64_t whole = 0;  // ZeRO 3: the gathered parameters of the running (and prefetched) block
+    for (std::int64_t c = 0; c < v; ++c) whole = std::max(whole, gathered[static_cast<std::size_t>(c * p + s)]);
+    if (w + gr + st + act + whole > r.memory_bytes) {
+      r.memory_bytes = w + gr + st + act + whole;
       r.weight_bytes = w, r.gradient_bytes = gr, r.optimizer_bytes = st, r.activation_bytes = act;
+      r.gathered_weight_bytes = whole;
       r.memory_stage = static_cast<int>(s);
     }
   }
@@ -488,7 +548,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 void finish_system_step(const SystemStep& step, const Graph& graph, const CNGraph& cns, const Accelerator& chip,
                         ScheduleResult& schedule) {
   ParallelStepInputs in{graph, cns, schedule, chip, step.system, step.layout, step.global_batch, step.plan,
-                        step.chunk_of_op, step.overlap_grad_reduce};
+                        step.chunk_of_op, step.block_of_op, step.overlap_grad_reduce, step.zero_overlap_comm};
   auto r = std::make_shared<ParallelStep>(parallel_step(in));
   ScheduleSummary& s = schedule.summary;
   // The rank graph holds every layer; no chip holds them all, so its off-chip peak is no capacity test.

@@ -31,6 +31,7 @@ struct ParallelStep {
   double context_comm_s = 0;      // busiest stage: ... for context-parallel exchanges of keys and values
   double tensor_comm_hidden_s = 0;   // busiest stage: tensor-parallel collectives' time beside computation
   double context_comm_hidden_s = 0;  // (not in the step's split: they overlapped operators)
+  double data_comm_hidden_s = 0;     // ... ZeRO 2-3's collectives in the passes
   double bubble_s = 0;            // pipeline idle time of the busiest stage, point-to-point sends included
   double data_comm_s = 0;         // data-parallel collectives: what the gradient reduction (all-reduce, or ZeRO's
                                   // reduce-scatter / all-gather) adds after the pipeline, and, with ZeRO 2-3, the
@@ -56,6 +57,7 @@ struct ParallelStep {
   std::int64_t gradient_bytes = 0;
   std::int64_t optimizer_bytes = 0;
   std::int64_t activation_bytes = 0;
+  std::int64_t gathered_weight_bytes = 0;  // ZeRO 3: the whole parameters of the blocks gathered at once
   std::int64_t memory_bytes = 0;
   std::int64_t memory_capacity_bytes = 0;  // the chip's off-chip memory
   int memory_stage = 0;                    // the stage whose chip holds the most
@@ -69,7 +71,9 @@ struct SystemStep {
   TensorParallelPlan plan;
   SourceLocation where;                 // [parallelism], for configuration errors
   std::vector<std::int64_t> chunk_of_op;  // per operator of the rank's step: its model chunk (c·p + stage)
+  std::vector<int> block_of_op;           // per operator: its block of the module chain (ZeRO's gathers go by block)
   bool overlap_grad_reduce = false;       // the data-parallel reduction in buckets during the backward passes
+  bool zero_overlap_comm = false;         // ZeRO 2-3's collectives beside the passes' operators (DeepSpeed's overlap_comm)
 };
 
 /// Checks a layout against the rank's step and the system, and cuts the step's module chain into chunks: the
@@ -92,7 +96,9 @@ struct ParallelStepInputs {
   std::int64_t global_batch = 1;
   const TensorParallelPlan& plan;
   const std::vector<std::int64_t>& chunk_of_op;
+  const std::vector<int>& block_of_op;
   bool overlap_grad_reduce = false;
+  bool zero_overlap_comm = false;
 };
 
 /// The system's step from one rank's schedule (make_system_step has checked the layout).

@@ -18,7 +18,7 @@
 namespace monet {
 
 inline constexpr std::size_t kPassEnd = std::numeric_limits<std::size_t>::max();
-inline constexpr int kPassGroups = 2;  // what exposure is accounted to: 0 tensor-parallel, 1 context-parallel
+inline constexpr int kPassGroups = 3;  // what exposure is accounted to: 0 tensor-, 1 context-, 2 data-parallel
 
 struct PassCollective {
   double seconds = 0;
