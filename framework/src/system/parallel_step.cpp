@@ -178,7 +178,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   std::vector<std::vector<OperatorId>> pass_ops(static_cast<std::size_t>(2 * chunks));
   double fb_energy = 0, opt_energy = 0, tp_energy = 0, cp_energy = 0;
   std::int64_t step_macs = 0, recompute_macs = 0, previous_start = 0;
-  std::vector<OperatorId> recompute_copy(g.operators().size(), kNone);
+  std::vector<std::vector<OperatorId>> recompute_copies(g.operators().size());  // an operator may run again twice
   for (const Operator& op : g.operators()) {
     const auto c = static_cast<std::size_t>(chunk_of_op(op.id));
     std::int64_t& start = first_start[static_cast<std::size_t>(op.id)];
@@ -196,7 +196,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     if (op.phase == Phase::recompute) {
       recompute[c] += t;
       recompute_macs += op.macs();
-      if (op.derived_from != kNone) recompute_copy[static_cast<std::size_t>(op.derived_from)] = op.id;
+      if (op.derived_from != kNone) recompute_copies[static_cast<std::size_t>(op.derived_from)].push_back(op.id);
     }
     pass_ops[pass_of(op)].push_back(op.id);
   }
@@ -255,8 +255,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       place(tc, tc.issued_by, tc.issued_at_start, tc.awaited_by, tc.awaited_at_start, owner);
     } else if (!tc.backward) {
       place(tc, tc.op, false, kNone, false, owner);
-      const OperatorId again = recompute_copy[static_cast<std::size_t>(tc.op)];
-      if (again != kNone) place(tc, again, false, kNone, false, owner);
+      for (OperatorId again : recompute_copies[static_cast<std::size_t>(tc.op)]) place(tc, again, false, kNone, false, owner);
     } else {
       const OperatorId last = last_backward[static_cast<std::size_t>(tc.op)];
       if (last != kNone) {
