@@ -294,10 +294,31 @@ TEST(Multichip, ZeroShardsModelStatesAsThePaperCounts) {
   EXPECT_GT(step[3], step[2]);
 }
 
+// The TPU v4 pod slice (a 4 x 4 x 8 ICI torus): tensor 4 along x, data 32 over y and z. The gradient all-reduce
+// is the torus algorithm by hand: reduce-scatter along y (4 chips) on S, along z (8 chips) on S/4, gather back,
+// each a bidirectional ring at 2 x 50 GB/s x 0.9 with 2 us per step (architectures/systems/tpu_v4_pod_slice.toml).
+TEST(Multichip, TpuV4PodSliceReducesGradientsOnItsTorus) {
+  test::ScratchDir dir;
+  const std::string pod = "experiments/datacenter/gpt_tpu_v4_pod.toml";
+  const json j = run(dir, pod, "pod");
+  const json& s = j["system"];
+  EXPECT_EQ(s["chips"].get<int>(), 128);
+  EXPECT_GT(s["time_s"]["tensor_parallel_communication"].get<double>(), 0);
+  const double S = s["memory_per_chip_bytes"]["gradients"].get<double>(), bw = 2 * 50e9 * 0.9, a = 2e-6;
+  const double rs = 3 * a + 0.75 * S / bw + 7 * a + 0.875 * (S / 4) / bw;
+  EXPECT_NEAR(s["time_s"]["data_parallel_communication"].get<double>(), 2 * rs, 1e-12 * rs);
+  // Data over 6 replicas (4 chips apart) would fill one y ring and half of another: refused at the torus key.
+  const auto r = test::monet("run " + q(test::source_dir() / pod) + " --out " + q(dir.path() / "bad") +
+                             " --set parallelism.data=6 --set parallelism.global_batch=12");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("tpu_v4_pod_slice.toml:30:9: error: a group of 6 chips 4 apart does not align"));
+}
+
 TEST(Multichip, SystemFilesValidate) {
   for (const char* f : {"architectures/systems/selene_a100.toml", "architectures/systems/dgx_h100_cluster.toml",
                         "architectures/systems/dgx_b200_cluster.toml", "architectures/systems/mi300x_cluster.toml",
-                        "architectures/systems/mi350x_cluster.toml", "tests/data/systems/two_nodes.toml"}) {
+                        "architectures/systems/mi350x_cluster.toml", "architectures/systems/tpu_v4_pod_slice.toml",
+                        "tests/data/systems/two_nodes.toml", "tests/data/systems/torus_two_slices.toml"}) {
     const auto r = test::monet("validate " + q(test::source_dir() / f));
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("valid system"));

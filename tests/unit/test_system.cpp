@@ -10,6 +10,7 @@
 #include "monet/system/pass_schedule.hpp"
 #include "monet/system/pipeline_schedule.hpp"
 #include "monet/system/system.hpp"
+#include "monet/system/torus.hpp"
 
 namespace monet {
 namespace {
@@ -78,6 +79,161 @@ TEST(Collectives, TiersAGroupOccupies) {
   EXPECT_EQ(collective_tiers(s, CollectiveKind::all_to_all, 8, 1), 2u);   // one ring over the network
   EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 1, 1), 0u);   // no group
   EXPECT_EQ(collective_tiers(s, CollectiveKind::send, 2, 4), 2u);
+}
+
+// --- Collectives on a torus: each formula derived by hand from the torus algorithm (docs/datacenter.md) ---
+
+const std::filesystem::path kTorus = std::filesystem::path(MONET_SOURCE_DIR) / "tests/data/systems/torus_two_slices.toml";
+
+Fabric torus_444() {
+  Fabric f;
+  f.name = "ici";
+  f.topology = "torus";
+  f.torus = {4, 4, 4};
+  f.bandwidth_bytes_per_s = 50e9;  // per link and direction
+  f.latency_s = 1e-6;
+  f.energy_pj_per_bit = 1.0;
+  return f;
+}
+
+// Writes a system whose intra-node tier has the given extra lines, and returns read_system's error.
+std::string torus_error(const std::string& name, const std::string& lines, std::int64_t chips_per_node = 64,
+                        std::int64_t nodes = 1, const std::string& inter = "") {
+  const auto file = std::filesystem::temp_directory_path() / name;
+  std::ofstream(file) << "[system]\nname = \"x\"\nchip = \""
+                      << (std::filesystem::path(MONET_SOURCE_DIR) / "architectures/tpu_v4.toml").string()
+                      << "\"\nchips_per_node = " << chips_per_node << "\nnodes = " << nodes
+                      << "\n\n[system.intra_node]\nname = \"ici\"\n" << lines
+                      << "bandwidth_bytes_per_s = 50e9\nlatency_s = 1e-6\nenergy_pj_per_bit = 1\n" << inter;
+  try {
+    (void)read_system(file);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Torus, ReadsDimensionsAndRefusesWrongOnesAtTheirKey) {
+  const System s = read_system(kTorus);
+  EXPECT_EQ(s.intra_node.topology, "torus");
+  EXPECT_EQ(s.intra_node.torus, (std::vector<std::int64_t>{4, 4, 4}));
+  EXPECT_EQ(s.intra_node.torus_where.line, 12u);
+  std::string e = torus_error("monet_torus_product.toml", "topology = \"torus\"\ntorus = [4, 4, 8]\n");
+  EXPECT_NE(e.find("monet_torus_product.toml:10:9: error:"), std::string::npos) << e;
+  EXPECT_NE(e.find("multiply to 128 but the tier joins 64"), std::string::npos) << e;
+  e = torus_error("monet_torus_missing.toml", "topology = \"torus\"\n");
+  EXPECT_NE(e.find("monet_torus_missing.toml:7:1"), std::string::npos) << e;
+  EXPECT_NE(e.find("torus"), std::string::npos) << e;
+  e = torus_error("monet_torus_switch.toml", "torus = [4, 4, 4]\n");
+  EXPECT_NE(e.find("monet_torus_switch.toml:9:9"), std::string::npos) << e;
+  e = torus_error("monet_torus_one.toml", "topology = \"torus\"\ntorus = [64, 1]\n");
+  EXPECT_NE(e.find("monet_torus_one.toml:10"), std::string::npos) << e;
+  // A torus between nodes of several chips: which chip owns which network link is not described.
+  e = torus_error("monet_torus_inter.toml", "", 2, 4,
+                  "[system.inter_node]\nname = \"n\"\ntopology = \"torus\"\ntorus = [2, 2]\n"
+                  "bandwidth_bytes_per_s = 1e9\nlatency_s = 0\nenergy_pj_per_bit = 1\n");
+  EXPECT_NE(e.find("monet_torus_inter.toml:15:9"), std::string::npos) << e;
+  EXPECT_NE(e.find("not modelled"), std::string::npos) << e;
+}
+
+TEST(Torus, GroupsMapOntoDimensionsXFastest) {
+  const Fabric f = torus_444();
+  auto spans = torus_spans(f, 16, 4);  // data along y and z beside tensor 4 along x
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].size, 4);
+  EXPECT_EQ(spans[0].ranks, 4);
+  EXPECT_TRUE(spans[0].whole_ring());
+  spans = torus_spans(f, 8, 1);  // all of x, half of y
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[1].ranks, 2);
+  EXPECT_FALSE(spans[1].whole_ring());
+  spans = torus_spans(f, 2, 2);  // chips 0 and 2 of an x ring
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].step, 2);
+  EXPECT_TRUE(spans[0].whole_ring());
+  EXPECT_EQ(torus_hops(f, 16), 1);  // one step along z
+  EXPECT_EQ(torus_hops(f, 3), 1);   // x = 3 is one hop round the wrap-around link
+  EXPECT_EQ(torus_hops(f, 2 + 8 + 32), 6);
+}
+
+TEST(Torus, OneDimensionIsABidirectionalRing) {
+  const Fabric f = torus_444();
+  const double S = 1e9, B = 50e9;
+  // 4 chips along x: reduce-scatter then all-gather, each 3 steps, 3/4 of S over two links (both directions).
+  const CommCost c = torus_collective(f, CollectiveKind::all_reduce, S, 4, 1);
+  EXPECT_DOUBLE_EQ(c.seconds, 2 * (3e-6 + 0.75 * S / (2 * B)));
+  EXPECT_DOUBLE_EQ(c.bytes_per_chip, 1.5 * S);
+  // Every chip sends 1.5 S, each byte over one link, at 1 pJ/bit.
+  EXPECT_NEAR(c.energy_j, 4 * 1.5 * S * 8 * 1e-12, 1e-12);
+  // Half a ring (2 chips of 4): one ring on the segment, its closing edge back over the same link: one direction each.
+  EXPECT_DOUBLE_EQ(torus_collective(f, CollectiveKind::all_reduce, S, 2, 1).seconds, 2 * (1e-6 + 0.5 * S / B));
+  // Chips 0 and 2 of a ring of 4: both ways round, 2 hops each, the links shared with the group {1, 3}: 2B/2.
+  const CommCost h = torus_collective(f, CollectiveKind::all_reduce, S, 2, 2);
+  EXPECT_DOUBLE_EQ(h.seconds, 2 * (1e-6 + 0.5 * S / B));
+  EXPECT_NEAR(h.energy_j, 2 * (2 * 0.5 * S * 2 * 8e-12), 1e-12);
+  // A dimension of two chips has one link between them.
+  Fabric two = f;
+  two.torus = {2, 32};
+  EXPECT_DOUBLE_EQ(torus_collective(two, CollectiveKind::reduce_scatter, S, 2, 1).seconds, 1e-6 + 0.5 * S / B);
+}
+
+TEST(Torus, SeveralDimensionsReduceScatterInTurnThenGatherBack) {
+  const Fabric f = torus_444();
+  const double S = 1e9, B = 50e9;
+  // 2-D (16 chips, x then y): x on S, y on S/4; the all-reduce twice that.
+  const double rs2 = 3e-6 + 0.75 * S / (2 * B) + 3e-6 + 0.75 * (S / 4) / (2 * B);
+  EXPECT_DOUBLE_EQ(torus_collective(f, CollectiveKind::reduce_scatter, S, 16, 1).seconds, rs2);
+  EXPECT_DOUBLE_EQ(torus_collective(f, CollectiveKind::all_gather, S, 16, 1).seconds, rs2);
+  EXPECT_DOUBLE_EQ(torus_collective(f, CollectiveKind::all_reduce, S, 16, 1).seconds, 2 * rs2);
+  // The same over y and z (stride 4), beside a tensor-parallel x.
+  EXPECT_DOUBLE_EQ(torus_collective(f, CollectiveKind::all_reduce, S, 16, 4).seconds, 2 * rs2);
+  // 3-D (64 chips): S, S/4, S/16; bytes per chip 2 (n-1)/n S as a ring's.
+  const CommCost c = torus_collective(f, CollectiveKind::all_reduce, S, 64, 1);
+  EXPECT_DOUBLE_EQ(c.seconds, 2 * (9e-6 + 0.75 * (1 + 0.25 + 0.0625) * S / (2 * B)));
+  EXPECT_DOUBLE_EQ(c.bytes_per_chip, 2.0 * 63 / 64 * S);
+  // x whole, half of y: the y phase is a segment (one direction).
+  EXPECT_DOUBLE_EQ(torus_collective(f, CollectiveKind::reduce_scatter, S, 8, 1).seconds,
+                   3e-6 + 0.75 * S / (2 * B) + 1e-6 + 0.5 * (S / 4) / B);
+  // A send crosses the shortest route: the time of one link, the energy of every hop.
+  const CommCost send = torus_collective(f, CollectiveKind::send, S, 2, 2 + 8 + 32);
+  EXPECT_DOUBLE_EQ(send.seconds, 1e-6 + S / B);
+  EXPECT_NEAR(send.energy_j, 6 * S * 8e-12, 1e-12);
+}
+
+TEST(Torus, MisalignedGroupsAndUnmodelledCollectivesAreRefusedAtTheTorusKey) {
+  const System s = read_system(kTorus);
+  const auto refused = [&](CollectiveKind kind, std::int64_t ranks, std::int64_t stride) {
+    try {
+      (void)group_collective(s, kind, 1e6, ranks, stride);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string e = refused(CollectiveKind::all_reduce, 6, 1);  // one x ring and half of another
+  EXPECT_NE(e.find("torus_two_slices.toml:12:9: error: a group of 6 chips 1 apart does not align"), std::string::npos) << e;
+  e = refused(CollectiveKind::all_reduce, 2, 3);  // a step of 3 on rings of 4
+  EXPECT_NE(e.find("a step of 3 does not divide dimension 0 of 4 chips"), std::string::npos) << e;
+  e = refused(CollectiveKind::all_to_all, 4, 1);
+  EXPECT_NE(e.find("all_to_all on the torus of 'ici' is not modelled"), std::string::npos) << e;
+}
+
+TEST(Torus, GroupAcrossSlicesIsHierarchicalWithTheTorusInside) {
+  const System s = read_system(kTorus);
+  const double S = 1e9, B = 50e9;
+  // 128 chips: reduce-scatter on the slice's 3-D torus, all-reduce of S/64 over the 2 slices, all-gather back.
+  const double inside = 9e-6 + 0.75 * (1 + 0.25 + 0.0625) * S / (2 * B);
+  const CommCost h = group_collective(s, CollectiveKind::all_reduce, S, 128, 1);
+  EXPECT_DOUBLE_EQ(h.seconds, inside + 2 * 5e-6 + 1.0 * (S / 64) / 10e9 + inside);
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 128, 1), 3u);
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 16, 4), 1u);
+  // Energy: 2 slices x 64 chips x (63/64) S at 1 pJ/bit, both phases; 64 rings of 2 across at 10 pJ/bit.
+  const double torus = 2 * 64 * (63.0 / 64) * S * 8e-12;
+  const double across = 64 * 2 * (S / 64) * 8 * 10e-12;
+  EXPECT_NEAR(h.energy_j, 2 * torus + across, 1e-9);
+  // Pipeline neighbours in the next slice use the network; inside a slice, one link of the torus.
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 64).seconds, 5e-6 + S / 10e9);
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 16).seconds, 1e-6 + S / B);
 }
 
 PassCollective collective(double seconds, std::size_t issued, bool issued_at_start, std::size_t awaited,

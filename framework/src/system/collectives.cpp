@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "monet/system/torus.hpp"
+
 namespace monet {
 
 std::string to_string(CollectiveKind kind) {
@@ -38,6 +40,13 @@ CommCost ring_collective(const Fabric& f, CollectiveKind kind, double bytes, std
 }
 
 namespace {
+// A collective of `ranks` chips `stride` apart (in the tier's own numbering) on one tier: a ring on a switch or a
+// ring, the torus algorithm on a torus.
+CommCost tier_collective(const Fabric& f, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride) {
+  if (f.topology == "torus") return torus_collective(f, kind, bytes, ranks, stride);
+  return ring_collective(f, kind, bytes, kind == CollectiveKind::send ? 2 : ranks);
+}
+
 // How many of a group's chips share a node (chips of a node are consecutive).
 std::int64_t chips_per_node_of(const System& s, std::int64_t ranks, std::int64_t stride) {
   return stride >= s.chips_per_node ? 1 : std::min(ranks, s.chips_per_node / stride);
@@ -58,12 +67,15 @@ unsigned collective_tiers(const System& s, CollectiveKind kind, std::int64_t ran
 CommCost group_collective(const System& s, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride) {
   if (kind != CollectiveKind::send && ranks <= 1) return {};
   const std::int64_t per_node = chips_per_node_of(s, ranks, stride);
+  // The network numbers nodes, not chips (a torus between nodes has one chip per node: read_system).
+  const std::int64_t node_stride = std::max<std::int64_t>(1, stride / s.chips_per_node);
   if (kind == CollectiveKind::send) {
-    return ring_collective(per_node > 1 || s.nodes == 1 ? s.intra_node : s.inter_node, kind, bytes, 2);
+    if (per_node > 1 || s.nodes == 1) return tier_collective(s.intra_node, kind, bytes, 2, stride);
+    return tier_collective(s.inter_node, kind, bytes, 2, node_stride);
   }
   const std::int64_t nodes = (ranks + per_node - 1) / per_node;
-  if (nodes == 1) return ring_collective(s.intra_node, kind, bytes, ranks);
-  if (per_node == 1) return ring_collective(s.inter_node, kind, bytes, ranks);
+  if (nodes == 1) return tier_collective(s.intra_node, kind, bytes, ranks, stride);
+  if (per_node == 1) return tier_collective(s.inter_node, kind, bytes, ranks, node_stride);
   // Hierarchical over `nodes` nodes of `per_node` chips: the inter-node part carries 1/per_node of the data on
   // each chip's own network port (per_node rings at once).
   const double k = static_cast<double>(per_node);
@@ -71,7 +83,7 @@ CommCost group_collective(const System& s, CollectiveKind kind, double bytes, st
   // Each phase runs as several rings at once (one per node inside nodes, one per chip of a node across them):
   // the time is one ring's, the energy every ring's.
   auto inside = [&](CollectiveKind k2, double b) {
-    CommCost r = ring_collective(s.intra_node, k2, b, per_node);
+    CommCost r = tier_collective(s.intra_node, k2, b, per_node, stride);
     r.energy_j *= static_cast<double>(nodes);
     c += r;
   };
@@ -95,7 +107,7 @@ CommCost group_collective(const System& s, CollectiveKind kind, double bytes, st
       inside(CollectiveKind::all_gather, bytes);
       break;
     default:  // broadcast, all-to-all: one ring over the slower network
-      return ring_collective(s.inter_node, kind, bytes, ranks);
+      return tier_collective(s.inter_node, kind, bytes, ranks, node_stride);
   }
   return c;
 }

@@ -5,13 +5,28 @@
 namespace monet {
 namespace {
 
-Fabric read_fabric(TableReader t) {
+// `joins`: the chips (or nodes) the tier joins, which a torus's dimensions must multiply to.
+Fabric read_fabric(TableReader t, std::int64_t joins, const std::string& joined) {
   Fabric f;
   f.where = t.where();
   f.name = t.required_string("name");
   // A ring collective uses each chip's link to its two neighbours only, so it costs the same on a ring as
-  // on a switch with the same bandwidth per chip; tree algorithms and tori would differ, and are not modelled.
-  f.topology = t.choice("topology", {"switch", "ring"}).value_or("switch");
+  // on a switch with the same bandwidth per chip; a torus runs its own algorithm (torus.hpp).
+  f.topology = t.choice("topology", {"switch", "ring", "torus"}).value_or("switch");
+  if (f.topology == "torus") {
+    if (!t.has("torus")) t.fail_missing("torus", "a list of the chips along each dimension, x first (topology = \"torus\")");
+    f.torus = *t.integer_list("torus", Bounds::at_least(2));
+    f.torus_where = t.where("torus");
+    if (f.torus.empty() || f.torus.size() > 3) t.fail("torus", "expected 1 to 3 dimensions");
+    std::int64_t product = 1;
+    for (const std::int64_t n : f.torus) product *= n;
+    if (product != joins) {
+      t.fail("torus", "the dimensions multiply to " + std::to_string(product) + " but the tier joins " +
+                          std::to_string(joins) + " " + joined);
+    }
+  } else if (t.has("torus")) {
+    t.fail("torus", "dimensions are for topology = \"torus\"");
+  }
   f.bandwidth_bytes_per_s = t.required_number("bandwidth_bytes_per_s", Bounds::positive());
   f.latency_s = t.required_number("latency_s", Bounds::at_least(0));
   f.efficiency = t.number("efficiency", Bounds::fraction()).value_or(1.0);
@@ -36,13 +51,19 @@ System read_system(const std::filesystem::path& file) {
   const bool intra = t.has("intra_node"), inter = t.has("inter_node");
   if (s.chips_per_node > 1) {
     if (!intra) t.fail_missing("intra_node", "a table (the fabric joining the chips of a node)");
-    s.intra_node = read_fabric(t.required_table("intra_node"));
+    s.intra_node = read_fabric(t.required_table("intra_node"), s.chips_per_node, "chips (chips_per_node)");
   } else if (intra) {
     t.fail("intra_node", "a node of one chip has no intra-node fabric (chips_per_node = 1)");
   }
   if (s.nodes > 1) {
     if (!inter) t.fail_missing("inter_node", "a table (the network joining the nodes)");
-    s.inter_node = read_fabric(t.required_table("inter_node"));
+    s.inter_node = read_fabric(t.required_table("inter_node"), s.nodes, "nodes");
+    if (s.inter_node.topology == "torus" && s.chips_per_node > 1) {
+      // Which chip of a node owns which network link is not described; a slice joined by its torus is one node.
+      throw UserError(s.inter_node.torus_where,
+                      "a torus between nodes of several chips is not modelled: make the torus the intra_node tier "
+                      "(chips_per_node = the torus's chips) or use nodes of one chip");
+    }
   } else if (inter) {
     t.fail("inter_node", "a system of one node has no inter-node network (nodes = 1)");
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "monet/util/error.hpp"
 #include "monet/util/export.hpp"
@@ -15,8 +16,13 @@ namespace monet {
 
 struct Fabric {
   std::string name;
-  std::string topology = "switch";   // switch | ring: ring collectives cost the same on both (docs/datacenter.md)
-  double bandwidth_bytes_per_s = 0;  // per chip and direction
+  std::string topology = "switch";   // switch | ring | torus (docs/datacenter.md#collectives-on-a-torus)
+  // topology = "torus": chips per dimension, x first (the tier's chips are numbered x fastest, then y, then z);
+  // their product is the number of chips the tier joins. Each chip has two links per dimension (one when the
+  // dimension holds two chips).
+  std::vector<std::int64_t> torus;
+  SourceLocation torus_where;        // the `torus` key, where a group that does not align with it is refused
+  double bandwidth_bytes_per_s = 0;  // per chip and direction; on a torus per link and direction
   double latency_s = 0;              // α: per message step of a collective, per point-to-point message
   double efficiency = 1;             // achieved bus bandwidth / bandwidth (nccl-tests' busbw over the link rate)
   double energy_pj_per_bit = 0;      // per bit sent over the tier
