@@ -73,12 +73,13 @@ TEST(Collectives, GroupsInsideANodeAcrossNodesAndHierarchical) {
 
 TEST(Collectives, TiersAGroupOccupies) {
   const System s = read_system(kSystem);  // 2 nodes of 4
-  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 4, 1), 1u);   // inside a node
-  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 2, 4), 2u);   // one chip per node
-  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 8, 1), 3u);   // hierarchical
-  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_to_all, 8, 1), 2u);   // one ring over the network
-  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 1, 1), 0u);   // no group
-  EXPECT_EQ(collective_tiers(s, CollectiveKind::send, 2, 4), 2u);
+  constexpr unsigned fabric = 1, network = 1u << kTierLinkBits;
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 4, 1), fabric);   // inside a node
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 2, 4), network);  // one chip per node
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 8, 1), fabric | network);  // hierarchical
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_to_all, 8, 1), network);  // one ring over the network
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 1, 1), 0u);       // no group
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::send, 2, 4), network);
 }
 
 // --- Collectives on a torus: each formula derived by hand from the torus algorithm (docs/datacenter.md) ---
@@ -225,8 +226,8 @@ TEST(Torus, GroupAcrossSlicesIsHierarchicalWithTheTorusInside) {
   const double inside = 9e-6 + 0.75 * (1 + 0.25 + 0.0625) * S / (2 * B);
   const CommCost h = group_collective(s, CollectiveKind::all_reduce, S, 128, 1);
   EXPECT_DOUBLE_EQ(h.seconds, inside + 2 * 5e-6 + 1.0 * (S / 64) / 10e9 + inside);
-  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 128, 1), 3u);
-  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 16, 4), 1u);
+  // The links it holds: the torus's three dimensions and the network (OnATorusEachDimensionHoldsItsOwnLinks).
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 128, 1), 7u | (1u << kTierLinkBits));
   // Energy: 2 slices x 64 chips x (63/64) S at 1 pJ/bit, both phases; 64 rings of 2 across at 10 pJ/bit.
   const double torus = 2 * 64 * (63.0 / 64) * S * 8e-12;
   const double across = 64 * 2 * (S / 64) * 8 * 10e-12;
@@ -234,6 +235,19 @@ TEST(Torus, GroupAcrossSlicesIsHierarchicalWithTheTorusInside) {
   // Pipeline neighbours in the next slice use the network; inside a slice, one link of the torus.
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 64).seconds, 5e-6 + S / 10e9);
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 16).seconds, 1e-6 + S / B);
+}
+
+TEST(Collectives, OnATorusEachDimensionHoldsItsOwnLinks) {
+  // 2 slices of a 4x4x4 torus over a network: a tensor group along x and a data group over y and z share no link
+  // (their collectives run at once); a group of both slices also holds the network.
+  const System s = read_system(kTorus);
+  constexpr unsigned x = 1, y = 2, z = 4, network = 1u << kTierLinkBits;
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 4, 1), x);
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 16, 4), y | z);
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 64, 1), x | y | z);
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 128, 1), x | y | z | network);
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::send, 2, 16), z);  // one step along z
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::send, 2, 64), network);
 }
 
 PassCollective collective(double seconds, std::size_t issued, bool issued_at_start, std::size_t awaited,

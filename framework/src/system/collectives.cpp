@@ -53,15 +53,39 @@ std::int64_t chips_per_node_of(const System& s, std::int64_t ranks, std::int64_t
 }
 }  // namespace
 
+namespace {
+// The links of one tier a collective holds, as bits from `shift`: one bit for a switch or a ring (every collective
+// uses the chip's links of that tier), one per dimension of a torus (each dimension has links of its own).
+unsigned tier_links(const Fabric& f, CollectiveKind kind, std::int64_t ranks, std::int64_t stride, unsigned shift) {
+  if (f.topology != "torus") return 1u << shift;
+  unsigned bits = 0;
+  if (kind == CollectiveKind::send) {  // the dimensions its route moves along
+    std::int64_t rest = stride;
+    for (std::size_t d = 0; d < f.torus.size(); ++d) {
+      if (rest % f.torus[d] != 0) bits |= 1u << (shift + d);
+      rest /= f.torus[d];
+    }
+  } else {
+    for (const TorusSpan& sp : torus_spans(f, ranks, stride)) bits |= 1u << (shift + sp.dim);
+  }
+  return bits != 0 ? bits : 1u << shift;
+}
+}  // namespace
+
 unsigned collective_tiers(const System& s, CollectiveKind kind, std::int64_t ranks, std::int64_t stride) {
-  constexpr unsigned intra = 1, inter = 2;
+  constexpr unsigned inter_shift = kTierLinkBits;
   if (kind != CollectiveKind::send && ranks <= 1) return 0;
   const std::int64_t per_node = chips_per_node_of(s, ranks, stride);
-  if (kind == CollectiveKind::send) return per_node > 1 || s.nodes == 1 ? intra : inter;
+  const std::int64_t node_stride = std::max<std::int64_t>(1, stride / s.chips_per_node);
+  if (kind == CollectiveKind::send) {
+    return per_node > 1 || s.nodes == 1 ? tier_links(s.intra_node, kind, 2, stride, 0)
+                                        : tier_links(s.inter_node, kind, 2, node_stride, inter_shift);
+  }
   const std::int64_t nodes = (ranks + per_node - 1) / per_node;
-  if (nodes == 1) return intra;
-  if (per_node == 1 || kind == CollectiveKind::broadcast || kind == CollectiveKind::all_to_all) return inter;
-  return intra | inter;
+  if (nodes == 1) return tier_links(s.intra_node, kind, ranks, stride, 0);
+  const unsigned across = tier_links(s.inter_node, kind, nodes, node_stride, inter_shift);
+  if (per_node == 1 || kind == CollectiveKind::broadcast || kind == CollectiveKind::all_to_all) return across;
+  return tier_links(s.intra_node, kind, per_node, stride, 0) | across;
 }
 
 CommCost group_collective(const System& s, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride) {

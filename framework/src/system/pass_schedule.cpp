@@ -26,18 +26,18 @@ PassRun run_pass(const PassSchedule& pass) {
     issue[slot(x.issued_by, x.issued_at_start, true)].push_back(c);
     await[slot(x.awaited_by, x.awaited_at_start, false)].push_back(c);
   }
-  std::array<double, 2> link_free{0, 0};
+  std::array<double, 8 * sizeof(unsigned)> link_free{};  // per bit of PassCollective::tiers
   double t = 0;
   auto issue_all = [&](std::size_t s) {
     for (std::size_t c : issue[s]) {
       const PassCollective& x = pass.collectives[c];
       double start = t;
-      for (int l = 0; l < 2; ++l) {
-        if (x.tiers & (1u << l)) start = std::max(start, link_free[static_cast<std::size_t>(l)]);
+      for (std::size_t l = 0; l < link_free.size(); ++l) {
+        if (x.tiers & (1u << l)) start = std::max(start, link_free[l]);
       }
       const double end = start + x.seconds;
-      for (int l = 0; l < 2; ++l) {
-        if (x.tiers & (1u << l)) link_free[static_cast<std::size_t>(l)] = end;
+      for (std::size_t l = 0; l < link_free.size(); ++l) {
+        if (x.tiers & (1u << l)) link_free[l] = end;
       }
       r.collective_start_s[c] = start;
       r.collective_end_s[c] = end;

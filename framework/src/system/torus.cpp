@@ -35,23 +35,23 @@ std::vector<TorusSpan> torus_spans(const Fabric& f, std::int64_t ranks, std::int
                                      std::to_string(d) + " of " + std::to_string(size) + " chips");
   }
   const std::int64_t first = size / step;  // the group's chips on one whole ring of dimension d
-  if (ranks <= first) return {TorusSpan{size, ranks, step}};
+  if (ranks <= first) return {TorusSpan{size, ranks, step, d}};
   if (ranks % first != 0) {
     misaligned(f, ranks, stride, std::to_string(ranks) + " chips are not whole rings of " + std::to_string(first));
   }
-  spans.push_back(TorusSpan{size, first, step});
+  spans.push_back(TorusSpan{size, first, step, d});
   std::int64_t rest = ranks / first;
   for (++d; rest > 1 && d < f.torus.size(); ++d) {
     const std::int64_t n = f.torus[d];
     if (rest < n) {
-      spans.push_back(TorusSpan{n, rest, 1});
+      spans.push_back(TorusSpan{n, rest, 1, d});
       rest = 1;
     } else {
       if (rest % n != 0) {
         misaligned(f, ranks, stride, std::to_string(rest) + " chips along dimension " + std::to_string(d) +
                                          " are not whole rings of " + std::to_string(n));
       }
-      spans.push_back(TorusSpan{n, n, 1});
+      spans.push_back(TorusSpan{n, n, 1, d});
       rest /= n;
     }
   }

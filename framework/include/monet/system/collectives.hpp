@@ -37,8 +37,12 @@ MONET_API CommCost ring_collective(const Fabric& fabric, CollectiveKind kind, do
 MONET_API CommCost group_collective(const System& system, CollectiveKind kind, double bytes, std::int64_t ranks,
                                     std::int64_t stride);
 
-/// The tiers group_collective's collective occupies: bit 0 the intra-node fabric, bit 1 the inter-node network
-/// (both for a hierarchical one; 0 for a group of one chip).
+/// Links per tier in collective_tiers' bits: a torus of up to three dimensions has a set of links per dimension.
+inline constexpr unsigned kTierLinkBits = 3;
+
+/// The links group_collective's collective holds: bits 0-2 the intra-node fabric (a switch or ring: bit 0; a torus:
+/// one bit per dimension the group spans), bits 3-5 the inter-node network likewise (both tiers for a hierarchical
+/// one; 0 for a group of one chip). Collectives whose bits meet wait for each other (docs/datacenter.md).
 MONET_API unsigned collective_tiers(const System& system, CollectiveKind kind, std::int64_t ranks, std::int64_t stride);
 
 }  // namespace monet

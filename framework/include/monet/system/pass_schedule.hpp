@@ -22,7 +22,7 @@ inline constexpr int kPassGroups = 3;  // what exposure is accounted to: 0 tenso
 
 struct PassCollective {
   double seconds = 0;
-  unsigned tiers = 0;                   // the links it occupies: bit 0 the intra-node fabric, bit 1 the network
+  unsigned tiers = 0;                   // the links it occupies (collective_tiers' bits: one per set of links)
   int group = 0;                        // < kPassGroups
   std::size_t issued_by = kPassEnd;     // index into the pass's operators; kPassEnd: when the pass starts
   bool issued_at_start = false;

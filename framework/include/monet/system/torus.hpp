@@ -4,6 +4,7 @@
 // Reconfigurable Supercomputer", ISCA 2023; Austin et al., "How to Scale Your Model", 2025, part 3): a
 // bidirectional ring along each dimension it spans, reduce-scatter along the dimensions in turn (the data shrinks
 // by each dimension's extent), all-gather back.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct TorusSpan {
   std::int64_t size = 1;   // the dimension's chips
   std::int64_t ranks = 1;  // the group's chips along it
   std::int64_t step = 1;   // hops between consecutive chips of the group along it
+  std::size_t dim = 0;     // which dimension (0 = x, the fastest)
   [[nodiscard]] bool whole_ring() const { return ranks * step == size; }
 };
 
