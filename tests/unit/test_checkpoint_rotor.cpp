@@ -258,5 +258,39 @@ TEST_F(RotorCheckpoint, BudgetBelowEveryScheduleIsAUserError) {
                std::invalid_argument);
 }
 
+// ResNet-18 (224², batch 1, fp32; 15 blocks, the flatten joining avgpool): never above segments' optimum, measured
+// with `monet inspect workloads/onnx/resnet18.onnx --training --json --checkpoint optimal=B --checkpoint-solver
+// segments` (docs/training.md), and below it from 11 MB down; the model's peak is the rewritten step's.
+TEST_F(RotorCheckpoint, ResNet18NeverAboveSegments) {
+  const GraphPtr g = training_graph(load("onnx", test::source_dir() / "workloads/onnx/resnet18.onnx"));
+  struct Case {
+    std::int64_t budget;
+    double segments, rotor;
+  };
+  for (const Case& x : {Case{9'434'112, 1'171'308'544, 647'069'696}, Case{10'000'000, 991'477'760, 647'069'696},
+                        Case{11'000'000, 529'055'744, 349'224'960}, Case{12'645'376, 297'844'736, 297'844'736},
+                        Case{19'877'376, 0, 0}}) {
+    CheckpointSolve solve;
+    GraphPtr step;
+    (void)rotor_regions(g, parse_checkpoint_policy("optimal=" + std::to_string(x.budget), SourceLocation{}), {}, {},
+                        &solve, &step);
+    EXPECT_EQ(solve.status, "optimal") << x.budget;
+    EXPECT_LE(solve.objective, x.segments) << x.budget;
+    EXPECT_EQ(solve.objective, x.rotor) << x.budget;
+    const TrainingSummary s = training_summary(*step);
+    EXPECT_EQ(s.memory.peak_activation_bytes, solve.peak) << x.budget;
+    EXPECT_LE(s.memory.peak_activation_bytes, x.budget);
+    EXPECT_EQ(static_cast<double>(s.recompute.macs), solve.objective) << x.budget;
+    if (x.budget == 9'434'112) {
+      // conv1 .. bn1 run twice (before maxpool's backward keeping only conv1's output, before their own keeping
+      // everything): the stem convolution's 112·112·64·(3·7·7) MACs twice.
+      const Operator* second = step->find_operator("/conv1/Conv@recompute2");
+      ASSERT_NE(second, nullptr);
+      EXPECT_EQ(second->macs(), 112 * 112 * 64 * 147);
+      EXPECT_EQ(step->find_operator("/conv1/Conv@recompute")->macs(), second->macs());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace monet

@@ -244,19 +244,37 @@ RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost, const G
   const std::size_t n_ops = g.operators().size();
   CheckpointBlocks cb = checkpoint_blocks(*graph);
   RotorChain c;
-  c.names = cb.names;
-  const std::size_t n = cb.regions.size();
-  c.blocks.resize(n);
+  std::vector<TensorId> root(g.tensors().size());
+  for (const Tensor& t : g.tensors()) root[static_cast<std::size_t>(t.id)] = storage_of(g, t.id);
+  // A block of views only (a flatten) owns no storage: its output is its predecessor's, which the block after it
+  // reads. It joins its predecessor, so that every storage a block reads belongs to the block before it.
+  for (std::size_t b = 0; b < cb.regions.size(); ++b) {
+    if (cb.regions[b].size() != 1) throw UserError("solver = \"rotor\" models a step with one micro-batch");
+    const std::vector<OperatorId>& ops = cb.regions[b][0].operators;
+    const bool owns = std::any_of(ops.begin(), ops.end(), [&](OperatorId o) {
+      const Operator& op = g.op(o);
+      return std::any_of(op.operands.begin(), op.operands.end(), [&](const Operand& x) {
+        return x.is_output() && g.tensor(root[static_cast<std::size_t>(x.tensor)]).producer == o;
+      });
+    });
+    if (!owns && !c.blocks.empty()) {
+      auto& prev = c.blocks.back().operators;
+      prev.insert(prev.end(), ops.begin(), ops.end());
+      std::sort(prev.begin(), prev.end());
+      c.names.back() += " + " + cb.names[b];
+      continue;
+    }
+    c.names.push_back(cb.names[b]);
+    c.blocks.emplace_back();
+    c.blocks.back().operators = ops;
+  }
+  const std::size_t n = c.blocks.size();
   std::vector<int> block_of(n_ops, -1);
   for (std::size_t b = 0; b < n; ++b) {
-    if (cb.regions[b].size() != 1) throw UserError("solver = \"rotor\" models a step with one micro-batch");
-    c.blocks[b].operators = cb.regions[b][0].operators;
     for (OperatorId o : c.blocks[b].operators) block_of[static_cast<std::size_t>(o)] = static_cast<int>(b);
   }
 
   // Activation storages as training.peak_activation_bytes counts them (memory.cpp).
-  std::vector<TensorId> root(g.tensors().size());
-  for (const Tensor& t : g.tensors()) root[static_cast<std::size_t>(t.id)] = storage_of(g, t.id);
   auto activation = [&](TensorId r) {
     const Tensor& t = g.tensor(r);
     switch (t.role) {
@@ -532,6 +550,7 @@ class Dp {
                             RotorStep::Kind::segment, e, static_cast<int>(i), static_cast<int>(j)});
         }
       }
+      prune(v);  // per run end: the products of two fronts stay small
     }
     prune(v);
     return v;
@@ -568,6 +587,7 @@ class Dp {
                                 static_cast<int>(i), static_cast<int>(j)});
           }
         }
+        prune(out);
       }
     }
     prune(out);
@@ -670,7 +690,8 @@ std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const Checkpo
         }
       }
     }
-    spdlog::info("checkpoint rotor: {} (peak {} B, cost {})", chain.describe(x.schedule), measured, format_number(x.cost));
+    spdlog::info("checkpoint rotor: {} (peak {} B, the model's {} B; cost {})", chain.describe(x.schedule), measured,
+                 x.peak, format_number(x.cost));
     if (step_out) *step_out = g;
     return chain.regions(x.schedule);
   }
