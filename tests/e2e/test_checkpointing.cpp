@@ -123,6 +123,33 @@ TEST(Checkpointing, ChainDpRefusesBlocksThatAreNotAChain) {
   EXPECT_EQ(json::parse(r.out)["training"]["peak_activation_bytes"].get<long>(), 21434368);
 }
 
+// Rotor's nested recomputation from the command line (--checkpoint-solver rotor): on ResNet-18 at segments' least
+// peak, 647,069,696 MACs recomputed (segments: 1,171,308,544; docs/training.md), the stem convolution three times;
+// the regions are the top-level runs and their recompute MACs count every copy. On MONET's small GPT-2, whose blocks
+// are not a chain, it refuses as the other chain DPs do.
+TEST(Checkpointing, RotorNestedRecomputation) {
+  const std::string model = q(test::source_dir() / "workloads/onnx/resnet18.onnx");
+  auto r = test::monet("--log-level warn inspect " + model +
+                       " --training --json --checkpoint optimal=9434112 --checkpoint-solver rotor");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json t = json::parse(r.out)["training"];
+  EXPECT_EQ(t["recompute_macs"].get<long>(), 647'069'696);
+  EXPECT_EQ(t["peak_activation_bytes"].get<long>(), 9'370'536);
+  EXPECT_EQ(t["checkpoint_solver"]["solver"], "rotor");
+  EXPECT_EQ(t["checkpoint_solver"]["status"], "optimal");
+  long region_macs = 0;
+  for (const json& x : t["checkpoint_regions"]) region_macs += x["recompute_macs"].get<long>();
+  EXPECT_EQ(region_macs, 647'069'696);
+  r = test::monet("--log-level warn inspect " + model + " --training --checkpoint optimal=9434112 --checkpoint-solver rotor");
+  EXPECT_THAT(r.out, HasSubstr("/conv1/Conv@recompute2"));
+
+  const std::string gpt = q(test::source_dir() / "workloads/onnx/gpt2_monet_small.onnx");
+  r = test::monet("inspect " + gpt + " --training --checkpoint optimal=20746240 --checkpoint-solver rotor");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("its choice peaks at 25464832 B, not the 18288640 B its model predicts, over the budget"));
+  EXPECT_THAT(r.out, HasSubstr("use solver = \"milp\""));
+}
+
 // The optimal policy solved as a MILP (solver = "milp", --checkpoint-solver milp): the DP's optimum on ResNet-18's
 // 15-block chain; its errors located; a time limit that stops CBC before it proves optimality keeps the best
 // choice found and says the gap.

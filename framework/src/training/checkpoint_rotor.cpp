@@ -405,6 +405,14 @@ RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost, const G
     return peak;
   };
 
+  // Each operator costed once (an accelerator's cost model is the slow part: 12 simulations per block share it).
+  std::map<OperatorId, double> costs;
+  auto op_cost = [&](const Operator& op) {
+    const auto [it, fresh] = costs.try_emplace(op.id, 0.0);
+    if (fresh) it->second = cost ? cost(g, op) : static_cast<double>(op.macs());
+    return it->second;
+  };
+
   // One recomputation of block b keeping the tensors `keep`, with the input storages `dying` freed at their last
   // read in it: the operators backward needs (as the rewrite prunes them) and their live bytes.
   auto forward = [&](std::size_t b, const std::set<TensorId>& keep, const std::set<TensorId>& dying) {
@@ -427,7 +435,7 @@ RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost, const G
       if (!run[k]) continue;
       const Operator& op = g.op(ops[k]);
       f.macs += op.macs();
-      f.cost += cost ? cost(g, op) : static_cast<double>(op.macs());
+      f.cost += op_cost(op);
       uses(op, [&](TensorId t) {
         const TensorId r = root[static_cast<std::size_t>(t)];
         if (!activation(r)) return;
@@ -641,65 +649,58 @@ std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const Checkpo
   const std::vector<RotorChoice> front = rotor_front(chain);
   spdlog::info("checkpoint rotor ({} blocks): model and DP {:.3f} s, {} schedules on the front", chain.size(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), front.size());
-  // The front is by increasing peak and decreasing cost: the cheapest within the budget first.
-  std::vector<const RotorChoice*> within;
+  // The front is by increasing peak and decreasing cost: the cheapest within the budget is the last that fits.
+  const RotorChoice* best = nullptr;
   for (const RotorChoice& x : front) {
-    if (x.peak <= policy.budget) within.insert(within.begin(), &x);
+    if (x.peak <= policy.budget) best = &x;
   }
-  if (within.empty()) {
+  if (!best) {
     throw UserError(policy.where, "checkpoint budget " + std::to_string(policy.budget) +
                                       " B is below the smallest backward activation peak any nested schedule of the " +
                                       std::to_string(chain.size()) + " blocks of " + graph->name() + " reaches (" +
                                       std::to_string(front.empty() ? 0 : front.front().peak) + " B)");
   }
-  // The model assumes a chain; each candidate is rewritten and measured, and used only if the graph agrees that it
-  // fits at the model's cost.
-  constexpr std::size_t kTries = 8;
-  std::string misses;
-  for (std::size_t i = 0; i < within.size() && i < kTries; ++i) {
-    const RotorChoice& x = *within[i];
-    GraphPtr g = apply_rotor(graph, chain, x.schedule);
-    const GraphPtr measured_graph = finish ? finish(g) : g;
-    const std::int64_t measured = peak_live_bytes(backward_activations(*measured_graph), measured_graph->operators().size());
-    double measured_cost = 0;
-    for (const Operator& op : measured_graph->operators()) {
-      if (op.phase == Phase::recompute) measured_cost += cost ? cost(*measured_graph, op) : static_cast<double>(op.macs());
-    }
-    const bool same_cost = std::abs(measured_cost - x.cost) <= 1e-9 * std::max(1.0, std::abs(x.cost));
-    if (measured > policy.budget || !same_cost) {
-      spdlog::info("checkpoint rotor: the schedule of model peak {} B and cost {} measures {} B and {}", x.peak,
-                   format_number(x.cost), measured, format_number(measured_cost));
-      misses += (misses.empty() ? "" : ", ") + std::to_string(measured) + " B for the model's " + std::to_string(x.peak) +
-                (same_cost ? "" : " (cost " + format_number(measured_cost) + ", not " + format_number(x.cost) + ")");
-      continue;
-    }
-    if (solve) {
-      *solve = CheckpointSolve{};
-      solve->solver = "rotor";
-      // Exact for the model; proven only when the model's cheapest choice is the one the graph confirms.
-      solve->status = i == 0 && measured == x.peak ? "optimal" : "model";
-      solve->cost = policy.cost;
-      solve->budget = policy.budget;
-      solve->objective = solve->best_bound = x.cost;
-      solve->peak = measured;
-      solve->blocks = chain.size();
-      for (const RotorStep* s = x.schedule.get(); s; s = s->next.get()) {
-        if (s->kind == RotorStep::Kind::segment) {
-          solve->checkpointed.push_back(s->first == s->split ? chain.names[s->first]
-                                                             : chain.names[s->first] + " .. " + chain.names[s->split]);
-        }
+  // The model is exact only on a chain of blocks: the choice is rewritten and measured, and refused (as dp and
+  // segments refuse theirs) when the step's peak or recompute cost is not the model's.
+  GraphPtr g = apply_rotor(graph, chain, best->schedule);
+  const GraphPtr measured_graph = finish ? finish(g) : g;
+  const std::int64_t measured = peak_live_bytes(backward_activations(*measured_graph), measured_graph->operators().size());
+  double measured_cost = 0;
+  for (const Operator& op : measured_graph->operators()) {
+    if (op.phase == Phase::recompute) measured_cost += cost ? cost(*measured_graph, op) : static_cast<double>(op.macs());
+  }
+  spdlog::info("checkpoint rotor: {} (peak {} B, the model's {} B; cost {}, the model's {})", chain.describe(best->schedule),
+               measured, best->peak, format_number(measured_cost), format_number(best->cost));
+  if (measured != best->peak || std::abs(measured_cost - best->cost) > 1e-9 * std::max(1.0, std::abs(best->cost))) {
+    throw UserError(policy.where,
+                    "solver = \"rotor\" models the blocks of " + graph->name() +
+                        " as a chain, but they do not form one: its choice peaks at " + std::to_string(measured) +
+                        " B, not the " + std::to_string(best->peak) + " B its model predicts" +
+                        (measured > policy.budget ? ", over the budget of " + std::to_string(policy.budget) + " B" : "") +
+                        (measured_cost != best->cost ? ", and recomputes " + format_number(measured_cost) + ", not " +
+                                                           format_number(best->cost)
+                                                     : std::string()) +
+                        " (a block reads the output of one two or more before it, or one module's operators belong "
+                        "to several calls); use solver = \"milp\", which assumes no chain");
+  }
+  if (solve) {
+    *solve = CheckpointSolve{};
+    solve->solver = "rotor";
+    solve->status = "optimal";  // the DP is exact for its model, and the step confirmed the model
+    solve->cost = policy.cost;
+    solve->budget = policy.budget;
+    solve->objective = solve->best_bound = best->cost;
+    solve->peak = measured;
+    solve->blocks = chain.size();
+    for (const RotorStep* s = best->schedule.get(); s; s = s->next.get()) {
+      if (s->kind == RotorStep::Kind::segment) {
+        solve->checkpointed.push_back(s->first == s->split ? chain.names[s->first]
+                                                           : chain.names[s->first] + " .. " + chain.names[s->split]);
       }
     }
-    spdlog::info("checkpoint rotor: {} (peak {} B, the model's {} B; cost {})", chain.describe(x.schedule), measured,
-                 x.peak, format_number(x.cost));
-    if (step_out) *step_out = g;
-    return chain.regions(x.schedule);
   }
-  throw UserError(policy.where, "solver = \"rotor\" models the blocks of " + graph->name() +
-                                    " as a chain, but its cheapest schedules within the budget of " +
-                                    std::to_string(policy.budget) + " B measure " + misses +
-                                    " on the rewritten step (a block reads the output of one two or more before it, "
-                                    "or one module's operators belong to several calls); use solver = \"milp\"");
+  if (step_out) *step_out = g;
+  return chain.regions(best->schedule);
 }
 
 }  // namespace monet

@@ -96,9 +96,7 @@ MONET_API CheckpointSolver parse_checkpoint_solver(const std::string& text, cons
 struct CheckpointSolve {
   std::string solver;               // "dp", "segments", "rotor" or "milp"
   /// "optimal" (proven; the DP always is), "time_limit" or "node_limit" (CBC stopped there with a choice within
-  /// the budget that is not proven the cheapest: `gap` says how far it may be), "model" (rotor: the model's
-  /// cheapest choice measured over the budget on the rewritten step, and a dearer one of its front fits). No
-  /// choice within the budget, or
+  /// the budget that is not proven the cheapest: `gap` says how far it may be). No choice within the budget, or
   /// none found within the limits, is a UserError instead.
   std::string status;
   std::string cost;                 // the policy's cost: "macs", "latency" (cycles) or "energy" (pJ)

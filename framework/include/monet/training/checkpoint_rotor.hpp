@@ -93,9 +93,10 @@ MONET_API RotorSchedule rotor_segmentation(std::size_t blocks, const std::vector
 /// The rewritten step of a schedule (before `finish`).
 MONET_API GraphPtr apply_rotor(const GraphPtr& graph, const RotorChain& chain, const RotorSchedule& schedule);
 
-/// solver = "rotor": the cheapest schedule of the model's front within the budget whose rewritten step, measured,
-/// peaks within the budget at the model's cost (the front's schedules in order of cost; a UserError at the budget
-/// when none does). Returns the top-level runs as regions; `step` receives the rewritten step (before `finish`).
+/// solver = "rotor": the cheapest schedule of the model's front within the budget (a UserError at the budget when
+/// none is), rewritten and measured: a UserError naming the MILP when the step's peak or recompute cost is not the
+/// model's (the blocks are not a chain). Returns the top-level runs as regions; `step` receives the rewritten step
+/// (before `finish`).
 MONET_API std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                                       const RecomputeCost& cost, const GraphFinish& finish,
                                                       CheckpointSolve* solve, GraphPtr* step);
