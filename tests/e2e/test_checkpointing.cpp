@@ -148,6 +148,29 @@ TEST(Checkpointing, RotorNestedRecomputation) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("its choice peaks at 25464832 B, not the 18288640 B its model predicts, over the budget"));
   EXPECT_THAT(r.out, HasSubstr("use solver = \"milp\""));
+
+  // A run (experiments/checkpointing/resnet18_cifar_quad_core_optimal.toml: mixed bf16, cost = "latency"): the
+  // scheduled step is the rewritten one, results.json says how it was solved, resolved.toml keeps the solver; a
+  // budget below every schedule is located at the budget key.
+  test::ScratchDir dir;
+  r = test::monet("run " + q(test::source_dir() / "experiments/checkpointing/resnet18_cifar_quad_core_optimal.toml") +
+                  " --out " + q(dir.path() / "run") + " --set 'training.checkpoint.solver=\"rotor\"' --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json results = json::parse(test::read_file(dir.path() / "run/results.json"));
+  EXPECT_EQ(results["training"]["checkpoint_solver"]["solver"], "rotor");
+  EXPECT_EQ(results["training"]["checkpoint_solver"]["status"], "optimal");
+  EXPECT_EQ(results["training"]["peak_activation_bytes"].get<long>(), 6'271'600);
+  EXPECT_EQ(results["training"]["recompute_macs"].get<long>(), 536'870'912);
+  EXPECT_THAT(test::read_file(dir.path() / "run/resolved.toml"), HasSubstr("solver = \"rotor\""));
+  const auto low = dir.write("t.toml", "[experiment]\nname = \"x\"\n[workload]\nfile = " +
+                                            q(test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx") +
+                                            "\n[training]\nmode = \"training\"\n[training.checkpoint]\n"
+                                            "budget = 1000\nsolver = \"rotor\"\n[architecture]\nfile = " +
+                                            q(test::source_dir() / "architectures/tpu_like_quad_core.toml") + "\n");
+  r = test::monet("run " + q(low) + " --out " + q(dir.path() / "t") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("t.toml:8:10: error: checkpoint budget 1000 B is below the smallest backward activation "
+                               "peak any nested schedule of the 13 blocks of "));
 }
 
 // The optimal policy solved as a MILP (solver = "milp", --checkpoint-solver milp): the DP's optimum on ResNet-18's

@@ -242,6 +242,13 @@ RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost, const G
     throw std::logic_error("rotor: finishing the graph changed its operators");
   }
   const std::size_t n_ops = g.operators().size();
+  for (const Operator& op : graph->operators()) {
+    if (op.phase == Phase::forward && recomputed_in_backward(op)) {
+      // apply_checkpointing recomputes these whatever the policy; nested schedules do not model them.
+      throw UserError("solver = \"rotor\" does not model operators recomputed in backward whatever the policy ('" +
+                      op.name + "', recompute_in_backward)");
+    }
+  }
   CheckpointBlocks cb = checkpoint_blocks(*graph);
   RotorChain c;
   std::vector<TensorId> root(g.tensors().size());
