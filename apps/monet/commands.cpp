@@ -30,6 +30,7 @@
 #include "monet/report/plots.hpp"
 #include "monet/report/report.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
+#include "monet/training/checkpoint_rotor.hpp"
 #include "monet/training/offload.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
@@ -181,6 +182,7 @@ int inspect_command(const InspectOptions& o) {
   GraphPtr graph = registry.create<WorkloadFrontend>(*frontend, values)->load(file);
   std::vector<CheckpointRegion> regions;
   std::optional<CheckpointSolve> checkpoint_solve;  // how optimal=BUDGET was solved
+  GraphPtr rotor_step;                               // solver rotor: the step with its nested recomputation
   if (!o.checkpoint.empty() && !o.training) throw UserError(SourceLocation{"--checkpoint"}, "needs --training");
   if (!o.checkpoint_solver.empty() && o.checkpoint.rfind("optimal=", 0) != 0) {
     throw UserError(SourceLocation{"--checkpoint-solver"}, "solves --checkpoint optimal=BUDGET; there is none");
@@ -209,12 +211,16 @@ int inspect_command(const InspectOptions& o) {
         solver.where = SourceLocation{"--checkpoint-solver"};
         if (!o.checkpoint_solver.empty()) solver = parse_checkpoint_solver(o.checkpoint_solver, solver.where);
         checkpoint_solve.emplace();
-        regions = optimal_regions(graph, policy, {}, finish, solver, &*checkpoint_solve);
+        if (solver.name == "rotor") {  // nested recomputation: a step of its own, its top-level runs as regions
+          regions = rotor_regions(graph, policy, {}, finish, &*checkpoint_solve, &rotor_step);
+        } else {
+          regions = optimal_regions(graph, policy, {}, finish, solver, &*checkpoint_solve);
+        }
       } else {
         regions = checkpoint_regions(*graph, policy);
       }
       const GraphPtr before = graph;
-      graph = apply_checkpointing(*graph, regions);
+      graph = rotor_step ? rotor_step : apply_checkpointing(*graph, regions);
       for (CheckpointRegion& r : regions) {  // the same regions, by the operator ids of the new graph
         for (OperatorId& op : r.operators) op = graph->find_operator(before->op(op).name)->id;
       }

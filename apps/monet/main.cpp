@@ -88,7 +88,7 @@ int real_main(int argc, char** argv) {
                           "blocks=NAME[,NAME] (as in [training.checkpoint])");
   inspect_cmd->add_option("--checkpoint-solver", inspect.checkpoint_solver,
                           "how --checkpoint optimal=BUDGET is solved: dp (the chain DP, default), segments (the DP over Rotor's runs "
-                          "of blocks) or milp[,SECONDS[,NODES]] "
+                          "of blocks), rotor (Rotor's DP with nested recomputation) or milp[,SECONDS[,NODES]] "
                           "(the MILP with CBC, with a time limit, default 10 s, and a branch-and-bound node limit; as "
                           "[training.checkpoint] solver, time_limit_s and node_limit)");
   inspect_cmd->add_option("--offload", inspect.offload,

@@ -123,6 +123,56 @@ TEST(Checkpointing, ChainDpRefusesBlocksThatAreNotAChain) {
   EXPECT_EQ(json::parse(r.out)["training"]["peak_activation_bytes"].get<long>(), 21434368);
 }
 
+// Rotor's nested recomputation from the command line (--checkpoint-solver rotor): on ResNet-18 at segments' least
+// peak, 647,069,696 MACs recomputed (segments: 1,171,308,544; docs/training.md), the stem convolution three times;
+// the regions are the top-level runs and their recompute MACs count every copy. On MONET's small GPT-2, whose blocks
+// are not a chain, it refuses as the other chain DPs do.
+TEST(Checkpointing, RotorNestedRecomputation) {
+  const std::string model = q(test::source_dir() / "workloads/onnx/resnet18.onnx");
+  auto r = test::monet("--log-level warn inspect " + model +
+                       " --training --json --checkpoint optimal=9434112 --checkpoint-solver rotor");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json t = json::parse(r.out)["training"];
+  EXPECT_EQ(t["recompute_macs"].get<long>(), 647'069'696);
+  EXPECT_EQ(t["peak_activation_bytes"].get<long>(), 9'370'536);
+  EXPECT_EQ(t["checkpoint_solver"]["solver"], "rotor");
+  EXPECT_EQ(t["checkpoint_solver"]["status"], "optimal");
+  long region_macs = 0;
+  for (const json& x : t["checkpoint_regions"]) region_macs += x["recompute_macs"].get<long>();
+  EXPECT_EQ(region_macs, 647'069'696);
+  r = test::monet("--log-level warn inspect " + model + " --training --checkpoint optimal=9434112 --checkpoint-solver rotor");
+  EXPECT_THAT(r.out, HasSubstr("/conv1/Conv@recompute2"));
+
+  const std::string gpt = q(test::source_dir() / "workloads/onnx/gpt2_monet_small.onnx");
+  r = test::monet("inspect " + gpt + " --training --checkpoint optimal=20746240 --checkpoint-solver rotor");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("its choice peaks at 25464832 B, not the 18288640 B its model predicts, over the budget"));
+  EXPECT_THAT(r.out, HasSubstr("use solver = \"milp\""));
+
+  // A run (experiments/checkpointing/resnet18_cifar_quad_core_optimal.toml: mixed bf16, cost = "latency"): the
+  // scheduled step is the rewritten one, results.json says how it was solved, resolved.toml keeps the solver; a
+  // budget below every schedule is located at the budget key.
+  test::ScratchDir dir;
+  r = test::monet("run " + q(test::source_dir() / "experiments/checkpointing/resnet18_cifar_quad_core_optimal.toml") +
+                  " --out " + q(dir.path() / "run") + " --set 'training.checkpoint.solver=\"rotor\"' --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json results = json::parse(test::read_file(dir.path() / "run/results.json"));
+  EXPECT_EQ(results["training"]["checkpoint_solver"]["solver"], "rotor");
+  EXPECT_EQ(results["training"]["checkpoint_solver"]["status"], "optimal");
+  EXPECT_EQ(results["training"]["peak_activation_bytes"].get<long>(), 6'271'600);
+  EXPECT_EQ(results["training"]["recompute_macs"].get<long>(), 536'870'912);
+  EXPECT_THAT(test::read_file(dir.path() / "run/resolved.toml"), HasSubstr("solver = \"rotor\""));
+  const auto low = dir.write("t.toml", "[experiment]\nname = \"x\"\n[workload]\nfile = " +
+                                            q(test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx") +
+                                            "\n[training]\nmode = \"training\"\n[training.checkpoint]\n"
+                                            "budget = 1000\nsolver = \"rotor\"\n[architecture]\nfile = " +
+                                            q(test::source_dir() / "architectures/tpu_like_quad_core.toml") + "\n");
+  r = test::monet("run " + q(low) + " --out " + q(dir.path() / "t") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("t.toml:8:10: error: checkpoint budget 1000 B is below the smallest backward activation "
+                               "peak any nested schedule of the 13 blocks of "));
+}
+
 // The optimal policy solved as a MILP (solver = "milp", --checkpoint-solver milp): the DP's optimum on ResNet-18's
 // 15-block chain; its errors located; a time limit that stops CBC before it proves optimality keeps the best
 // choice found and says the gap.

@@ -299,7 +299,7 @@ CheckpointPolicy read_checkpoint(TableReader& t, OffloadPolicy& offload, Checkpo
     p.cost = t.choice("cost", {"macs", "latency", "energy"}).value_or("macs");
     if (t.has("solver")) {
       solver.where = t.where("solver");
-      solver.name = *t.choice("solver", {"dp", "segments", "milp"});
+      solver.name = *t.choice("solver", {"dp", "segments", "rotor", "milp"});
     }
     if (t.has("time_limit_s")) {
       if (solver.name != "milp") t.fail("time_limit_s", "applies to solver = \"milp\" only");

@@ -10,6 +10,7 @@
 #include "monet/arch/estimation.hpp"
 #include "monet/experiment/cost_cache.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
+#include "monet/training/checkpoint_rotor.hpp"
 #include "monet/training/offload.hpp"
 #include "monet/training/precision.hpp"
 #include "monet/util/strings.hpp"
@@ -247,8 +248,13 @@ CheckpointedStep checkpoint_step(const Experiment& e, const Registry& registry, 
     };
   }
   auto optimal = std::make_shared<OptimalCheckpoint>();
-  optimal->regions = optimal_regions(g, policy, cost, finish, e.checkpoint_solver, &optimal->solve);
-  GraphPtr step = apply_checkpointing(*g, optimal->regions);
+  GraphPtr step;
+  if (e.checkpoint_solver.name == "rotor") {  // nested recomputation: a step of its own, its top-level runs as regions
+    optimal->regions = rotor_regions(g, policy, cost, finish, &optimal->solve, &step);
+  } else {
+    optimal->regions = optimal_regions(g, policy, cost, finish, e.checkpoint_solver, &optimal->solve);
+    step = apply_checkpointing(*g, optimal->regions);
+  }
   for (CheckpointRegion& r : optimal->regions) {  // the same regions, by the operator ids of the new graph
     for (OperatorId& op : r.operators) op = step->find_operator(g->op(op).name)->id;
   }

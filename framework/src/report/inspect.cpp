@@ -176,7 +176,10 @@ std::pair<std::size_t, std::int64_t> recomputed(const Graph& g, const Checkpoint
   std::size_t ops = 0;
   std::int64_t macs = 0;
   for (OperatorId o : r.operators) {
-    if (const Operator* c = g.find_operator(g.op(o).name + "@recompute")) {
+    // Nested recomputation (solver = "rotor") runs an operator again as "@recompute2", "@recompute3", ...
+    for (int k = 1;; ++k) {
+      const Operator* c = g.find_operator(g.op(o).name + "@recompute" + (k > 1 ? std::to_string(k) : ""));
+      if (!c) break;
       ++ops;
       macs += c->macs();
     }

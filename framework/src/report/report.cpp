@@ -323,8 +323,8 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   // A policy that came from [parallelism] recompute is written there (both at once would be an error).
   out << "\n[training.checkpoint]\n"
       << checkpoint_toml(e.parallelism.recompute != "none" ? CheckpointPolicy{} : e.training.checkpoint);
-  if (e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal && e.checkpoint_solver.name == "segments") {
-    out << "solver = \"segments\"\n";
+  if (e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal && (e.checkpoint_solver.name == "segments" || e.checkpoint_solver.name == "rotor")) {
+    out << "solver = \"" << e.checkpoint_solver.name << "\"\n";
   }
   if (e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal && e.checkpoint_solver.name == "milp") {
     out << "solver = \"milp\"\ntime_limit_s = " << format_number(e.checkpoint_solver.time_limit_s) << "\n";

@@ -8,6 +8,7 @@
 #include "chain_dp.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/training/checkpoint_milp.hpp"
+#include <stdexcept>
 #include "monet/training/checkpoint_segments.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
@@ -262,10 +263,10 @@ CheckpointSolver parse_checkpoint_solver(const std::string& text, const SourceLo
     else parts.back() += ch;
   }
   const auto bad = [&]() {
-    return UserError(where, "expected dp, segments or milp[,SECONDS[,NODES]] (a time limit >= 0 and a node limit >= 0), not '" +
+    return UserError(where, "expected dp, segments or milp[,SECONDS[,NODES]] (a time limit >= 0 and a node limit >= 0), or rotor, not '" +
                                 text + "'");
   };
-  if (parts.empty() || (parts[0] != "dp" && parts[0] != "milp" && parts[0] != "segments") ||
+  if (parts.empty() || (parts[0] != "dp" && parts[0] != "milp" && parts[0] != "segments" && parts[0] != "rotor") ||
       (parts[0] != "milp" && parts.size() > 1) ||
       parts.size() > 3) {
     throw bad();
@@ -297,6 +298,9 @@ std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const Check
                                               const CheckpointSolver& solver, CheckpointSolve* solve) {
   if (solver.name == "milp") return milp_regions(graph, policy, solver, cost, finish, solve);
   if (solver.name == "segments") return segment_regions(graph, policy, cost, finish, solve);
+  if (solver.name == "rotor") {
+    throw std::invalid_argument("solver rotor: its nested schedule is no set of regions; call rotor_regions");
+  }
   const CheckpointChain chain = checkpoint_chain(graph, cost, finish);
   const std::vector<ChainChoice> front = chain_front(chain);
   const ChainChoice best =

@@ -12,11 +12,16 @@ namespace monet::detail {
 
 inline constexpr const char* kRecomputeTag = "@recompute";
 
-/// The forward operator's name of `name` (itself when it is not a recomputation).
+/// The forward operator's name of `name` (itself when it is not a recomputation): without the tag and the copy
+/// number after it ("x@recompute2", the second copy of a nested recomputation, recompute_plan.hpp).
 inline std::string forward_name(std::string name) {
   const std::string tag = kRecomputeTag;
   const auto at = name.find(tag);
-  if (at != std::string::npos) name.erase(at, tag.size());
+  if (at != std::string::npos) {
+    std::size_t end = at + tag.size();
+    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+    name.erase(at, end - at);
+  }
   return name;
 }
 

@@ -77,12 +77,13 @@ MONET_API std::optional<ChainChoice> optimal_choice(const CheckpointChain& chain
 /// whose layout is part of the plugin ABI).
 struct CheckpointSolver {
   std::string name = "dp";      // "dp": the exact chain DP above; "segments": checkpoint_segments.hpp (Rotor's
-                                // runs of blocks); "milp": checkpoint_milp.hpp (CBC), any graph
+                                // runs of blocks); "rotor": checkpoint_rotor.hpp (Rotor's nested recomputation);
+                                // "milp": checkpoint_milp.hpp (CBC), any graph
   double time_limit_s = 10;     // milp: CBC stops here and keeps the best choice found (the gap is reported)
   std::int64_t node_limit = -1; // milp: CBC stops after this many branch-and-bound nodes (-1: no limit); unlike
                                 // the time limit, the same on every machine
   SourceLocation where;         // the `time_limit_s` (or `solver`, `node_limit`) key, for messages
-  /// "dp", "segments", "milp,SECONDS" or "milp,SECONDS,NODES" (as --checkpoint-solver takes it; part of cache
+  /// "dp", "segments", "rotor", "milp,SECONDS" or "milp,SECONDS,NODES" (as --checkpoint-solver takes it; part of cache
   /// keys).
   [[nodiscard]] MONET_API std::string text() const;
 };
@@ -93,7 +94,7 @@ MONET_API CheckpointSolver parse_checkpoint_solver(const std::string& text, cons
 
 /// How the optimal policy's choice was found: results.json's and `inspect --json`'s training.checkpoint_solver.
 struct CheckpointSolve {
-  std::string solver;               // "dp", "segments" or "milp"
+  std::string solver;               // "dp", "segments", "rotor" or "milp"
   /// "optimal" (proven; the DP always is), "time_limit" or "node_limit" (CBC stopped there with a choice within
   /// the budget that is not proven the cheapest: `gap` says how far it may be). No choice within the budget, or
   /// none found within the limits, is a UserError instead.
@@ -116,7 +117,8 @@ struct CheckpointSolve {
 
 /// The `optimal` policy's regions: a UserError at policy.where when even checkpointing the best blocks cannot
 /// bring the peak under the budget (the message gives the smallest feasible peak). `solve`, when given, receives
-/// how the choice was found.
+/// how the choice was found. Not for solver "rotor", whose nested schedule is no set of regions (rotor_regions,
+/// checkpoint_rotor.hpp, gives its step): std::invalid_argument.
 MONET_API std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                                         const RecomputeCost& cost = {}, const GraphFinish& finish = {},
                                                         const CheckpointSolver& solver = {},
