@@ -38,14 +38,7 @@ std::string chain_toml(const std::vector<int>& widths) {
 
 RotorSchedule make(RotorStep::Kind kind, std::size_t first, std::size_t last, std::size_t split, RotorSchedule next,
                    RotorSchedule inner) {
-  auto x = std::make_shared<RotorStep>();
-  x->kind = kind;
-  x->first = first;
-  x->last = last;
-  x->split = split;
-  x->next = std::move(next);
-  x->inner = std::move(inner);
-  return x;
+  return rotor_step(kind, first, last, split, std::move(next), std::move(inner));
 }
 
 /// Every nested schedule of blocks s..t (Rotor's F_all or a next checkpoint at each step).

@@ -119,18 +119,6 @@ Eval evaluate(const RotorChain& c, const RotorStep* x, int mode, bool top) {
   return {};
 }
 
-std::shared_ptr<RotorStep> step(RotorStep::Kind kind, std::size_t first, std::size_t last, std::size_t split,
-                                RotorSchedule next, RotorSchedule inner) {
-  auto x = std::make_shared<RotorStep>();
-  x->kind = kind;
-  x->first = first;
-  x->last = last;
-  x->split = split;
-  x->next = std::move(next);
-  x->inner = std::move(inner);
-  return x;
-}
-
 /// The forward and backward events of a schedule in the order they run: (block, true) a recomputation of the
 /// block, (block, false) its backward.
 void events(const RotorStep* x, std::vector<std::pair<std::size_t, bool>>& out) {
@@ -227,10 +215,10 @@ RotorSchedule rotor_segmentation(std::size_t n, const std::vector<std::pair<std:
     for (const auto& [a, e] : runs) {
       if (a != s) continue;
       RotorSchedule inner;
-      for (std::size_t k = e + 1; k-- > a;) inner = step(RotorStep::Kind::all, k, e, 0, inner, nullptr);
-      return step(RotorStep::Kind::segment, s, e, e, top(e + 1), inner);
+      for (std::size_t k = e + 1; k-- > a;) inner = rotor_step(RotorStep::Kind::all, k, e, 0, inner, nullptr);
+      return rotor_step(RotorStep::Kind::segment, s, e, e, top(e + 1), inner);
     }
-    return step(RotorStep::Kind::keep, s, s, 0, top(s + 1), nullptr);
+    return rotor_step(RotorStep::Kind::keep, s, s, 0, top(s + 1), nullptr);
   };
   return top(0);
 }
@@ -574,8 +562,8 @@ class Dp {
   RotorSchedule top_schedule(std::size_t s, int mode, int index) {
     if (s == n_) return nullptr;
     const Entry& e = top(s, mode)[static_cast<std::size_t>(index)];
-    if (e.kind == RotorStep::Kind::keep) return step(e.kind, s, s, 0, top_schedule(s + 1, 1, e.next), nullptr);
-    return step(e.kind, s, e.split, e.split, top_schedule(e.split + 1, 0, e.next), nested_schedule(s, e.split, mode, e.inner));
+    if (e.kind == RotorStep::Kind::keep) return rotor_step(e.kind, s, s, 0, top_schedule(s + 1, 1, e.next), nullptr);
+    return rotor_step(e.kind, s, e.split, e.split, top_schedule(e.split + 1, 0, e.next), nested_schedule(s, e.split, mode, e.inner));
   }
 
   const std::vector<Entry>& nested(std::size_t s, std::size_t t, int mode) {
@@ -614,9 +602,9 @@ class Dp {
   RotorSchedule nested_schedule(std::size_t s, std::size_t t, int mode, int index) {
     const Entry& e = nested(s, t, mode)[static_cast<std::size_t>(index)];
     if (e.kind == RotorStep::Kind::all) {
-      return step(e.kind, s, t, 0, s == t ? nullptr : nested_schedule(s + 1, t, 1, e.next), nullptr);
+      return rotor_step(e.kind, s, t, 0, s == t ? nullptr : nested_schedule(s + 1, t, 1, e.next), nullptr);
     }
-    return step(e.kind, s, t, e.split, nested_schedule(e.split, t, 0, e.next), nested_schedule(s, e.split - 1, mode, e.inner));
+    return rotor_step(e.kind, s, t, e.split, nested_schedule(e.split, t, 0, e.next), nested_schedule(s, e.split - 1, mode, e.inner));
   }
 
  private:
@@ -708,6 +696,18 @@ std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const Checkpo
   }
   if (step_out) *step_out = g;
   return chain.regions(best->schedule);
+}
+
+RotorSchedule rotor_step(RotorStep::Kind kind, std::size_t first, std::size_t last, std::size_t split,
+                         RotorSchedule next, RotorSchedule inner) {
+  auto x = std::make_shared<RotorStep>();
+  x->kind = kind;
+  x->first = first;
+  x->last = last;
+  x->split = split;
+  x->next = std::move(next);
+  x->inner = std::move(inner);
+  return x;
 }
 
 }  // namespace monet

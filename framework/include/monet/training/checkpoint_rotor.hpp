@@ -35,6 +35,10 @@ struct RotorStep {
 };
 using RotorSchedule = std::shared_ptr<const RotorStep>;
 
+/// A step of a schedule (the DP builds them; tests write schedules by hand).
+MONET_API RotorSchedule rotor_step(RotorStep::Kind kind, std::size_t first, std::size_t last, std::size_t split,
+                                   RotorSchedule next, RotorSchedule inner);
+
 /// The chain's model: per block, what each kind of computation of it keeps and costs (measured on the graph).
 struct RotorChain {
   struct Forward {                 // one recomputation of a block
