@@ -221,7 +221,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   // (the plugin names no points) runs right after its operator — a forward collective again after the operator's
   // recomputation, a backward one after the operator's last backward operator — and the pass waits for it.
   auto place = [&](const TensorParallelComm& tc, OperatorId issued, bool issued_at_start, OperatorId awaited,
-                   bool awaited_at_start, const Operator& owner) {
+                   bool awaited_at_start, std::size_t pi) {  // pi: its pass when `issued` is kNone
     const bool context = tc.group == ParallelGroup::context;
     const std::int64_t ranks = context ? L.context : L.tensor, stride = context ? L.tensor : 1;
     const CommCost cost = group_collective(sys, tc.kind, tc.bytes, ranks, stride);
@@ -229,7 +229,6 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     x.seconds = cost.seconds;
     x.tiers = collective_tiers(sys, tc.kind, ranks, stride);
     x.group = context ? 1 : 0;
-    std::size_t pi = pass_of(owner) ;
     if (issued != kNone) {
       pi = pass_of(g.op(issued));
       x.issued_by = index_in_pass[static_cast<std::size_t>(issued)];
@@ -240,7 +239,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     x.awaited_by = x.issued_by, x.awaited_at_start = x.issued_at_start;
     if (awaited != kNone) {
       if (pass_of(g.op(awaited)) != pi) {
-        throw InternalError("parallelism plugin: a collective of '" + owner.name + "' is issued by '" + g.op(issued).name +
+        throw InternalError("parallelism plugin: a collective of '" + g.op(tc.op).name + "' is issued by '" + g.op(issued).name +
                             "' and awaited by '" + g.op(awaited).name + "', in another pass");
       }
       x.awaited_by = index_in_pass[static_cast<std::size_t>(awaited)];
@@ -250,21 +249,15 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     (context ? cp_energy : tp_energy) += cost.energy_j;
   };
   for (const TensorParallelComm& tc : in.plan.comms) {
-    const Operator& owner = g.op(tc.op);
+    const auto backward_pass = static_cast<std::size_t>(2 * chunk_of_op(tc.op) + 1);
     if (tc.issued_by != kNone) {
-      place(tc, tc.issued_by, tc.issued_at_start, tc.awaited_by, tc.awaited_at_start, owner);
+      place(tc, tc.issued_by, tc.issued_at_start, tc.awaited_by, tc.awaited_at_start, 0);
     } else if (!tc.backward) {
-      place(tc, tc.op, false, kNone, false, owner);
-      for (OperatorId again : recompute_copies[static_cast<std::size_t>(tc.op)]) place(tc, again, false, kNone, false, owner);
+      place(tc, tc.op, false, kNone, false, 0);
+      for (OperatorId again : recompute_copies[static_cast<std::size_t>(tc.op)]) place(tc, again, false, kNone, false, 0);
     } else {
-      const OperatorId last = last_backward[static_cast<std::size_t>(tc.op)];
-      if (last != kNone) {
-        place(tc, last, false, kNone, false, owner);
-      } else {  // no backward operator of its own in the step: the end of its chunk's backward pass
-        Operator in_backward = owner;
-        in_backward.phase = Phase::backward_dx;
-        place(tc, kNone, false, kNone, false, in_backward);
-      }
+      // After the operator's last backward operator; without one in the step, at the end of its backward pass.
+      place(tc, last_backward[static_cast<std::size_t>(tc.op)], false, kNone, false, backward_pass);
     }
   }
   // Parameters, gradients and optimizer states per chunk (ZeRO shards them over the data-parallel group), and the
