@@ -190,6 +190,7 @@ int inspect_command(const InspectOptions& o) {
   if (o.training) {
     TrainingSettings settings;
     settings.micro_batches = o.micro_batches;
+    settings.loss = o.loss;
     if (!o.precision.empty()) {
       settings.precision = Precision::preset_named(o.precision);
       if (!settings.precision) {

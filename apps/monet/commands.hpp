@@ -35,6 +35,7 @@ struct InspectOptions {
   std::string emit_toml;          // write the workload in the native TOML format
   bool training = false;          // show the training step (autodiff + optimizer)
   std::string optimizer = "sgd";
+  std::string loss = "cross_entropy";  // --loss for --training
   std::string precision;          // a precision preset ("" = the workload's element types)
   std::int64_t micro_batches = 1;
   std::string checkpoint;         // --checkpoint POLICY ("segments=4", "modules=layer*"): activation checkpointing

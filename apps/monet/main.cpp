@@ -79,8 +79,13 @@ int real_main(int argc, char** argv) {
   inspect_cmd->add_option("--set", inspect.sets, "a frontend parameter: key=value or workload.key=value (repeatable)");
   inspect_cmd->add_option("--plugin", inspect.plugin, "frontend plugin (default: from the file extension)");
   inspect_cmd->add_option("--emit-toml", inspect.emit_toml, "also write the workload in monet's TOML format");
-  inspect_cmd->add_flag("--training", inspect.training, "show one training step: forward, loss, backward, optimizer");
+  CLI::Option* training_flag =
+      inspect_cmd->add_flag("--training", inspect.training, "show one training step: forward, loss, backward, optimizer");
   inspect_cmd->add_option("--optimizer", inspect.optimizer, "optimizer plugin for --training")->capture_default_str();
+  inspect_cmd->add_option("--loss", inspect.loss, "loss for --training, as [training] loss")
+      ->check(CLI::IsMember({"cross_entropy", "binary_cross_entropy"}))
+      ->needs(training_flag)
+      ->capture_default_str();
   inspect_cmd->add_option("--precision", inspect.precision, "precision preset for --training (fp32, mixed_bf16, int8_stream)");
   inspect_cmd->add_option("--checkpoint", inspect.checkpoint,
                           "activation checkpointing for --training: none, segments=K, modules=GLOB[,GLOB], every_k=K, "

@@ -331,7 +331,7 @@ void read_training(TableReader& root, Experiment& e, const Registry& registry) {
   auto t = root.table("training");
   if (!t) return;
   e.training_mode = t->choice("mode", {"inference", "training"}).value_or("inference");
-  e.training.loss = t->choice("loss", {"cross_entropy"}).value_or("cross_entropy");
+  e.training.loss = t->choice("loss", {"cross_entropy", "binary_cross_entropy"}).value_or("cross_entropy");
   e.training.micro_batches = t->integer("micro_batches", Bounds::at_least(1)).value_or(1);
   if (auto c = t->table("checkpoint")) e.training.checkpoint = read_checkpoint(*c, e.offload, e.checkpoint_solver);
   for (const char* section : {"backward", "optimizer"}) {
@@ -656,6 +656,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
       pass("tensor_parallel", par.tensor, par.tensor > 1, "one rank of a tensor-parallel group");
       pass("sequence_parallel", par.sequence_parallel, par.sequence_parallel, "a rank with sequence parallelism");
       pass("context_parallel", par.context, par.context > 1, "one rank of a context-parallel group");
+      pass("data_parallel", par.data, false, "");  // only for generators whose rank depends on it (a DLRM's sharding)
     } else {
       for (const std::string& k : parallelism_kernel_keys()) parallelism_table->mark_used(k);
       parallelism_table->finish();

@@ -185,7 +185,10 @@ GraphPtr GraphBuilder::build() && {
           op_error(op, "tensor '" + t.name + "' is already produced by '" +
                            g->operators_[static_cast<std::size_t>(t.producer)].name + "'");
         }
-        const bool update = op.phase == Phase::optimizer && t.role != TensorRole::input && t.role != TensorRole::label;
+        // Parameters are written by optimizer updates, or in place by an update fused into the backward pass (a
+        // sparse table's rows: FBGEMM's table-batched embeddings).
+        const bool fused = op.phase == Phase::backward_dw && t.in_place_of != kNone;
+        const bool update = (op.phase == Phase::optimizer || fused) && t.role != TensorRole::input && t.role != TensorRole::label;
         if (!update && (t.role == TensorRole::weight || t.role == TensorRole::input || t.role == TensorRole::label)) {
           op_error(op, "writes '" + t.name + "', which is a " + to_string(t.role));
         }

@@ -286,6 +286,35 @@ OperatorId embedding(GraphBuilder& b, Operator op, TensorId table, std::optional
   return b.add_operator(std::move(op));
 }
 
+OperatorId embedding_bag(GraphBuilder& b, Operator op, TensorId table, TensorId indices, std::optional<TensorId> offsets,
+                         TensorId output) {
+  const Shape& out = b.tensor(output).shape;
+  const Shape& ts = b.tensor(table).shape;
+  const Shape& is = b.tensor(indices).shape;
+  if (ts.size() != 2 || is.size() != 2 || out != Shape{is[0], ts[1]}) {
+    fail(op.origin, op.name, "embedding bag: table " + to_string(ts) + ", indices " + to_string(is) + " and output " +
+                                 to_string(out) + " disagree (expected [V, K], [B, L] and [B, K])");
+  }
+  op.kind = OpKind::embedding;
+  if (op.type.empty()) op.type = "EmbeddingBag";
+  op.ops_per_iteration = 1;  // the sum over the bag
+  op.dims = {LoopDim{"B", is[0]}, LoopDim{"L", is[1]}, LoopDim{"K", ts[1]}};
+  op.operands.push_back(operand(b, output, OperandSlot::O, {dim(0), dim(2)}));
+  op.operands.push_back(operand(b, indices, OperandSlot::I1, {dim(0), dim(1)}));
+  if (offsets) {
+    if (b.tensor(*offsets).shape != Shape{is[0], 1}) {
+      fail(op.origin, op.name, "embedding bag: offsets " + to_string(b.tensor(*offsets).shape) + " should be [" +
+                                   std::to_string(is[0]) + ", 1]");
+    }
+    op.operands.push_back(operand(b, *offsets, OperandSlot::I1, {dim(0), AffineExpr::constant(0)}));
+  }
+  AffineExpr lookup{{AffineExpr::Term{0, is[1]}, AffineExpr::Term{1, 1}}, 0};
+  Operand tab = operand(b, table, OperandSlot::I2, {std::move(lookup), dim(2)});
+  tab.indirect = true;
+  op.operands.push_back(std::move(tab));
+  return b.add_operator(std::move(op));
+}
+
 // ------------------------------------------------------------------------------------------------- view
 
 OperatorId view(GraphBuilder& b, Operator op, TensorId input, TensorId output) {

@@ -98,6 +98,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                         {"recompute_in_compute", ps.recompute_s},
                         {"tensor_parallel_communication", ps.tensor_comm_s},
                         {"context_parallel_communication", ps.context_comm_s},
+                        {"sharded_parameters_communication", ps.sharded_comm_s},
                         {"pipeline_bubble", ps.bubble_s},
                         {"data_parallel_communication", ps.data_comm_s},
                         {"optimizer", ps.optimizer_s},
@@ -105,7 +106,8 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
         // Collectives' time beside computation (not part of the step's split above).
         {"hidden_communication_s", json{{"tensor_parallel", ps.tensor_comm_hidden_s},
                                         {"context_parallel", ps.context_comm_hidden_s},
-                                        {"data_parallel", ps.data_comm_hidden_s}}},
+                                        {"data_parallel", ps.data_comm_hidden_s},
+                                        {"sharded_parameters", ps.sharded_comm_hidden_s}}},
         {"energy_j", json{{"step", ps.energy_j},
                           {"compute", ps.compute_energy_j},
                           {"communication", ps.communication_energy_j},

@@ -168,7 +168,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   pt.backward = pt.forward;
   pt.saved_bytes = pt.forward;
   std::vector<double> comm(static_cast<std::size_t>(chunks), 0), recompute(comm), optimizer(comm), context_comm(comm),
-      comm_hidden(comm), context_hidden(comm), zero_comm(comm), zero_hidden(comm);
+      comm_hidden(comm), context_hidden(comm), zero_comm(comm), zero_hidden(comm), sharded_comm(comm),
+      sharded_hidden(comm);
   // The passes: 2·c for chunk c's forward pass, 2·c + 1 for its backward pass (recomputation included); each one's
   // operators in the order the chip's schedule started them (an operator it did not schedule keeps its place).
   auto pass_of = [&](const Operator& op) {
@@ -176,7 +177,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     return static_cast<std::size_t>(2 * chunk_of_op(op.id) + (backward ? 1 : 0));
   };
   std::vector<std::vector<OperatorId>> pass_ops(static_cast<std::size_t>(2 * chunks));
-  double fb_energy = 0, opt_energy = 0, tp_energy = 0, cp_energy = 0;
+  double fb_energy = 0, opt_energy = 0, tp_energy = 0, cp_energy = 0, sharded_energy = 0;
   std::int64_t step_macs = 0, recompute_macs = 0, previous_start = 0;
   std::vector<std::vector<OperatorId>> recompute_copies(g.operators().size());  // an operator may run again twice
   for (const Operator& op : g.operators()) {
@@ -222,13 +223,14 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   // recomputation, a backward one after the operator's last backward operator — and the pass waits for it.
   auto place = [&](const TensorParallelComm& tc, OperatorId issued, bool issued_at_start, OperatorId awaited,
                    bool awaited_at_start, std::size_t pi) {  // pi: its pass when `issued` is kNone
-    const bool context = tc.group == ParallelGroup::context;
-    const std::int64_t ranks = context ? L.context : L.tensor, stride = context ? L.tensor : 1;
+    // The group's ranks and spacing, and the pass group its exposure is accounted to.
+    const bool context = tc.group == ParallelGroup::context, data = tc.group == ParallelGroup::data;
+    const std::int64_t ranks = data ? D : context ? L.context : L.tensor, stride = data || context ? L.tensor : 1;
     const CommCost cost = group_collective(sys, tc.kind, tc.bytes, ranks, stride);
     PassCollective x;
     x.seconds = cost.seconds;
     x.tiers = collective_tiers(sys, tc.kind, ranks, stride);
-    x.group = context ? 1 : 0;
+    x.group = data ? 3 : context ? 1 : 0;
     if (issued != kNone) {
       pi = pass_of(g.op(issued));
       x.issued_by = index_in_pass[static_cast<std::size_t>(issued)];
@@ -246,7 +248,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       x.awaited_at_start = awaited_at_start;
     }
     passes[pi].collectives.push_back(x);
-    (context ? cp_energy : tp_energy) += cost.energy_j;
+    (data ? sharded_energy : context ? cp_energy : tp_energy) += cost.energy_j;
   };
   for (const TensorParallelComm& tc : in.plan.comms) {
     const auto backward_pass = static_cast<std::size_t>(2 * chunk_of_op(tc.op) + 1);
@@ -369,6 +371,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     comm_hidden[c] += std::max(0.0, run.link_s[0] - run.exposed_s[0]);
     context_hidden[c] += std::max(0.0, run.link_s[1] - run.exposed_s[1]);
     zero_hidden[c] += std::max(0.0, run.link_s[2] - run.exposed_s[2]);
+    sharded_comm[c] += run.exposed_s[3];
+    sharded_hidden[c] += std::max(0.0, run.link_s[3] - run.exposed_s[3]);
     if (pi % 2 == 0 || !in.overlap_grad_reduce) continue;  // only the overlapped reduction's buckets need them
     for (std::size_t k = 0; k < passes[pi].collectives.size(); ++k) {
       held[c].push_back({run.collective_start_s[k], run.collective_end_s[k], passes[pi].collectives[k].tiers});
@@ -484,6 +488,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     const auto j = static_cast<std::size_t>(c * p + static_cast<std::int64_t>(busiest));
     r.tensor_comm_s += comm[j] * static_cast<double>(m);
     r.context_comm_s += context_comm[j] * static_cast<double>(m);
+    r.sharded_comm_s += sharded_comm[j] * static_cast<double>(m);
+    r.sharded_comm_hidden_s += sharded_hidden[j] * static_cast<double>(m);
     r.tensor_comm_hidden_s += comm_hidden[j] * static_cast<double>(m);
     r.context_comm_hidden_s += context_hidden[j] * static_cast<double>(m);
     r.recompute_s += recompute[j] * static_cast<double>(m);
@@ -491,7 +497,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     r.data_comm_hidden_s += zero_hidden[j] * static_cast<double>(m);
   }
   r.data_comm_s += in_pass_dp;
-  r.compute_s = run.busy_s[busiest] - r.tensor_comm_s - r.context_comm_s - in_pass_dp;
+  r.compute_s = run.busy_s[busiest] - r.tensor_comm_s - r.context_comm_s - r.sharded_comm_s - in_pass_dp;
 
   // Throughput over every chip.
   const double replicas = static_cast<double>(L.tensor) * d * static_cast<double>(m);
@@ -508,11 +514,12 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 
   // Energy: every tensor-parallel rank of every replica (d·cp of them: data and context ranks) runs the whole depth
   // once per micro-batch (split over stages); the optimizer once per replica, or once per tensor-parallel rank with
-  // ZeRO. Per stage there are D tensor-parallel groups, t·d context-parallel groups and t reduction groups.
+  // ZeRO. Per stage there are D tensor-parallel groups, t·d context-parallel groups and t data-parallel groups
+  // (reductions, and the collectives of parameters sharded over them).
   const auto t = static_cast<double>(L.tensor), cp = static_cast<double>(L.context);
   r.compute_energy_j = t * (d * static_cast<double>(m) * fb_energy + (L.zero_stage >= 1 ? 1 : d) * opt_energy);
   const CommCost send = chunks > 1 ? group_collective(sys, CollectiveKind::send, boundary, 2, neighbours) : CommCost{};
-  r.communication_energy_j = (tp_energy * d + cp_energy * t * d / cp + zero_energy * t) * static_cast<double>(m) +
+  r.communication_energy_j = (tp_energy * d + cp_energy * t * d / cp + (zero_energy + sharded_energy) * t) * static_cast<double>(m) +
                              dp_energy + send.energy_j * 2 * static_cast<double>((chunks - 1) * m) * t * d;
   r.energy_j = r.compute_energy_j + r.communication_energy_j;
 

@@ -268,7 +268,7 @@ class Generator {
                       f_.name() + "' has " + std::to_string(candidates.size()) +
                       (names.empty() ? std::string() : ": " + join(names)));
     }
-    if (f_.tensor(candidates[0]).shape.size() < 2) {
+    if (s_.loss == "cross_entropy" && f_.tensor(candidates[0]).shape.size() < 2) {
       throw UserError("autodiff: cross-entropy needs logits of rank >= 2 ([rows..., classes]), got '" +
                       f_.tensor(candidates[0]).name + "' " + to_string(f_.tensor(candidates[0]).shape));
     }
@@ -278,6 +278,7 @@ class Generator {
   /// Cross-entropy on the logits: LogSoftmax (saves its output) and NLL (saves the labels), plus the gradient
   /// d(logits) = (softmax − one_hot(labels)) / rows.
   TensorId append_loss(const Instance& inst, TensorId flogits) {
+    if (s_.loss == "binary_cross_entropy") return append_binary_loss(inst, flogits);
     const TensorId logits = inst.tensor[static_cast<std::size_t>(flogits)];
     const Tensor lt = b_.tensor(logits);
     const std::size_t rank = lt.shape.size();
@@ -317,6 +318,41 @@ class Generator {
     g.operands.push_back(operand(dlogits, OperandSlot::O, all));
     g.operands.push_back(operand(logp, OperandSlot::I1, all));
     g.operands.push_back(operand(labels, OperandSlot::I2, label_access));
+    b_.add_operator(std::move(g));
+    return dlogits;
+  }
+
+  /// Binary cross-entropy on a probability per output element (a click: DLRM): PyTorch's Sigmoid + BCELoss (mean),
+  /// fused as BCEWithLogitsLoss. The forward keeps the logits (the sigmoid's output in PyTorch: the same bytes) and
+  /// the fp32 targets; d(logits) = (sigmoid(logits) − target) / elements.
+  TensorId append_binary_loss(const Instance& inst, TensorId flogits) {
+    const TensorId logits = inst.tensor[static_cast<std::size_t>(flogits)];
+    const Tensor lt = b_.tensor(logits);
+    const TensorId labels = new_tensor("labels" + inst.suffix, lt.shape, ElementType::fp32, TensorRole::label);
+    const TensorId loss = new_tensor("loss" + inst.suffix, {1}, ElementType::fp32, TensorRole::loss);
+    const auto names = ops::axis_dim_names(lt.shape.size());
+    std::vector<LoopDim> dims;
+    std::vector<AffineExpr> all;
+    for (std::size_t a = 0; a < lt.shape.size(); ++a) {
+      dims.push_back(LoopDim{names[a], lt.shape[a]});
+      all.push_back(AffineExpr::of_dim(static_cast<int>(a)));
+    }
+    Operator bce = make_op("loss/BinaryCrossEntropyWithLogits" + inst.suffix, OpKind::loss,
+                           "BinaryCrossEntropyWithLogits", Phase::loss, kNone);
+    bce.dims = dims;
+    bce.ops_per_iteration = 7;  // sigmoid (negate, exp, add, divide), two logs weighted by the target, the mean
+    bce.operands.push_back(operand(loss, OperandSlot::O, {AffineExpr::constant(0)}));
+    bce.operands.push_back(operand(logits, OperandSlot::I1, all));
+    bce.operands.push_back(operand(labels, OperandSlot::I2, all));
+    const OperatorId bce_id = b_.add_operator(std::move(bce));
+    const TensorId dlogits = new_tensor("d(" + lt.name + ")", lt.shape, lt.dtype, TensorRole::gradient);
+    Operator g = make_op("loss/BinaryCrossEntropyGrad" + inst.suffix, OpKind::elementwise, "BinaryCrossEntropyGrad",
+                         Phase::backward_dx, bce_id);
+    g.dims = dims;
+    g.ops_per_iteration = 6;  // the sigmoid again, subtract the target, scale by 1/elements
+    g.operands.push_back(operand(dlogits, OperandSlot::O, all));
+    g.operands.push_back(operand(logits, OperandSlot::I1, all));
+    g.operands.push_back(operand(labels, OperandSlot::I2, all));
     b_.add_operator(std::move(g));
     return dlogits;
   }
@@ -954,6 +990,7 @@ class Generator {
   // -------------------------------------------------------------------------------------- embedding
   /// Scatter-add of dY rows into the table gradient, read at the saved indices.
   void embedding(Instance& inst, const Operator& f, TensorId dy) {
+    if (f.type == "EmbeddingBag") return embedding_bag(inst, f, dy);
     const Operand& out = f.operands[0];
     for (std::size_t j = 1; j < f.operands.size(); ++j) {
       const Operand& table = f.operands[j];
@@ -973,6 +1010,45 @@ class Generator {
       b_.add_operator(std::move(op));
       add_piece(table.tensor, g);
     }
+  }
+
+  /// EmbeddingBag (sum): each lookup's gradient row is its bag's row of dY. With the forward operator's `sparse`
+  /// attribute (nn.EmbeddingBag(sparse=True), TorchRec's sharded tables) the gradient is row-sparse, as PyTorch's
+  /// _embedding_bag_sparse_backward makes it: one row per lookup (B·L rows, not coalesced), written in lookup order;
+  /// its row ids are the saved indices. Otherwise the rows are scatter-added into a dense gradient of the table.
+  /// The backward keeps the indices and the bags' offsets, as FBGEMM's table-batched lookup does (nn.EmbeddingBag
+  /// keeps two more int64 per bag, bag_size and max_indices on CPUs, or offset2bag per lookup on GPUs).
+  void embedding_bag(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& out = f.operands[0];
+    const Operand& table = f.operands.back();
+    if (!rg(table.tensor)) return;
+    const auto it = f.attributes.find("sparse");
+    const bool sparse = it != f.attributes.end() && !it->second.empty() && it->second.front() != 0;
+    if (sparse && s_.micro_batches > 1) {
+      throw UserError(f.origin, "autodiff: '" + f.name + "' has a sparse gradient; accumulating sparse gradients over "
+                                "micro_batches = " + std::to_string(s_.micro_batches) + " is not modelled");
+    }
+    Operator op = like(f, inst, "dW", "EmbeddingBag.dW", Phase::backward_dw);
+    op.ops_per_iteration = sparse ? 0 : 1;  // a copy per lookup, or its addition into the table's row
+    TensorId g;
+    Operand go;
+    if (sparse) {
+      const Tensor& t = b_.tensor(T(inst, table.tensor));
+      g = new_tensor("grad(" + t.name + ")", {f.dims[0].size * f.dims[1].size, t.shape[1]}, t.dtype,
+                     TensorRole::weight_gradient);
+      go = operand(g, OperandSlot::O, table.access);  // lookup L·b + l: a row of its own
+    } else {
+      g = grad_tensor(inst, table.tensor);
+      go = operand(g, OperandSlot::O, table.access);
+      go.indirect = true;
+    }
+    op.operands.push_back(go);
+    op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+    for (std::size_t k = 1; k + 1 < f.operands.size(); ++k) {  // the indices and the offsets: kept for it
+      op.operands.push_back(operand(T(inst, f.operands[k].tensor), OperandSlot::I2, f.operands[k].access));
+    }
+    b_.add_operator(std::move(op));
+    add_piece(table.tensor, g);
   }
 
   // ------------------------------------------------------------------------------------------ views
@@ -1010,13 +1086,14 @@ class Autodiff final : public BackwardGenerator {
     i.kind = PluginKind::backward;
     i.name = "autodiff";
     i.version = "1.0.0";
-    i.summary = "Forward graph -> one training step: forward, cross-entropy loss, backward (dX and dW)";
+    i.summary = "Forward graph -> one training step: forward, loss (cross-entropy or binary cross-entropy), backward (dX and dW)";
     i.description =
         "Gradient loop nests per operator (PyTorch derivative conventions for what is saved): conv dX as a "
         "transposed convolution split into stride phases (no multiply on inserted zeros) and dW with the batch in "
         "the reduction, gemm/matmul/attention with dY in place of one operand, batch/layer norm as a reduction then "
         "an elementwise pass, softmax (masked too), pointwise ops, max pooling through saved indices, average "
-        "pooling as a scatter, embedding dW as a scatter-add, views, gradient sums at fan-outs. No gradient flows "
+        "pooling as a scatter, embedding dW as a scatter-add (EmbeddingBag with its sparse attribute: a row-sparse "
+        "gradient, one row per lookup), views, gradient sums at fan-outs. No gradient flows "
         "to graph inputs or into paths that only reach frozen parameters. [training] micro_batches = k repeats "
         "forward and backward k times and accumulates the weight gradients.";
     i.params = {

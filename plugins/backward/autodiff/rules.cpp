@@ -13,6 +13,9 @@ const std::vector<GradientRule> kRules{
     {"AllGather", kNothing, 0, F::view,
      "Megatron's _GatherFromSequenceParallelRegion: this rank's part of grad (the collective, a reduce-scatter, is "
      "the parallelism plugin's)"},
+    {"AllToAll", kNothing, 0, F::view,
+     "TorchRec's all-to-all of pooled embeddings: this rank's part of grad (the collective, an all-to-all back, is "
+     "the parallelism plugin's)"},
     {"And", kNothing, 0, F::none, "boolean"},
     {"ArgMax", kNothing, 0, F::none, "indices"},
     {"ArgMin", kNothing, 0, F::none, "indices"},
@@ -37,6 +40,8 @@ const std::vector<GradientRule> kRules{
     {"Einsum", kOther, 1, F::layer, "einsum -> bmm: each operand's gradient reads the other"},
     {"Elu", kInput, 3, F::pointwise, "elu_backward(grad, alpha, scale, input_scale, false, self)"},
     {"Embedding", kIndices, 1, F::layer, "embedding_dense_backward(grad, indices, ...)"},
+    {"EmbeddingBag", kIndices, 1, F::layer,
+     "_embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, ...): sparse or dense"},
     {"Equal", kNothing, 0, F::none, "boolean"},
     {"Erf", kInput, 4, F::pointwise, "erf: 2/sqrt(pi) * exp(-self^2) * grad"},
     {"Exp", kOutput, 1, F::pointwise, "exp: grad * result"},

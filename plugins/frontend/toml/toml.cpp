@@ -8,6 +8,7 @@
 #include "monet/plugin/entry.hpp"
 #include "monet/plugin/frontend.hpp"
 #include "monet/util/strings.hpp"
+#include "dlrm.hpp"
 #include "gpt.hpp"
 
 namespace monet::plugins {
@@ -487,7 +488,10 @@ class TomlFrontend final : public WorkloadFrontend {
         "table with generator = \"gpt\" generates Megatron-LM's GPT from hidden, layers, heads, seq_length, vocab, "
         "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group), "
         "sequence_parallel (that rank with Megatron's sequence parallelism), context_parallel (one rank of a "
-        "context-parallel group) (docs/datacenter.md); `batch` then overrides micro_batch.";
+        "context-parallel group) (docs/datacenter.md); generator = \"dlrm\" generates a DLRM from dense_features, "
+        "bottom_mlp, embedding_dim, table_rows, lookups, top_mlp, micro_batch, global_batch, sharding and "
+        "data_parallel (the most loaded rank of a table-wise sharding, docs/workloads.md#dlrm); `batch` then "
+        "overrides micro_batch.";
     i.file_extensions = {".toml"};
     i.params = {ParamSpec::integer("batch", 0)
                     .with_bounds(Bounds::non_negative())
@@ -502,6 +506,12 @@ class TomlFrontend final : public WorkloadFrontend {
                     .with_doc("generated workloads: the rank with Megatron's sequence parallelism (norms, dropouts "
                               "and residuals split along the sequence; the kernel sets it from [parallelism] "
                               "sequence_parallel); false keeps the file's"),
+                ParamSpec::integer("data_parallel", 0)
+                    .with_bounds(Bounds::non_negative())
+                    .with_unit("chips")
+                    .with_doc("generated workloads whose rank depends on the data-parallel group (dlrm: the ranks its "
+                              "tables are sharded over; the kernel sets it from [parallelism] data); 0 keeps the "
+                              "file's"),
                 ParamSpec::integer("context_parallel", 0)
                     .with_bounds(Bounds::non_negative())
                     .with_unit("chips")
@@ -513,12 +523,21 @@ class TomlFrontend final : public WorkloadFrontend {
       : batch_(p.get_int("batch")),
         tensor_(p.get_int("tensor_parallel")),
         sequence_(p.get_bool("sequence_parallel")),
-        context_(p.get_int("context_parallel")) {}
+        context_(p.get_int("context_parallel")),
+        data_(p.get_int("data_parallel")) {}
 
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     const TomlDocument doc = TomlDocument::parse_file(file);
     // A generated workload (docs/datacenter.md): [workload] generator = "gpt" and Megatron's dimensions.
     if (const auto* w = doc.root().get_as<toml::table>("workload"); w && w->contains("generator")) {
+      const auto* generator = w->get_as<std::string>("generator");
+      if (generator != nullptr && generator->get() == "dlrm") {
+        if (tensor_ > 1 || sequence_ || context_ > 1) {
+          throw UserError(SourceLocation{file.string()}, "a DLRM has no tensor-, sequence- or context-parallel split: "
+                                                         "its tables are sharded over the data-parallel ranks");
+        }
+        return build_dlrm(doc, DlrmOverrides{batch_, data_});
+      }
       return build_gpt(doc, GptOverrides{batch_, tensor_, sequence_, context_});
     }
     if (tensor_ > 1 || sequence_ || context_ > 1) {
@@ -536,6 +555,7 @@ class TomlFrontend final : public WorkloadFrontend {
   std::int64_t tensor_;
   bool sequence_;
   std::int64_t context_;
+  std::int64_t data_;
 };
 
 }  // namespace

@@ -97,6 +97,11 @@ class Megatron final : public ParallelismModel {
     };
     bool context_ops = false;
     for (const Operator& op : g.operators()) {
+      if (op.type == "AllToAll") {
+        throw UserError("megatron: the workload's rank has all-to-all operators ('" + op.name + "': tables sharded "
+                        "over the data-parallel ranks, a DLRM's); Megatron's rules do not cost them: [parallelism] "
+                        "plugin = \"torchrec\"");
+      }
       if (op.phase != Phase::forward || !context_parallel(op)) continue;
       context_ops = true;
       const double whole = bytes_of(op, true);

@@ -164,6 +164,14 @@ MONET_API OperatorId softmax(GraphBuilder& b, Operator base, TensorId x, std::op
 MONET_API OperatorId embedding(GraphBuilder& b, Operator base, TensorId table, std::optional<TensorId> indices,
                                TensorId output, bool positions = false);
 
+/// EmbeddingBag in sum mode (PyTorch's nn.EmbeddingBag(mode="sum"), FBGEMM's table-batched lookups): out[b, k] =
+/// sum over l of table[indices[b, l]][k], for a [V, K] table, [B, L] indices (exactly L lookups per bag) and a
+/// [B, K] output. Loop dims B, L (a reduction), K; the table operand is indirect, its axis 0 enumerating the B·L
+/// lookups (L·b + l). `offsets` ([B, 1] int64: where each bag starts, as the KeyedJaggedTensor's lengths give it)
+/// is read too, as FBGEMM's lookup reads and its backward keeps it.
+MONET_API OperatorId embedding_bag(GraphBuilder& b, Operator base, TensorId table, TensorId indices,
+                                   std::optional<TensorId> offsets, TensorId output);
+
 /// Names of the axes of a rank-r activation used for elementwise dims: 4 → B K OY OX, 3 → B D K, 2 → D K, 1 → K.
 MONET_API std::vector<std::string> axis_dim_names(std::size_t rank);
 

@@ -25,9 +25,11 @@ struct ParallelLayout {
   std::int64_t context = 1;  // cp: the sequence split over cp ranks, each attending to every key (ring attention)
 };
 
-/// The group a collective of one rank's step runs in: its tensor-parallel group (t ranks, consecutive) or its
-/// context-parallel group (cp ranks, t apart).
-enum class ParallelGroup : std::uint8_t { tensor, context };
+/// The group a collective of one rank's step runs in: its tensor-parallel group (t ranks, consecutive), its
+/// context-parallel group (cp ranks, t apart), or its data-parallel group (d·cp ranks, t apart: the ranks that
+/// replicate the dense parameters, over which a family may shard other parameters, as TorchRec shards a DLRM's
+/// embedding tables: their all-to-alls).
+enum class ParallelGroup : std::uint8_t { tensor, context, data };
 
 /// One collective of a model-parallel group, per micro-batch: it runs right after operator `op` of the rank's
 /// step (a forward operator for a forward collective; `backward`: in the backward pass of that forward operator,

@@ -29,9 +29,12 @@ struct ParallelStep {
   double recompute_s = 0;         // of which recomputation
   double tensor_comm_s = 0;       // busiest stage: what its passes waited for tensor-parallel collectives
   double context_comm_s = 0;      // busiest stage: ... for context-parallel exchanges of keys and values
+  double sharded_comm_s = 0;      // busiest stage: ... for collectives of parameters sharded over the data-parallel
+                                  // group (a DLRM's all-to-alls of indices and pooled embeddings)
   double tensor_comm_hidden_s = 0;   // busiest stage: tensor-parallel collectives' time beside computation
   double context_comm_hidden_s = 0;  // (not in the step's split: they overlapped operators)
   double data_comm_hidden_s = 0;     // ... ZeRO 2-3's collectives in the passes
+  double sharded_comm_hidden_s = 0;  // ... collectives of sharded parameters
   double bubble_s = 0;            // pipeline idle time of the busiest stage, point-to-point sends included
   double data_comm_s = 0;         // data-parallel collectives: what the gradient reduction (all-reduce, or ZeRO's
                                   // reduce-scatter / all-gather) adds after the pipeline, and, with ZeRO 2-3, the

@@ -18,7 +18,9 @@
 namespace monet {
 
 inline constexpr std::size_t kPassEnd = std::numeric_limits<std::size_t>::max();
-inline constexpr int kPassGroups = 3;  // what exposure is accounted to: 0 tensor-, 1 context-, 2 data-parallel
+// What exposure is accounted to: 0 tensor-, 1 context-, 2 data-parallel (ZeRO), 3 parameters sharded over the
+// data-parallel group (a DLRM's all-to-alls).
+inline constexpr int kPassGroups = 4;
 
 struct PassCollective {
   double seconds = 0;

@@ -1,0 +1,319 @@
+// The DLRM generator: Naumov et al.'s deep learning recommendation model (facebookresearch/dlrm's dlrm_s_pytorch.py,
+// the MLPerf Training DLRM up to v2.1) as a forward graph of monet's standard operators. Dense features go through
+// the bottom MLP (Linear + ReLU per layer); each categorical feature looks up exactly L_i rows of its table and sums
+// them (EmbeddingBag, sum); the dot interaction concatenates the bottom MLP's output with the pooled embeddings as
+// F = 1 + T vectors, takes every pairwise dot product (a batched matmul) and keeps the strictly lower triangle
+// (F(F−1)/2 values, dlrm_s_pytorch's li/lj indexing); the top MLP (Linear + ReLU, the last Linear alone) gives one
+// logit per sample for the binary cross-entropy loss ([training] loss = "binary_cross_entropy").
+//
+// Sharding (TorchRec's, docs/workloads.md#dlrm): with data_parallel = N > 1 and sharding = "table_wise" each table
+// lives on one rank — split by columns into c equal shards placed separately when it is larger than an even share
+// (c the smallest power of two with table/c <= all tables/N, at most N shards of at least 16 columns) — and the
+// graph is the step of the rank holding the most bytes. It receives the indices of its tables for all N·b samples
+// of the micro-batch (input all-to-all), looks them up with sparse gradients (its rows are its own: the optimizer
+// updates them in the backward pass), and sends each rank the pooled vectors of its b samples (output all-to-all);
+// the backward pass sends the pooled gradients back. "AllToAll" operators mark those places; the parallelism
+// plugin (`torchrec`) costs the collectives. With sharding = "data_parallel" every rank holds every table and
+// their dense gradients are all-reduced with the MLPs'.
+#include "dlrm.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "monet/ir/ops.hpp"
+#include "monet/util/strings.hpp"
+
+namespace monet::plugins {
+namespace {
+
+struct DlrmConfig {
+  std::string name = "dlrm";
+  std::int64_t dense = 0, dim = 0;
+  std::vector<std::int64_t> bottom, top, rows, lookups;
+  std::int64_t micro_batch = 1, global_batch = 1;
+  std::int64_t data = 1;     // ranks the tables are sharded over
+  bool table_wise = true;    // else replicated (data_parallel)
+  ElementType dtype = ElementType::fp32, embedding_dtype = ElementType::fp32;
+};
+
+/// A table's columns [offset, offset + width) on one rank.
+struct Shard {
+  std::size_t table = 0;
+  std::int64_t offset = 0, width = 0, part = 0;
+};
+
+ElementType read_type(TableReader& w, const char* key, ElementType fallback) {
+  auto d = w.string(key);
+  if (!d) return fallback;
+  auto e = parse_element_type(*d);
+  if (!e) w.fail(key, "'" + *d + "' is not an element type; expected one of " + join(all_element_type_names()));
+  return *e;
+}
+
+DlrmConfig read_config(TableReader& w, const DlrmOverrides& o) {
+  DlrmConfig c;
+  c.name = w.string("name").value_or(c.name);
+  (void)w.choice("generator", {"dlrm"});
+  const Bounds dims{1.0, 1048576.0, false, false};
+  c.dense = w.required_integer("dense_features", dims);
+  c.dim = w.required_integer("embedding_dim", dims);
+  auto list = [&](const char* key, Bounds b) {
+    auto v = w.integer_list(key, b);
+    if (!v || v->empty()) w.fail_missing(key, "a non-empty list of integers");
+    return *v;
+  };
+  c.bottom = list("bottom_mlp", dims);
+  c.top = list("top_mlp", dims);
+  c.rows = list("table_rows", Bounds{1.0, 1099511627776.0, false, false});
+  c.lookups = w.integer_or_list("lookups", c.rows.size(), Bounds{1.0, 65536.0, false, false})
+                  .value_or(std::vector<std::int64_t>(c.rows.size(), 1));
+  (void)w.choice("interaction", {"dot"});
+  if (c.bottom.back() != c.dim) {
+    w.fail("bottom_mlp", "the dot interaction needs the bottom MLP's last layer (" + std::to_string(c.bottom.back()) +
+                             ") to be embedding_dim = " + std::to_string(c.dim));
+  }
+  c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
+  c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
+  if (c.global_batch % c.micro_batch != 0) {
+    w.fail("global_batch", "global_batch = " + std::to_string(c.global_batch) + " is not a multiple of micro_batch = " +
+                               std::to_string(c.micro_batch));
+  }
+  const std::optional<std::int64_t> given = w.integer("data_parallel", Bounds{1.0, 1048576.0, false, false});
+  if (given && o.data > 0 && *given != o.data) {
+    w.fail("data_parallel", "data_parallel = " + std::to_string(*given) + " here, but the experiment generates the rank "
+                            "with " + std::to_string(o.data) + " (from [parallelism] data): remove the key or make "
+                            "them agree");
+  }
+  c.data = o.data > 0 ? o.data : given.value_or(1);
+  c.table_wise = w.choice("sharding", {"table_wise", "data_parallel"}).value_or("table_wise") == "table_wise";
+  c.dtype = read_type(w, "dtype", ElementType::fp32);
+  c.embedding_dtype = read_type(w, "embedding_dtype", c.dtype);
+  if (o.micro_batch > 0) c.micro_batch = o.micro_batch;
+  // Every count in int64: the tables in bits, the lookups of N·b samples and the interaction's b·F² products.
+  using R = long double;
+  const R b = static_cast<R>(c.micro_batch) * static_cast<R>(c.data), K = static_cast<R>(c.dim);
+  R table_bits = 0, lookups = 0;
+  for (std::size_t i = 0; i < c.rows.size(); ++i) {
+    table_bits += static_cast<R>(c.rows[i]) * K * 32;
+    lookups += static_cast<R>(c.lookups[i]);
+  }
+  const R features = static_cast<R>(c.rows.size() + 1);
+  const R max = static_cast<R>(std::numeric_limits<std::int64_t>::max());
+  if (table_bits > max / 64 || b * lookups * K * 64 > max / 64 || b * features * features * K > max / 64) {
+    w.fail("table_rows", "these tables and batch need more than monet counts in 64-bit integers");
+  }
+  w.finish({"name", "generator", "dense_features", "embedding_dim", "bottom_mlp", "top_mlp", "table_rows", "lookups",
+            "interaction", "micro_batch", "global_batch", "data_parallel", "sharding", "dtype", "embedding_dtype"});
+  return c;
+}
+
+/// The shards of the rank holding the most bytes after placing every table's shards, largest first, on the rank
+/// holding the fewest bytes so far (lowest index on ties): a greedy balance of memory, as TorchRec's greedy
+/// proposer does with its storage estimate.
+std::vector<Shard> rank_shards(const DlrmConfig& c) {
+  std::vector<Shard> all;
+  const std::int64_t n = c.table_wise ? c.data : 1;
+  long double total = 0;
+  for (std::int64_t r : c.rows) total += static_cast<long double>(r);
+  for (std::size_t t = 0; t < c.rows.size(); ++t) {
+    std::int64_t parts = 1;
+    while (static_cast<long double>(c.rows[t]) / static_cast<long double>(parts) > total / static_cast<long double>(n) &&
+           parts * 2 <= n && c.dim % (parts * 2) == 0 && c.dim / (parts * 2) >= 16) {
+      parts *= 2;
+    }
+    for (std::int64_t p = 0; p < parts; ++p) all.push_back({t, p * (c.dim / parts), c.dim / parts, p});
+  }
+  auto bytes = [&](const Shard& s) { return static_cast<long double>(c.rows[s.table]) * static_cast<long double>(s.width); };
+  std::stable_sort(all.begin(), all.end(), [&](const Shard& a, const Shard& b) { return bytes(a) > bytes(b); });
+  std::vector<long double> load(static_cast<std::size_t>(n), 0);
+  std::vector<std::vector<Shard>> on(static_cast<std::size_t>(n));
+  for (const Shard& s : all) {
+    const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[r] += bytes(s);
+    on[r].push_back(s);
+  }
+  const auto most = static_cast<std::size_t>(std::max_element(load.begin(), load.end()) - load.begin());
+  std::vector<Shard> mine = on[most];
+  std::sort(mine.begin(), mine.end(), [](const Shard& a, const Shard& b) {
+    return a.table != b.table ? a.table < b.table : a.offset < b.offset;
+  });
+  return mine;
+}
+
+class DlrmBuilder {
+ public:
+  DlrmBuilder(const DlrmConfig& c, SourceLocation where) : c_(c), where_(std::move(where)), b_(c.name) {}
+
+  GraphPtr build() && {
+    const std::int64_t b = c_.micro_batch, K = c_.dim, T = static_cast<std::int64_t>(c_.rows.size());
+    const bool sharded = c_.table_wise && c_.data > 1;
+    const std::int64_t B = sharded ? b * c_.data : b;  // the samples whose lookups this rank does
+    const std::int64_t all_lookups = std::accumulate(c_.lookups.begin(), c_.lookups.end(), std::int64_t{0});
+    const TensorId dense = tensor("dense_features", {b, c_.dense}, c_.dtype, TensorRole::input);
+    // The KeyedJaggedTensor: every table's ids, then one length per bag and table (TorchRec's values and lengths;
+    // a bag's offset follows from them).
+    const TensorId ids = tensor("sparse_features", {b, all_lookups + T}, ElementType::int64, TensorRole::input);
+
+    // The sparse arch: this rank's shards, their indices for B samples.
+    const std::vector<Shard> shards = rank_shards(c_);
+    std::vector<std::int64_t> first_lookup(c_.rows.size(), 0);
+    for (std::size_t t = 1; t < c_.rows.size(); ++t) first_lookup[t] = first_lookup[t - 1] + c_.lookups[t - 1];
+    TensorId rank_ids = ids;
+    // Each shard's first id column and its offsets' column in rank_ids.
+    std::vector<std::int64_t> at(shards.size(), 0), bag_at(shards.size(), 0);
+    if (sharded) {
+      std::int64_t width = 0;
+      for (std::size_t s = 0; s < shards.size(); ++s) at[s] = width, width += c_.lookups[shards[s].table];
+      for (std::size_t s = 0; s < shards.size(); ++s) bag_at[s] = width++;
+      rank_ids = tensor("sparse_dist", {B, width}, ElementType::int64, TensorRole::activation);
+      ops::copy(b_, op("sparse_dist", "sparse_dist", "AllToAll"), {ids}, rank_ids);
+    } else {
+      for (std::size_t s = 0; s < shards.size(); ++s) {
+        at[s] = first_lookup[shards[s].table];
+        bag_at[s] = all_lookups + static_cast<std::int64_t>(shards[s].table);
+      }
+    }
+    std::vector<TensorId> pooled;
+    std::vector<std::int64_t> placed;  // each pooled shard's first column
+    std::int64_t pooled_width = 0;
+    for (std::size_t s = 0; s < shards.size(); ++s) {
+      const Shard& sh = shards[s];
+      const std::int64_t L = c_.lookups[sh.table];
+      const bool split = sh.width < K;
+      const std::string table = "embeddings.t" + std::to_string(sh.table);
+      const std::string name = split ? table + ".shard" + std::to_string(sh.part) : table;
+      const TensorId idx = columns(name + ".indices", rank_ids, at[s], L);
+      const TensorId offsets = columns(name + ".offsets", rank_ids, bag_at[s], 1);
+      const TensorId weight = tensor(name + ".weight", {c_.rows[sh.table], sh.width}, c_.embedding_dtype, TensorRole::weight);
+      const TensorId out = tensor(name, {B, sh.width}, c_.dtype, TensorRole::activation);  // FBGEMM's output type
+      Operator bag = op(name, "embeddings", "EmbeddingBag");
+      bag.attributes["sparse"] = {c_.table_wise ? 1 : 0};
+      bag.attributes["table"] = {static_cast<std::int64_t>(sh.table)};
+      bag.attributes["columns"] = {sh.offset, sh.width};
+      ops::embedding_bag(b_, std::move(bag), weight, idx, offsets, out);
+      pooled.push_back(out);
+      placed.push_back(pooled_width);
+      pooled_width += sh.width;
+    }
+    TensorId embeddings = concat("embeddings.concat", "embeddings", pooled, placed, {B, pooled_width});
+    if (sharded) {
+      const TensorId received = tensor("embedding_dist", {b, T * K}, c_.dtype, TensorRole::activation);
+      ops::copy(b_, op("embedding_dist", "embedding_dist", "AllToAll"), {embeddings}, received);
+      embeddings = received;
+    }
+
+    // The dense arch and the dot interaction.
+    TensorId x = dense;
+    for (std::size_t i = 0; i < c_.bottom.size(); ++i) x = relu(linear("bottom_mlp." + std::to_string(i), x, c_.bottom[i]));
+    const std::int64_t F = T + 1, P = F * (F - 1) / 2;
+    const TensorId cat = concat("interaction.concat", "interaction", {x, embeddings}, {0, K}, {b, F * K});
+    const TensorId vectors = tensor("interaction.vectors", {b, F, K}, c_.dtype, TensorRole::activation);
+    ops::view(b_, op("interaction.vectors", "interaction", "Reshape"), cat, vectors);
+    const TensorId z = tensor("interaction.dots", {b, F, F}, c_.dtype, TensorRole::activation);
+    Operator dots = op("interaction.dots", "interaction", "MatMul");
+    dots.kind = OpKind::matmul;
+    ops::einsum(b_, std::move(dots), "bfk,bgk->bfg", {vectors, vectors}, z);
+    // Z[:, li, lj]: the strictly lower triangle, through two index vectors that dlrm_s_pytorch builds per call (an
+    // input of the step, not a stored buffer: the backward keeps them).
+    const TensorId tril = tensor("interaction.tril_indices", {2, P}, ElementType::int64, TensorRole::input);
+    const TensorId pairs = tensor("interaction.pairs", {b, P}, c_.dtype, TensorRole::activation);
+    ops::copy(b_, op("interaction.pairs", "interaction", "GatherND"), {z, tril}, pairs);
+    x = concat("interaction.output", "interaction", {x, pairs}, {0, K}, {b, K + P});
+    for (std::size_t i = 0; i < c_.top.size(); ++i) {
+      x = linear("top_mlp." + std::to_string(i), x, c_.top[i]);
+      if (i + 1 < c_.top.size()) x = relu(x);
+    }
+    return std::move(b_).build();
+  }
+
+ private:
+  TensorId tensor(const std::string& name, Shape shape, ElementType dtype, TensorRole role) {
+    Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    t.dtype = dtype;
+    t.role = role;
+    t.origin = where_;
+    return b_.add_tensor(std::move(t));
+  }
+
+  Operator op(const std::string& name, const std::string& module, const std::string& type) const {
+    Operator o;
+    o.name = name;
+    o.module = module;
+    o.type = type;
+    o.origin = where_;
+    return o;
+  }
+
+  /// nn.Linear: y = x·Wᵀ + b, W [out, in].
+  TensorId linear(const std::string& name, TensorId x, std::int64_t out) {
+    Shape shape = b_.tensor(x).shape;
+    const std::int64_t in = shape.back();
+    shape.back() = out;
+    const TensorId y = tensor(name, shape, c_.dtype, TensorRole::activation);
+    Operator o = op(name, name, "MatMul");
+    o.kind = OpKind::gemm;
+    ops::matmul(b_, std::move(o), x, tensor(name + ".weight", {out, in}, c_.dtype, TensorRole::weight),
+                tensor(name + ".bias", {out}, c_.dtype, TensorRole::weight), y, ops::MatmulSpec{false, true});
+    return y;
+  }
+
+  /// Columns [first, first + n) of an id buffer: a view.
+  TensorId columns(const std::string& name, TensorId ids, std::int64_t first, std::int64_t n) {
+    const TensorId y = tensor(name, {b_.tensor(ids).shape[0], n}, ElementType::int64, TensorRole::activation);
+    Operator view = op(name, "embeddings", "Split");
+    view.kind = OpKind::view;
+    view.ops_per_iteration = 0;
+    view.attributes["axis"] = {1};
+    view.attributes["offset"] = {first};
+    view.operands.push_back(ops::operand(b_, y, OperandSlot::O, {}));
+    view.operands.push_back(ops::operand(b_, ids, OperandSlot::I1, {}));
+    b_.add_operator(std::move(view));
+    return y;
+  }
+
+  TensorId relu(TensorId x) {
+    const Tensor& t = b_.tensor(x);
+    const std::string name = t.name + ".relu";
+    const TensorId y = tensor(name, t.shape, t.dtype, TensorRole::activation);
+    ops::elementwise(b_, op(name, t.name, "Relu"), {x}, y, 1);
+    return y;
+  }
+
+  /// torch.cat along axis 1: a new storage holding its inputs side by side (a view operator with their offsets).
+  TensorId concat(const std::string& name, const std::string& module, const std::vector<TensorId>& xs,
+                  const std::vector<std::int64_t>& offsets, Shape shape) {
+    if (xs.size() == 1) return xs.front();
+    const TensorId y = tensor(name, std::move(shape), b_.tensor(xs.front()).dtype, TensorRole::activation);
+    Operator o = op(name, module, "Concat");
+    o.kind = OpKind::view;
+    o.ops_per_iteration = 0;
+    o.attributes["axis"] = {1};
+    o.attributes["offsets"] = offsets;
+    o.operands.push_back(ops::operand(b_, y, OperandSlot::O, {}));
+    for (TensorId x : xs) o.operands.push_back(ops::operand(b_, x, OperandSlot::I1, {}));
+    b_.add_operator(std::move(o));
+    return y;
+  }
+
+  const DlrmConfig& c_;
+  SourceLocation where_;
+  GraphBuilder b_;
+};
+
+}  // namespace
+
+GraphPtr build_dlrm(const TomlDocument& doc, const DlrmOverrides& overrides) {
+  TableReader root(doc.root(), doc.file(), "", doc.base_dir());
+  TableReader w = root.required_table("workload");
+  const SourceLocation where = w.where();
+  const DlrmConfig c = read_config(w, overrides);
+  root.finish();
+  return DlrmBuilder(c, where).build();
+}
+
+}  // namespace monet::plugins

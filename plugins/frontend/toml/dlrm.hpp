@@ -1,0 +1,23 @@
+#pragma once
+// A DLRM forward graph generated from its dimensions (docs/workloads.md#dlrm): a workload file whose [workload]
+// table says `generator = "dlrm"`. With data_parallel = N > 1 it is the step of the most loaded of N ranks whose
+// tables are sharded over them (TorchRec's table-wise sharding, columns split where a table is large), with the
+// all-to-alls' places as operators for the parallelism plugin.
+#include <cstdint>
+
+#include "monet/config/toml_reader.hpp"
+#include "monet/ir/graph.hpp"
+
+namespace monet::plugins {
+
+struct DlrmOverrides {
+  std::int64_t micro_batch = 0;  // > 0 replaces micro_batch
+  std::int64_t data = 0;         // > 0 replaces data_parallel: the ranks the tables are sharded over
+};
+
+/// Reads the [workload] table of `doc` (dense_features, bottom_mlp, embedding_dim, table_rows, lookups, top_mlp,
+/// interaction, micro_batch, global_batch, dtype, embedding_dtype, sharding, data_parallel) and builds the graph.
+/// Every mistake is a UserError at its key.
+GraphPtr build_dlrm(const TomlDocument& doc, const DlrmOverrides& overrides = {});
+
+}  // namespace monet::plugins

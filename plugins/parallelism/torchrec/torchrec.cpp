@@ -1,0 +1,90 @@
+// TorchRec's model parallelism for a DLRM (Ivchenko et al. 2022; torchrec.distributed's ShardedEmbeddingBagCollection):
+// the embedding tables are sharded over the data-parallel ranks (the `dlrm` generator places them and builds the
+// most loaded rank's step), the dense MLPs are replicated (the kernel all-reduces their gradients). The
+// generator's "AllToAll" operators mark the two exchanges of a sharded lookup: the input distribution (each rank
+// sends every other rank the ids of its tables' features for its b samples, int64) and the output distribution
+// (each rank sends every other rank the pooled vectors of that rank's samples for its own tables); the backward
+// pass returns the pooled vectors' gradients by the reverse all-to-all. Each collective's bytes are the larger of
+// what the rank sends and receives (nccl-tests' S for an all-to-all); the ids travel with one length per bag and
+// table (the KeyedJaggedTensor's values and lengths, int64 here). The exchanges are synchronous: TorchRec's
+// TrainPipelineSparseDist, which overlaps the next batch's input distribution with this batch, is not modelled.
+#include <algorithm>
+#include <string>
+
+#include "monet/plugin/entry.hpp"
+#include "monet/plugin/parallelism_model.hpp"
+#include "monet/util/error.hpp"
+
+namespace monet::plugins {
+namespace {
+
+class TorchRec final : public ParallelismModel {
+ public:
+  static PluginInfo describe() {
+    PluginInfo i;
+    i.kind = PluginKind::parallelism;
+    i.name = "torchrec";
+    i.version = "1.0.0";
+    i.summary = "TorchRec's all-to-alls of a DLRM whose embedding tables are sharded over the data-parallel ranks";
+    i.description =
+        "For one rank of the data-parallel group (d ranks): per micro-batch, an all-to-all at each AllToAll operator "
+        "of the rank's step (the `dlrm` generator's sparse_dist: the features' ids, int64; embedding_dist: the "
+        "pooled embeddings), of the larger of the bytes the rank sends and receives, and for embedding_dist the "
+        "reverse all-to-all of their gradients in the backward pass. All synchronous. The dense parameters are "
+        "replicated (the kernel reduces their gradients); the tables' rows are updated where they live. Refuses "
+        "tensor, context or pipeline parallelism and ZeRO (not modelled with sharded tables).";
+    return i;
+  }
+  explicit TorchRec(const ParamValues& /*p*/) {}
+
+  [[nodiscard]] TensorParallelPlan plan(const Graph& g, const ParallelLayout& layout) const override {
+    if (layout.tensor > 1 || layout.context > 1 || layout.pipeline > 1) {
+      throw UserError("torchrec: tensor, context and pipeline must be 1 (the tables are sharded over the data-parallel "
+                      "ranks; the MLPs are replicated), got " + std::to_string(layout.tensor) + ", " +
+                      std::to_string(layout.context) + ", " + std::to_string(layout.pipeline));
+    }
+    if (layout.zero_stage > 0) {
+      throw UserError("torchrec: zero_stage = " + std::to_string(layout.zero_stage) + ": ZeRO over the dense "
+                      "parameters beside sharded tables is not modelled (TorchRec replicates them with DDP)");
+    }
+    TensorParallelPlan plan;
+    const Tensor* first = nullptr;
+    for (const Tensor& t : g.tensors()) {
+      if (t.role == TensorRole::input && !t.shape.empty()) {
+        first = &t;
+        break;
+      }
+    }
+    if (first == nullptr) throw UserError("torchrec: the step has no input tensor to take the micro-batch from");
+    plan.micro_batch = first->shape.front();
+    bool any = false;
+    for (const Operator& op : g.operators()) {
+      if (op.type == "AllGather" || op.type == "ReduceScatter" || op.type == "Shard") {
+        throw UserError("torchrec: the workload's rank has Megatron's sequence-parallel operators ('" + op.name +
+                        "'); use [parallelism] plugin = \"megatron\"");
+      }
+      if (op.type != "AllToAll" || op.phase != Phase::forward) continue;
+      any = true;
+      double sent = 0, received = 0;
+      bool integer = false;
+      for (const Operand& o : op.operands) {
+        const Tensor& t = g.tensor(o.tensor);
+        (o.is_output() ? received : sent) += static_cast<double>(t.bytes());
+        if (o.is_output()) integer = t.dtype == ElementType::int64 || t.dtype == ElementType::int32;
+      }
+      const double bytes = std::max(sent, received);
+      plan.comms.push_back({op.id, false, CollectiveKind::all_to_all, bytes, ParallelGroup::data});
+      if (!integer) plan.comms.push_back({op.id, true, CollectiveKind::all_to_all, bytes, ParallelGroup::data});
+    }
+    if (any && layout.data * layout.context < 2) {
+      throw UserError("torchrec: the workload's rank was generated with its tables sharded (all-to-all operators) but "
+                      "[parallelism] data = " + std::to_string(layout.data));
+    }
+    return plan;
+  }
+};
+
+}  // namespace
+}  // namespace monet::plugins
+
+MONET_EXPORT_PLUGINS(monet::plugins::TorchRec)
