@@ -314,6 +314,40 @@ TEST(Multichip, TpuV4PodSliceReducesGradientsOnItsTorus) {
   EXPECT_THAT(r.out, HasSubstr("tpu_v4_pod_slice.toml:30:9: error: a group of 6 chips 4 apart does not align"));
 }
 
+// TorchRec's table-wise sharding (docs/datacenter.md#a-recommendation-model): four equal tables, one per rank of 4
+// H100s in one node. Per micro-batch the rank receives 16 samples' ids of its table (2 lookups and a length each)
+// and sends its 4 samples' ids of all tables: 384 B either way; it sends the pooled vectors of its table for 16
+// samples and receives all tables' for its 4: 1,024 B either way, and the same back in the backward pass. Each is
+// an NVLink all-to-all of 3·α + 3/4·S/(450 GB/s·0.65), synchronous, twice per step (2 micro-batches).
+TEST(Multichip, DlrmTablesShardedOverFourRanksExchangeByAllToAll) {
+  test::ScratchDir dir;
+  const json j = run(dir, "tests/data/experiments/dlrm_four_ranks.toml", "dlrm");
+  const json& s = j["system"];
+  EXPECT_EQ(s["chips"].get<int>(), 4);
+  EXPECT_EQ(s["micro_batches"].get<int>(), 2);
+  auto all_to_all = [](double S) { return 3 * 10e-6 + 0.75 * S / (450e9 * 0.65); };
+  const double exchanges = 2 * (all_to_all(384) + 2 * all_to_all(1024));
+  EXPECT_NEAR(s["time_s"]["sharded_parameters_communication"].get<double>(), exchanges, 1e-12 * exchanges);
+  EXPECT_EQ(s["hidden_communication_s"]["sharded_parameters"].get<double>(), 0);
+  const json& t = s["time_s"];
+  const double parts = t["compute"].get<double>() + t["sharded_parameters_communication"].get<double>() +
+                       t["data_parallel_communication"].get<double>() + t["optimizer"].get<double>();
+  EXPECT_NEAR(parts, t["step"].get<double>(), 1e-12 * parts);
+  // A chip holds one table (1,000 x 16 fp32) and its row-wise Adagrad state (1,000 fp32), the MLPs (4·16 + 16,
+  // (16 + 10 pairs)·8 + 8, 8 + 1 parameters: 305) with their gradients and Adagrad sums; the tables' rows are updated
+  // in the backward pass, so no table gradient is kept or all-reduced.
+  const json& m = s["memory_per_chip_bytes"];
+  EXPECT_EQ(m["weights"].get<std::int64_t>(), 64'000 + 305 * 4);
+  EXPECT_EQ(m["gradients"].get<std::int64_t>(), 305 * 4);
+  EXPECT_EQ(m["optimizer_states"].get<std::int64_t>(), 4'000 + 305 * 4);
+  EXPECT_GT(s["energy_j"]["communication"].get<double>(), 0);
+  // Megatron's rules do not cost all-to-alls: refused, naming the plugin that does.
+  const auto r = test::monet("run " + q(test::source_dir() / "tests/data/experiments/dlrm_four_ranks.toml") + " --out " +
+                             q(dir.path() / "bad") + " --set parallelism.plugin=\"megatron\"");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("plugin = \"torchrec\""));
+}
+
 TEST(Multichip, SystemFilesValidate) {
   for (const char* f : {"architectures/systems/selene_a100.toml", "architectures/systems/dgx_h100_cluster.toml",
                         "architectures/systems/dgx_b200_cluster.toml", "architectures/systems/mi300x_cluster.toml",

@@ -66,6 +66,11 @@ TEST(Collectives, GroupsInsideANodeAcrossNodesAndHierarchical) {
   const double inside = 2 * 4 * (0.75 * S) * 8 * 2.0e-12;
   const double across = 4 * 2 * (1.0 * S / 4) * 8 * 10.0e-12;
   EXPECT_NEAR(h.energy_j, 2 * inside + across, 1e-9);
+  // An all-to-all of 8 chips on 2 nodes: each chip's 3 pieces of S/8 for its node over the fabric, its 4 for the
+  // other node through its network port, at once: the network's 5e-6 + 4/8·S/10e9 is the longer.
+  const CommCost a = group_collective(s, CollectiveKind::all_to_all, S, 8, 1);
+  EXPECT_DOUBLE_EQ(a.seconds, 5e-6 + 0.5 * S / 10e9);
+  EXPECT_NEAR(a.energy_j, 8 * (3.0 / 8 * S * 8 * 2.0e-12 + 4.0 / 8 * S * 8 * 10.0e-12), 1e-9);
   // A send between stages 4 chips apart crosses nodes.
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 4).seconds, 5e-6 + S / 10e9);
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 1).seconds, 1e-6 + S / 50e9);
@@ -77,7 +82,7 @@ TEST(Collectives, TiersAGroupOccupies) {
   EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 4, 1), fabric);   // inside a node
   EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 2, 4), network);  // one chip per node
   EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 8, 1), fabric | network);  // hierarchical
-  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_to_all, 8, 1), network);  // one ring over the network
+  EXPECT_EQ(collective_tiers(s, CollectiveKind::all_to_all, 8, 1), fabric | network);  // pieces on both
   EXPECT_EQ(collective_tiers(s, CollectiveKind::all_reduce, 1, 1), 0u);       // no group
   EXPECT_EQ(collective_tiers(s, CollectiveKind::send, 2, 4), network);
 }

@@ -84,7 +84,7 @@ unsigned collective_tiers(const System& s, CollectiveKind kind, std::int64_t ran
   const std::int64_t nodes = (ranks + per_node - 1) / per_node;
   if (nodes == 1) return tier_links(s.intra_node, kind, ranks, stride, 0);
   const unsigned across = tier_links(s.inter_node, kind, nodes, node_stride, inter_shift);
-  if (per_node == 1 || kind == CollectiveKind::broadcast || kind == CollectiveKind::all_to_all) return across;
+  if (per_node == 1 || kind == CollectiveKind::broadcast) return across;
   return tier_links(s.intra_node, kind, per_node, stride, 0) | across;
 }
 
@@ -130,7 +130,21 @@ CommCost group_collective(const System& s, CollectiveKind kind, double bytes, st
       across(CollectiveKind::all_gather, bytes / k);
       inside(CollectiveKind::all_gather, bytes);
       break;
-    default:  // broadcast, all-to-all: one ring over the slower network
+    case CollectiveKind::all_to_all: {
+      // Each chip sends an S/n piece to every other chip: the k − 1 pieces for its own node over the fabric, the
+      // n − k others through its network port, both at once (NCCL's point-to-point all-to-all); the slower ends it.
+      const double n = static_cast<double>(ranks), S = bytes;
+      const Fabric& in = s.intra_node;
+      const Fabric& net = s.inter_node;
+      const double inside_s = (k - 1) * in.latency_s + (k - 1) / n * S / (in.bandwidth_bytes_per_s * in.efficiency);
+      const double across_s = static_cast<double>(nodes - 1) * net.latency_s +
+                              (n - k) / n * S / (net.bandwidth_bytes_per_s * net.efficiency);
+      c.seconds = std::max(inside_s, across_s);
+      c.bytes_per_chip = (n - 1) / n * S;
+      c.energy_j = n * S * 8e-12 * ((k - 1) / n * in.energy_pj_per_bit + (n - k) / n * net.energy_pj_per_bit);
+      return c;
+    }
+    default:  // broadcast: one ring over the slower network
       return tier_collective(s.inter_node, kind, bytes, ranks, node_stride);
   }
   return c;

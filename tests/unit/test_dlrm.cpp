@@ -1,0 +1,196 @@
+// The DLRM generator (docs/workloads.md#dlrm) and the training step it gets, against PyTorch 1.13
+// (scripts/reference/pytorch_dlrm.py -> tests/data/pytorch_dlrm.json: dlrm_s_pytorch's model with
+// nn.EmbeddingBag(mode="sum", sparse=True), measured on the CPU): parameters, MACs of every phase, saved bytes,
+// the sparse gradients, the row-wise Adagrad state; and the table-wise sharding of the MLPerf tables over 8 ranks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "monet/plugin/interfaces.hpp"
+#include "monet/plugin/registry.hpp"
+#include "monet/training/memory.hpp"
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using ::testing::HasSubstr;
+
+nlohmann::json reference(const std::string& config) {
+  std::ifstream in(test::source_dir() / "tests/data/pytorch_dlrm.json");
+  return nlohmann::json::parse(in)["configs"][config];
+}
+
+class Dlrm : public ::testing::Test {
+ protected:
+  GraphPtr load(const std::filesystem::path& file, std::int64_t data = 0) {
+    const Registry& r = Registry::global();
+    const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+    ParamValues p = default_params(f->info.params, "test");
+    if (data > 0) p.set("data_parallel", data);
+    return r.create<WorkloadFrontend>(*f, p)->load(file);
+  }
+  GraphPtr load_text(const std::string& text) { return load(dir_.write("dlrm.toml", text)); }
+  /// forward -> autodiff (binary cross-entropy) -> Adagrad with row-wise Adagrad on the sparse tables.
+  static GraphPtr training(const Graph& forward) {
+    const Registry& r = Registry::global();
+    TrainingSettings settings;
+    settings.loss = "binary_cross_entropy";
+    const PluginHandle* b = r.find(PluginKind::backward, "autodiff");
+    GraphPtr g = r.create<BackwardGenerator>(*b, default_params(b->info.params, "test"))->generate(forward, settings);
+    const PluginHandle* o = r.find(PluginKind::optimizer, "adagrad");
+    return r.create<OptimizerModel>(*o, default_params(o->info.params, "test"))->apply(*g, settings);
+  }
+  std::string fail(const std::string& text) {
+    try {
+      load_text(text);
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "<no error>";
+  }
+  test::ScratchDir dir_;
+};
+
+/// Checks one configuration against its PyTorch measurement.
+void expect_matches_pytorch(const Graph& forward, const Graph& step, const nlohmann::json& ref) {
+  const auto& p = ref["parameters"];
+  EXPECT_EQ(forward.parameter_count(), p["total"].get<std::int64_t>());
+  std::int64_t embedding = 0;
+  for (const Tensor& t : forward.tensors()) {
+    if (t.is_parameter() && t.name.rfind("embeddings.", 0) == 0) embedding += t.elements();
+  }
+  EXPECT_EQ(embedding, p["embedding"].get<std::int64_t>());
+  const auto& m = ref["macs"];
+  EXPECT_EQ(forward.total_macs(), m["forward"]["total"].get<std::int64_t>());
+  auto phase_macs = [&](Phase ph) {
+    std::int64_t n = 0;
+    for (const Operator& op : step.operators()) n += op.phase == ph ? op.macs() : 0;
+    return n;
+  };
+  EXPECT_EQ(phase_macs(Phase::backward_dx), m["backward_input_grad"]["total"].get<std::int64_t>());
+  EXPECT_EQ(phase_macs(Phase::backward_dw), m["backward_weight_grad"]["total"].get<std::int64_t>());
+  // Saved bytes: PyTorch's CPU EmbeddingBag also keeps bag_size and max_indices (two int64 per bag and table,
+  // measured: tests/data/pytorch_dlrm.json embedding_bag_saves), which FBGEMM's table-batched lookup that monet
+  // models does not; everything else is byte-exact.
+  const auto B = ref["batch"].get<std::int64_t>();
+  const auto tables = static_cast<std::int64_t>(ref["rows"].size());
+  EXPECT_EQ(training_memory(step).saved_activation_bytes,
+            ref["saved_activation_bytes"].get<std::int64_t>() - 2 * 8 * B * tables);
+  // Sparse gradients: one row per lookup, values as PyTorch's (its row ids are the saved indices); none of them
+  // is left as a table's complete gradient, and the row-wise Adagrad state is one fp32 per row.
+  std::int64_t values = 0, grad_of_table = 0, state = 0, fused = 0;
+  for (const Tensor& t : step.tensors()) {
+    if (t.name.rfind("grad(embeddings.", 0) == 0) values += t.bytes();
+    if (t.gradient_of != kNone && step.tensor(t.gradient_of).name.rfind("embeddings.", 0) == 0) ++grad_of_table;
+    if (t.role == TensorRole::optimizer_state && t.in_place_of == kNone && t.name.rfind("embeddings.", 0) == 0) {
+      state += t.bytes();
+    }
+  }
+  std::int64_t ref_values = 0;
+  for (const auto& g : ref["sparse_gradients"]) {
+    EXPECT_TRUE(g["is_sparse"].get<bool>());
+    EXPECT_FALSE(g["coalesced"].get<bool>());
+    ref_values += g["values_bytes"].get<std::int64_t>();
+  }
+  EXPECT_EQ(values, ref_values);
+  EXPECT_EQ(grad_of_table, 0);
+  std::int64_t ref_state = 0;
+  for (const auto& b : ref["optimizer_state"]["fbgemm_exact_rowwise_adagrad"]["per_table_bytes"]) ref_state += b.get<std::int64_t>();
+  EXPECT_EQ(state, ref_state);
+  for (const Operator& op : step.operators()) {
+    if (op.type != "RowwiseAdagradUpdate") continue;
+    ++fused;
+    EXPECT_EQ(op.phase, Phase::backward_dw) << op.name;  // fused into the backward pass
+  }
+  EXPECT_EQ(fused, tables);
+  // The dense parameters keep Adagrad's per-element state (PyTorch's `sum`).
+  EXPECT_EQ(training_memory(step).optimizer_state_bytes,
+            ref_state + ref["optimizer_state"]["torch_adagrad"]["dense_sum_bytes"].get<std::int64_t>());
+}
+
+TEST_F(Dlrm, SmallModelMatchesPyTorch) {
+  const GraphPtr forward = load(test::source_dir() / "workloads/dlrm/dlrm_small_test.toml");
+  const GraphPtr step = training(*forward);
+  expect_matches_pytorch(*forward, *step, reference("small"));
+}
+
+TEST_F(Dlrm, MlperfTerabyteModelMatchesPyTorch) {
+  const GraphPtr forward = load(test::source_dir() / "workloads/dlrm/mlperf_dlrm_terabyte.toml");
+  const nlohmann::json ref = reference("mlperf_v1");
+  EXPECT_EQ(forward->parameter_count(), 24'036'595'969);
+  expect_matches_pytorch(*forward, *training(*forward), ref);
+}
+
+// MLPerf's tables over 8 ranks: the five tables above an even share (188 M rows / 8) are split into two 64-column
+// shards; the rank is the one the greedy placement loads most. It looks up its shards for all 8·2,048 samples and
+// receives every table's pooled vectors for its own 2,048 (TorchRec's table-wise all-to-all: B·T·D·4 bytes).
+TEST_F(Dlrm, TableWiseShardingOverEightRanks) {
+  const nlohmann::json ref = reference("mlperf_v1");
+  const GraphPtr g = load(test::source_dir() / "workloads/dlrm/mlperf_dlrm_terabyte.toml", 8);
+  const auto rows = ref["rows"].get<std::vector<std::int64_t>>();
+  std::int64_t total_rows = 0, largest_shard = 0;
+  for (std::int64_t r : rows) total_rows += r;
+  for (std::int64_t r : rows) largest_shard = std::max(largest_shard, r * 128 * 4 / (r * 8 > total_rows ? 2 : 1));
+  const std::int64_t total = total_rows * 128 * 4;
+  std::int64_t mine = 0, split = 0;
+  for (const Operator& op : g->operators()) {
+    if (op.type != "EmbeddingBag") continue;
+    EXPECT_EQ(op.dims[0].size, 8 * 2048) << op.name;
+    EXPECT_EQ(op.attributes.at("sparse"), std::vector<std::int64_t>{1});
+    const Tensor& table = g->tensor(op.operands.back().tensor);
+    mine += table.bytes();
+    if (table.shape[1] == 64) ++split;
+  }
+  EXPECT_GE(mine, total / 8);                  // the most loaded rank holds at least an even share
+  EXPECT_LE(mine, total / 8 + largest_shard);  // and at most one shard more (greedy placement's bound)
+  EXPECT_GT(split, 0);
+  std::vector<std::string> exchanges;
+  for (const Operator& op : g->operators()) {
+    if (op.type != "AllToAll") continue;
+    exchanges.push_back(op.name);
+    if (op.name == "embedding_dist") {
+      EXPECT_EQ(g->tensor(op.operands[0].tensor).bytes(), ref["alltoall_table_wise"]["bytes_all_tables"].get<std::int64_t>());
+    }
+  }
+  EXPECT_EQ(exchanges, (std::vector<std::string>{"sparse_dist", "embedding_dist"}));
+  // Unsharded, the same file has neither exchange and the whole tables.
+  const GraphPtr one = load(test::source_dir() / "workloads/dlrm/mlperf_dlrm_terabyte.toml");
+  EXPECT_EQ(std::count_if(one->operators().begin(), one->operators().end(),
+                          [](const Operator& op) { return op.type == "AllToAll"; }),
+            0);
+}
+
+TEST_F(Dlrm, ReplicatedTablesHaveDenseGradients) {
+  const std::string text =
+      "[workload]\ngenerator = \"dlrm\"\ndense_features = 4\nbottom_mlp = [8]\nembedding_dim = 8\n"
+      "table_rows = [100, 30]\nlookups = 2\ntop_mlp = [4, 1]\nmicro_batch = 2\nsharding = \"data_parallel\"\n"
+      "data_parallel = 4\n";
+  const GraphPtr step = training(*load_text(text));
+  int dense = 0;
+  for (const Tensor& t : step->tensors()) {
+    if (t.gradient_of == kNone || step->tensor(t.gradient_of).name.rfind("embeddings.", 0) != 0) continue;
+    EXPECT_EQ(t.shape, step->tensor(t.gradient_of).shape);  // a dense gradient, all-reduced with the MLPs'
+    ++dense;
+  }
+  EXPECT_EQ(dense, 2);
+}
+
+TEST_F(Dlrm, MistakesAreErrorsAtTheirKeys) {
+  const std::string base =
+      "[workload]\ngenerator = \"dlrm\"\ndense_features = 4\nembedding_dim = 8\ntop_mlp = [4, 1]\n";
+  EXPECT_THAT(fail(base + "bottom_mlp = [16]\ntable_rows = [10]\n"), HasSubstr("bottom_mlp"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [16]\ntable_rows = [10]\n"), HasSubstr("embedding_dim = 8"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10, 20]\nlookups = [1, 2, 3]\n"), HasSubstr("lookups"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\n"), HasSubstr("table_rows"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nsharding = \"row_wise\"\n"), HasSubstr("sharding"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nmicro_batch = 3\nglobal_batch = 10\n"),
+              HasSubstr("global_batch"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nhidden = 3\n"), HasSubstr("hidden"));
+}
+
+}  // namespace
+}  // namespace monet
