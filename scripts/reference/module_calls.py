@@ -15,6 +15,8 @@ Writes NAME.onnx (tiny: d = 4) and NAME.txt (one line per ONNX node: name and op
   - shared2_twice: a block called twice whose child `lin` is called twice in each call (4 calls of `lin`).
   - wrapper2:     a block without operators of its own (its forward only calls `lin`) called twice: its calls
                   leave no name of their own.
+  - suffix_names: a block with attributes `conv` and `conv_1` called twice: conv's second call and conv_1's first
+                  get the same scope name "a/conv_1" (the export itself is ambiguous; not read back by monet).
 Debian's PyTorch 1.13, opset 17, training mode (as scripts/reference/pytorch_models.py).
 
 --one-module-per-name MONET OUT writes MONET's small GPT-2 (workloads/onnx/gpt2_monet_small.onnx) as a TOML
@@ -119,7 +121,27 @@ class Wrapper2(nn.Module):
         return self.head(self.blk(self.blk(x)))
 
 
-MODELS = {"shared3": Shared3, "once_twice": OnceTwice, "shared2_twice": Shared2Twice, "wrapper2": Wrapper2}
+class SuffixBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Linear(D, D)
+        self.conv_1 = nn.Linear(D, D)
+
+    def forward(self, x):
+        return torch.relu(self.conv_1(self.conv(x)))
+
+
+class SuffixNames(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = SuffixBlock()
+
+    def forward(self, x):
+        return self.a(self.a(x))
+
+
+MODELS = {"shared3": Shared3, "once_twice": OnceTwice, "shared2_twice": Shared2Twice, "wrapper2": Wrapper2,
+          "suffix_names": SuffixNames}
 
 
 def name_path(node_name):

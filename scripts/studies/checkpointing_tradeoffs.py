@@ -13,7 +13,7 @@ Per workload and architecture (experiments/monet/checkpointing_tradeoffs/ARCH.to
 --set workload.file for the GPT-2): the search into OUT/[WORKLOAD/]ARCH/ga (every front point's results kept),
 then single runs (`--unset space`) of none, every_k = "sqrt", segments = 2..8 (those the network's top-level
 items allow) and optimal at three budgets (the GA front's smallest, median and largest activation peaks below no
-checkpointing's, or of every feasible point the GA evaluated when its front has fewer; solvers in SOLVERS). A single run whose schedule overflows a core is reported and marked. Defaults: ResNet-18-CIFAR on edge_tpu and mcu. --quick runs the GA 4 x 1 (CI); --check exits 1
+checkpointing's, or of every feasible point the GA evaluated when its front has fewer; solvers in SOLVERS). A single run whose schedule overflows a core is reported and marked. Defaults: ResNet-18-CIFAR on edge_tpu and mcu. --quick runs the GA 4 x 1 and the solvers after the first at one budget (CI); --check exits 1
 unless the GA's pareto.csv is non-dominated among its feasible points, sqrt(n) lowers the activation peak, and
 every optimal run stays within its budget. --svg-dir copies the GA's pareto.svg (drawn by monet) there.
 """
@@ -67,7 +67,8 @@ def study(monet, out, workload, arch, quick, check):
                         if r["feasible"] == "true" and float(r[PEAK]) < none_peak})
     budgets = sorted({peaks[0], peaks[len(peaks) // 2], peaks[-1]}) if peaks else []
     for solver in SOLVERS[workload]:
-        for b in budgets:
+        # --quick (CI): the other solvers at the smallest budget only.
+        for b in budgets if solver == SOLVERS[workload][0] or not quick else budgets[:1]:
             name = "optimal (%s), budget %s B" % (solver, format(b, ","))
             try:
                 run(name, "optimal_%s_%d" % (solver, b), ["training.checkpoint.budget=%d" % b,

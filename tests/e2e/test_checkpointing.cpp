@@ -152,9 +152,19 @@ TEST(Checkpointing, ChainSolversRunOnTheSharedLayerOfMonetsSmallGpt2) {
     EXPECT_LT(t[solver]["peak_activation_bytes"].get<long>(), t["dp"]["peak_activation_bytes"].get<long>()) << solver;
   }
   // checkpoint(layer_1, x) is the whole second pass, its linear layers included.
-  const auto r = test::monet("--log-level warn inspect " + model + " --training --json --checkpoint modules=layer_1");
+  auto r = test::monet("--log-level warn inspect " + model + " --training --json --checkpoint modules=layer_1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(json::parse(r.out)["training"]["recompute_macs"].get<long>(), kPass);
+  // The step on the edge TPU (int8, experiments/checkpointing/gpt2_monet_small_edge_tpu_optimal.toml) with Rotor's
+  // solver: two passes recomputed within 4,222,976 B.
+  test::ScratchDir dir;
+  r = test::monet("run " + q(test::source_dir() / "experiments/checkpointing/gpt2_monet_small_edge_tpu_optimal.toml") +
+                  " --out " + q(dir.path() / "run") + " --set 'training.checkpoint.solver=\"rotor\"' --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = json::parse(test::read_file(dir.path() / "run/results.json"))["training"];
+  EXPECT_LE(run["peak_activation_bytes"].get<long>(), 4'222'976L);
+  EXPECT_EQ(run["recompute_macs"].get<long>(), 2 * kPass);
+  EXPECT_EQ(run["checkpoint_solver"]["solver"], "rotor");
 }
 
 // Rotor's nested recomputation from the command line (--checkpoint-solver rotor): on ResNet-18 at segments' least
