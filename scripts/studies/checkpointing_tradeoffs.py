@@ -13,7 +13,7 @@ Per workload and architecture (experiments/monet/checkpointing_tradeoffs/ARCH.to
 --set workload.file for the GPT-2): the search into OUT/[WORKLOAD/]ARCH/ga (every front point's results kept),
 then single runs (`--unset space`) of none, every_k = "sqrt", segments = 2..8 (those the network's top-level
 items allow) and optimal at three budgets (the GA front's smallest, median and largest activation peaks below no
-checkpointing's, or of every feasible point the GA evaluated when its front has fewer; solvers in SOLVERS). A single run whose schedule overflows a core is reported and marked. Defaults: ResNet-18-CIFAR on edge_tpu and mcu. --quick runs the GA 4 x 1 (CI); --check exits 1
+checkpointing's, or of every feasible point the GA evaluated when its front has fewer; solvers in SOLVERS). A single run whose schedule overflows a core is reported and marked. Defaults: ResNet-18-CIFAR on edge_tpu and mcu. --quick runs the GA 4 x 1 and the solvers after the first at one budget (CI); --check exits 1
 unless the GA's pareto.csv is non-dominated among its feasible points, sqrt(n) lowers the activation peak, and
 every optimal run stays within its budget. --svg-dir copies the GA's pareto.svg (drawn by monet) there.
 """
@@ -26,11 +26,10 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # The workload each name runs: None keeps the experiment's own (ResNet-18-CIFAR, batch 4); paths are relative to
 # the experiment file, as monet resolves them.
 WORKLOADS = {"resnet18_cifar": None, "gpt2_monet_small": "../../../workloads/onnx/gpt2_monet_small.onnx"}
-# The optimal policy's solvers, the first checked against its budget. The per-block DP is exact on a chain of
-# blocks only; the small GPT-2's module "layer" also holds the linear layers of passes 2-4 (its weights are shared
-# and the exporter names them /layer/q_1/MatMul ...), so its blocks are not a chain: the MILP (valid on any graph)
-# decides, and the DP is run beside it to show what its chain model gives there.
-SOLVERS = {"resnet18_cifar": ["dp"], "gpt2_monet_small": ["milp", "dp"]}
+# The optimal policy's solvers, the first the reference (never refused). Each pass of the small GPT-2's shared layer
+# is a block of its own (docs/training.md "Modules called several times"), so its blocks are a chain: the
+# per-block DP, the MILP (which assumes no chain) beside it, and Rotor's runs of blocks and nested schedules.
+SOLVERS = {"resnet18_cifar": ["dp"], "gpt2_monet_small": ["dp", "milp", "segments", "rotor"]}
 PEAK = "training.peak_activation_bytes"
 # MONeT (Shah et al., ICLR 2021, abstract): "3x" less memory for "9-16%" more computation (GPU, PyTorch models).
 MONET_REDUCTION, MONET_OVERHEAD = 3.0, 0.16
@@ -68,7 +67,8 @@ def study(monet, out, workload, arch, quick, check):
                         if r["feasible"] == "true" and float(r[PEAK]) < none_peak})
     budgets = sorted({peaks[0], peaks[len(peaks) // 2], peaks[-1]}) if peaks else []
     for solver in SOLVERS[workload]:
-        for b in budgets:
+        # --quick (CI): the other solvers at the smallest budget only.
+        for b in budgets if solver == SOLVERS[workload][0] or not quick else budgets[:1]:
             name = "optimal (%s), budget %s B" % (solver, format(b, ","))
             try:
                 run(name, "optimal_%s_%d" % (solver, b), ["training.checkpoint.budget=%d" % b,
@@ -82,8 +82,7 @@ def study(monet, out, workload, arch, quick, check):
                 single[name] = {"refused": "refused: the blocks are not a chain (the choice's measured peak is "
                                            "not the model's)", "feasible": False}
                 continue
-            if solver == SOLVERS[workload][0]:
-                single[name]["budget"] = b
+            single[name]["budget"] = b
     failures = []
     label = "%s on %s" % (workload, arch)
     if check:

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -97,12 +98,13 @@ TEST(Checkpointing, OptimalIsNeverWorseThanEveryK) {
   EXPECT_LE(loose["peak_activation_bytes"].get<long>(), none["peak_activation_bytes"].get<long>());
 }
 
-// The chain DPs measure their choice: on MONET's small GPT-2, whose module `layer` holds operators of every pass
-// (its weights are shared), the blocks are not a chain. At 20,746,240 B the per-block DP's model says its choice
-// peaks there, the rewritten step peaks at 22,155,264 B: refused (exit 2), naming the MILP. The MILP, which makes no
-// chain assumption, says no choice goes below 21,434,368 B, and meets that budget exactly (recomputing `layer`).
+// The chain DPs measure their choice. MONET's small GPT-2 read with one module per node name, as monet read it
+// before it resolved the calls of a shared module (tests/data/gpt2_monet_small_one_module_per_name.toml: module
+// `layer` holds pass 1 and the linear layers of passes 2-4), is not a chain. At 20,746,240 B the per-block DP's
+// model says its choice peaks there, the rewritten step peaks at 22,155,264 B: refused (exit 2), naming the MILP.
+// The MILP, which makes no chain assumption, says no choice goes below 21,434,368 B, and meets that budget exactly.
 TEST(Checkpointing, ChainDpRefusesBlocksThatAreNotAChain) {
-  const std::string model = q(test::source_dir() / "workloads/onnx/gpt2_monet_small.onnx");
+  const std::string model = q(test::source_dir() / "tests/data/gpt2_monet_small_one_module_per_name.toml");
   const std::string budget = "20746240";
   for (const char* solver : {"dp", "segments"}) {
     const auto r = test::monet("inspect " + model + " --training --checkpoint optimal=" + budget +
@@ -123,10 +125,52 @@ TEST(Checkpointing, ChainDpRefusesBlocksThatAreNotAChain) {
   EXPECT_EQ(json::parse(r.out)["training"]["peak_activation_bytes"].get<long>(), 21434368);
 }
 
+// The same network from its ONNX export, each pass of the shared layer a block of its own (layer, layer_1 ..
+// layer_3; docs/training.md "Modules called several times"): a chain, and every chain solver runs. Recomputing a
+// pass reruns q, k, v, o (4 T d^2), Q K^T and A V (2 T^2 d) and fc1 (T d d_ff), not fc2, whose output only feeds
+// the residual add the next block saves: T = 256, d = 512, d_ff = 1,376 give 515,899,392 MACs. At 20,746,240 B
+// (fp32) the DP and the MILP (no chain assumption) both recompute two passes; Rotor's runs of blocks and nested
+// schedules reach a lower peak for no more.
+TEST(Checkpointing, ChainSolversRunOnTheSharedLayerOfMonetsSmallGpt2) {
+  const std::string model = q(test::source_dir() / "workloads/onnx/gpt2_monet_small.onnx");
+  constexpr long kPass = 256L * 512 * (4 * 512 + 1376) + 2L * 256 * 256 * 512;
+  static_assert(kPass == 515'899'392);
+  const long budget = 20'746'240;
+  std::map<std::string, json> t;
+  for (const char* solver : {"dp", "milp,30", "segments", "rotor"}) {
+    const auto r = test::monet("--log-level warn inspect " + model + " --training --json --checkpoint optimal=" +
+                               std::to_string(budget) + " --checkpoint-solver " + solver);
+    ASSERT_EQ(r.exit_code, 0) << solver << "\n" << r.out;
+    t[solver] = json::parse(r.out)["training"];
+    EXPECT_LE(t[solver]["peak_activation_bytes"].get<long>(), budget) << solver;
+  }
+  EXPECT_EQ(t["dp"]["recompute_macs"].get<long>(), 2 * kPass);
+  EXPECT_EQ(t["milp,30"]["recompute_macs"].get<long>(), 2 * kPass);
+  EXPECT_EQ(t["milp,30"]["checkpoint_solver"]["status"], "optimal");
+  for (const char* solver : {"segments", "rotor"}) {
+    EXPECT_LE(t[solver]["recompute_macs"].get<long>(), 2 * kPass) << solver;
+    EXPECT_LT(t[solver]["peak_activation_bytes"].get<long>(), t["dp"]["peak_activation_bytes"].get<long>()) << solver;
+  }
+  // checkpoint(layer_1, x) is the whole second pass, its linear layers included.
+  auto r = test::monet("--log-level warn inspect " + model + " --training --json --checkpoint modules=layer_1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["training"]["recompute_macs"].get<long>(), kPass);
+  // The step on the edge TPU (int8, experiments/checkpointing/gpt2_monet_small_edge_tpu_optimal.toml) with Rotor's
+  // solver: two passes recomputed within 4,222,976 B.
+  test::ScratchDir dir;
+  r = test::monet("run " + q(test::source_dir() / "experiments/checkpointing/gpt2_monet_small_edge_tpu_optimal.toml") +
+                  " --out " + q(dir.path() / "run") + " --set 'training.checkpoint.solver=\"rotor\"' --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = json::parse(test::read_file(dir.path() / "run/results.json"))["training"];
+  EXPECT_LE(run["peak_activation_bytes"].get<long>(), 4'222'976L);
+  EXPECT_EQ(run["recompute_macs"].get<long>(), 2 * kPass);
+  EXPECT_EQ(run["checkpoint_solver"]["solver"], "rotor");
+}
+
 // Rotor's nested recomputation from the command line (--checkpoint-solver rotor): on ResNet-18 at segments' least
 // peak, 647,069,696 MACs recomputed (segments: 1,171,308,544; docs/training.md), the stem convolution three times;
-// the regions are the top-level runs and their recompute MACs count every copy. On MONET's small GPT-2, whose blocks
-// are not a chain, it refuses as the other chain DPs do.
+// the regions are the top-level runs and their recompute MACs count every copy. On blocks that are not a chain
+// (MONET's small GPT-2 with one module per name), it refuses as the other chain DPs do.
 TEST(Checkpointing, RotorNestedRecomputation) {
   const std::string model = q(test::source_dir() / "workloads/onnx/resnet18.onnx");
   auto r = test::monet("--log-level warn inspect " + model +
@@ -143,7 +187,7 @@ TEST(Checkpointing, RotorNestedRecomputation) {
   r = test::monet("--log-level warn inspect " + model + " --training --checkpoint optimal=9434112 --checkpoint-solver rotor");
   EXPECT_THAT(r.out, HasSubstr("/conv1/Conv@recompute2"));
 
-  const std::string gpt = q(test::source_dir() / "workloads/onnx/gpt2_monet_small.onnx");
+  const std::string gpt = q(test::source_dir() / "tests/data/gpt2_monet_small_one_module_per_name.toml");
   r = test::monet("inspect " + gpt + " --training --checkpoint optimal=20746240 --checkpoint-solver rotor");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("its choice peaks at 25464832 B, not the 18288640 B its model predicts, over the budget"));

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 
+#include "monet/training/module_calls.hpp"
+
 namespace monet {
 
 std::string micro_batch_suffix(const Operator& op) {
@@ -30,6 +32,26 @@ std::vector<std::string> split(std::string_view s, char sep) {
 }
 }  // namespace
 
+std::vector<std::string> scope_names(const Operator& op) {
+  if (!op.module.empty()) return {};
+  std::string name = op.name;
+  if (name.find('/') == std::string::npos && !op.source_nodes.empty()) name = op.source_nodes.front();
+  const std::string suffix = micro_batch_suffix(op);
+  if (!suffix.empty() && name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
+  if (name.find('/') == std::string::npos) return {};
+  std::vector<std::string> parts = split(name, '/');
+  if (!parts.empty()) parts.pop_back();  // the node's own name ("Conv", "Relu_1")
+  return parts;
+}
+
+std::string qualify_module(const std::string& parent, const std::string& parent_as_written,
+                           const std::string& component) {
+  if (parent.empty()) return component;
+  // PyTorch writes Sequential children qualified ("/layer1/layer1.0/conv1"): keep those as they are.
+  if (component.starts_with(parent_as_written + ".")) return parent + component.substr(parent_as_written.size());
+  return parent + "." + component;
+}
+
 std::vector<std::string> module_path(const Operator& op) {
   std::vector<std::string> path;
   if (!op.module.empty()) {
@@ -41,18 +63,9 @@ std::vector<std::string> module_path(const Operator& op) {
     }
     return path;
   }
-  std::string name = op.name;
-  if (name.find('/') == std::string::npos && !op.source_nodes.empty()) name = op.source_nodes.front();
-  const std::string suffix = micro_batch_suffix(op);
-  if (!suffix.empty() && name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
-  if (name.find('/') == std::string::npos) return path;
-  std::vector<std::string> parts = split(name, '/');
-  if (!parts.empty()) parts.pop_back();  // the node's own name ("Conv", "Relu_1")
-  for (const std::string& c : parts) {
-    // PyTorch writes Sequential children qualified ("/layer1/layer1.0/conv1"): keep those as they are.
-    if (path.empty()) path.push_back(c);
-    else if (c.starts_with(path.back() + ".")) path.push_back(c);
-    else path.push_back(path.back() + "." + c);
+  for (const std::string& c : scope_names(op)) {
+    const std::string parent = path.empty() ? "" : path.back();
+    path.push_back(qualify_module(parent, parent, c));
   }
   return path;
 }
@@ -94,12 +107,18 @@ std::vector<ModuleItem> ModuleTree::blocks() const {
 ModuleTree module_tree(const Graph& g, std::string_view micro_batch) {
   ModuleTree tree;
   tree.modules.push_back(Module{});
-  std::map<std::string, int> index;
+  std::vector<const Operator*> ops;
   for (const Operator& op : g.operators()) {
-    if (op.phase != Phase::forward || micro_batch_suffix(op) != micro_batch) continue;
+    if (op.phase == Phase::forward && micro_batch_suffix(op) == micro_batch) ops.push_back(&op);
+  }
+  // One module per call of a module called several times (shared weights): module_calls.hpp.
+  const std::vector<std::vector<std::string>> paths = module_call_paths(ops);
+  std::map<std::string, int> index;
+  for (std::size_t o = 0; o < ops.size(); ++o) {
+    const Operator& op = *ops[o];
     int parent = 0;
     tree.modules[0].operators.push_back(op.id);
-    for (const std::string& name : module_path(op)) {
+    for (const std::string& name : paths[o]) {
       auto it = index.find(name);
       int m = 0;
       if (it == index.end()) {

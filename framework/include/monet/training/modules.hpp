@@ -14,7 +14,21 @@ namespace monet {
 /// {"layer1", "layer1.0", "layer1.0.conv1"} (a component already prefixed by its parent's name, as PyTorch
 /// writes Sequential children, is kept; others are joined with "."). An operator's `module` field wins over its
 /// name; a name without "/" has no module. A micro-batch suffix ("@2") is ignored.
+/// Modules called several times are one module here (their later calls' children are named after the first
+/// call's: "/layer/q_1/MatMul" gives {"layer", "layer.q_1"}); module_tree() resolves the calls
+/// (module_call_paths(), module_calls.hpp).
 MONET_API std::vector<std::string> module_path(const Operator& op);
+
+/// The scope components of a PyTorch node name as the exporter wrote them, outermost first:
+/// "/layer1/layer1.0/conv1/Conv" gives {"layer1", "layer1.0", "conv1"}; empty for an operator with an explicit
+/// `module` or a name without "/". A micro-batch suffix ("@2") is ignored.
+MONET_API std::vector<std::string> scope_names(const Operator& op);
+
+/// The qualified name of scope component `component` inside the module `parent` (qualified; "" for the root),
+/// whose own scope name qualified as written is `parent_as_written`: PyTorch writes Sequential children already
+/// qualified ("layer1.0" inside "layer1"), and such a prefix is replaced by `parent`; others are joined with ".".
+MONET_API std::string qualify_module(const std::string& parent, const std::string& parent_as_written,
+                                     const std::string& component);
 
 /// "@2" for the second micro-batch's copy of an operator, "" for the first.
 MONET_API std::string micro_batch_suffix(const Operator& op);
