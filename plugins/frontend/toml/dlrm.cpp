@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "generated_graph.hpp"
 #include "monet/ir/ops.hpp"
 #include "monet/util/strings.hpp"
 
@@ -143,9 +144,9 @@ std::vector<Shard> rank_shards(const DlrmConfig& c) {
   return mine;
 }
 
-class DlrmBuilder {
+class DlrmBuilder : GeneratedGraph {
  public:
-  DlrmBuilder(const DlrmConfig& c, SourceLocation where) : c_(c), where_(std::move(where)), b_(c.name) {}
+  DlrmBuilder(const DlrmConfig& c, SourceLocation where) : GeneratedGraph(c.name, std::move(where)), c_(c) {}
 
   GraphPtr build() && {
     const std::int64_t b = c_.micro_batch, K = c_.dim, T = static_cast<std::int64_t>(c_.rows.size());
@@ -230,36 +231,8 @@ class DlrmBuilder {
   }
 
  private:
-  TensorId tensor(const std::string& name, Shape shape, ElementType dtype, TensorRole role) {
-    Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.dtype = dtype;
-    t.role = role;
-    t.origin = where_;
-    return b_.add_tensor(std::move(t));
-  }
-
-  Operator op(const std::string& name, const std::string& module, const std::string& type) const {
-    Operator o;
-    o.name = name;
-    o.module = module;
-    o.type = type;
-    o.origin = where_;
-    return o;
-  }
-
-  /// nn.Linear: y = x·Wᵀ + b, W [out, in].
   TensorId linear(const std::string& name, TensorId x, std::int64_t out) {
-    Shape shape = b_.tensor(x).shape;
-    const std::int64_t in = shape.back();
-    shape.back() = out;
-    const TensorId y = tensor(name, shape, c_.dtype, TensorRole::activation);
-    Operator o = op(name, name, "MatMul");
-    o.kind = OpKind::gemm;
-    ops::matmul(b_, std::move(o), x, tensor(name + ".weight", {out, in}, c_.dtype, TensorRole::weight),
-                tensor(name + ".bias", {out}, c_.dtype, TensorRole::weight), y, ops::MatmulSpec{false, true});
-    return y;
+    return GeneratedGraph::linear(name, x, out, c_.dtype);
   }
 
   /// Columns [first, first + n) of an id buffer: a view.
@@ -301,8 +274,6 @@ class DlrmBuilder {
   }
 
   const DlrmConfig& c_;
-  SourceLocation where_;
-  GraphBuilder b_;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "generated_graph.hpp"
 #include "monet/ir/ops.hpp"
 #include "monet/util/strings.hpp"
 
@@ -118,9 +119,9 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   return c;
 }
 
-class GptBuilder {
+class GptBuilder : GeneratedGraph {
  public:
-  GptBuilder(const GptConfig& c, SourceLocation where) : c_(c), where_(std::move(where)), b_(c.name) {}
+  GptBuilder(const GptConfig& c, SourceLocation where) : GeneratedGraph(c.name, std::move(where)), c_(c) {}
 
   GraphPtr build() && {
     // With context parallelism the rank holds S = seq / cp tokens (the position table stays whole).
@@ -149,26 +150,8 @@ class GptBuilder {
   }
 
  private:
-  TensorId tensor(const std::string& name, Shape shape, ElementType dtype, TensorRole role) {
-    Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.dtype = dtype;
-    t.role = role;
-    t.origin = where_;
-    return b_.add_tensor(std::move(t));
-  }
   TensorId act(const std::string& name, Shape shape) { return tensor(name, std::move(shape), c_.dtype, TensorRole::activation); }
   TensorId weight(const std::string& name, Shape shape) { return tensor(name, std::move(shape), c_.dtype, TensorRole::weight); }
-
-  Operator op(const std::string& name, const std::string& module, const std::string& type) const {
-    Operator o;
-    o.name = name;
-    o.module = module;
-    o.type = type;
-    o.origin = where_;
-    return o;
-  }
 
   TensorId layer_norm(const std::string& name, const std::string& module, TensorId x) {
     const Shape shape = b_.tensor(x).shape;
@@ -178,17 +161,8 @@ class GptBuilder {
     return y;
   }
 
-  /// A linear layer with bias (PyTorch's [out, in] weight): y = x·Wᵀ + b.
   TensorId linear(const std::string& name, TensorId x, std::int64_t out) {
-    Shape shape = b_.tensor(x).shape;
-    const std::int64_t in = shape.back();
-    shape.back() = out;
-    const TensorId y = act(name, shape);
-    Operator o = op(name, name, "MatMul");
-    o.kind = OpKind::gemm;
-    ops::matmul(b_, std::move(o), x, weight(name + ".weight", {out, in}), weight(name + ".bias", {out}), y,
-                ops::MatmulSpec{false, true});
-    return y;
+    return GeneratedGraph::linear(name, x, out, c_.dtype);
   }
 
   /// Dropout keeps a mask for backward (added by autodiff); p = 0 is no operator at all.
@@ -310,8 +284,6 @@ class GptBuilder {
   }
 
   const GptConfig& c_;
-  SourceLocation where_;
-  GraphBuilder b_;
 };
 
 }  // namespace
