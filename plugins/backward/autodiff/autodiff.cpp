@@ -284,6 +284,11 @@ class Generator {
     const std::size_t rank = lt.shape.size();
     const bool channels = class_axis_ == ClassAxis::channels || (class_axis_ == ClassAxis::automatic && rank >= 4);
     const std::size_t axis = channels ? 1 : rank - 1;
+    if (lt.shape[axis] == 1) {
+      throw UserError(f_.tensor(flogits).origin, "autodiff: cross-entropy over the one class of '" + lt.name + "' " + to_string(lt.shape) +
+                      " is always 0: one logit per sample is a binary classifier, [training] loss = "
+                      "\"binary_cross_entropy\"");
+    }
     Shape rows = lt.shape;  // the labels: the logits' shape without the class axis
     rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(axis));
     const TensorId labels = new_tensor("labels" + inst.suffix, rows, ElementType::int64, TensorRole::label);

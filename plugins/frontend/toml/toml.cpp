@@ -524,7 +524,12 @@ class TomlFrontend final : public WorkloadFrontend {
         tensor_(p.get_int("tensor_parallel")),
         sequence_(p.get_bool("sequence_parallel")),
         context_(p.get_int("context_parallel")),
-        data_(p.get_int("data_parallel")) {}
+        data_(p.get_int("data_parallel")) {
+    // Where a split came from ([parallelism], or the frontend's own table), for a workload that cannot take it.
+    for (const char* k : {"tensor_parallel", "sequence_parallel", "context_parallel"}) {
+      if (!split_where_.known()) split_where_ = p.where(k);
+    }
+  }
 
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     const TomlDocument doc = TomlDocument::parse_file(file);
@@ -533,8 +538,9 @@ class TomlFrontend final : public WorkloadFrontend {
       const auto* generator = w->get_as<std::string>("generator");
       if (generator != nullptr && generator->get() == "dlrm") {
         if (tensor_ > 1 || sequence_ || context_ > 1) {
-          throw UserError(SourceLocation{file.string()}, "a DLRM has no tensor-, sequence- or context-parallel split: "
-                                                         "its tables are sharded over the data-parallel ranks");
+          throw UserError(split_where_.known() ? split_where_ : SourceLocation{file.string()},
+                          "a DLRM (" + file.string() + ") has no tensor-, sequence- or context-parallel split: its "
+                          "tables are sharded over the data-parallel ranks");
         }
         return build_dlrm(doc, DlrmOverrides{batch_, data_});
       }
@@ -556,6 +562,7 @@ class TomlFrontend final : public WorkloadFrontend {
   bool sequence_;
   std::int64_t context_;
   std::int64_t data_;
+  SourceLocation split_where_;
 };
 
 }  // namespace
