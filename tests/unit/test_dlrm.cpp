@@ -106,21 +106,25 @@ void expect_matches_pytorch(const Graph& forward, const Graph& step, const nlohm
     ++fused;
     EXPECT_EQ(op.phase, Phase::backward_dw) << op.name;  // fused into the backward pass
   }
-  EXPECT_EQ(fused, tables);
+  EXPECT_EQ(fused, ref["groups"].get<std::int64_t>());  // one per table-batched operator
   // The dense parameters keep Adagrad's per-element state (PyTorch's `sum`).
   EXPECT_EQ(training_memory(step).optimizer_state_bytes,
             ref_state + ref["optimizer_state"]["torch_adagrad"]["dense_sum_bytes"].get<std::int64_t>());
 }
 
+// The small model's four tables pool 3, 1, 2 and 5 lookups: four table-batched operators, one table each.
 TEST_F(Dlrm, SmallModelMatchesPyTorch) {
   const GraphPtr forward = load(test::source_dir() / "workloads/dlrm/dlrm_small_test.toml");
   const GraphPtr step = training(*forward);
-  expect_matches_pytorch(*forward, *step, reference("small"));
+  nlohmann::json ref = reference("small");
+  ref["groups"] = 4;
+  expect_matches_pytorch(*forward, *step, ref);
 }
 
 TEST_F(Dlrm, MlperfTerabyteModelMatchesPyTorch) {
   const GraphPtr forward = load(test::source_dir() / "workloads/dlrm/mlperf_dlrm_terabyte.toml");
-  const nlohmann::json ref = reference("mlperf_v1");
+  nlohmann::json ref = reference("mlperf_v1");
+  ref["groups"] = 1;  // 26 one-hot tables of 128 columns: one table-batched lookup, as FBGEMM runs them
   EXPECT_EQ(forward->parameter_count(), 24'036'595'969);
   expect_matches_pytorch(*forward, *training(*forward), ref);
 }
@@ -136,15 +140,22 @@ TEST_F(Dlrm, TableWiseShardingOverEightRanks) {
   for (std::int64_t r : rows) total_rows += r;
   for (std::int64_t r : rows) largest_shard = std::max(largest_shard, r * 128 * 4 / (r * 8 > total_rows ? 2 : 1));
   const std::int64_t total = total_rows * 128 * 4;
-  std::int64_t mine = 0, split = 0;
+  std::int64_t mine = 0, split = 0, batched = 0;
   for (const Operator& op : g->operators()) {
     if (op.type != "EmbeddingBag") continue;
     EXPECT_EQ(op.dims[0].size, 8 * 2048) << op.name;
     EXPECT_EQ(op.attributes.at("sparse"), std::vector<std::int64_t>{1});
     const Tensor& table = g->tensor(op.operands.back().tensor);
+    const auto& tables = op.attributes.at("tables");
+    std::int64_t rows_of_tables = 0;
+    for (std::int64_t t : tables) rows_of_tables += rows[static_cast<std::size_t>(t)];
+    EXPECT_EQ(table.shape[0], rows_of_tables) << op.name;  // one buffer holding its shards' rows
+    EXPECT_EQ(op.dims[1].size, static_cast<std::int64_t>(tables.size()));
     mine += table.bytes();
+    ++batched;
     if (table.shape[1] == 64) ++split;
   }
+  EXPECT_LE(batched, 2);  // a width of 128 and of 64 at most (every lookup is one-hot)
   EXPECT_GE(mine, total / 8);                  // the most loaded rank holds at least an even share
   EXPECT_LE(mine, total / 8 + largest_shard);  // and at most one shard more (greedy placement's bound)
   EXPECT_GT(split, 0);
@@ -174,9 +185,30 @@ TEST_F(Dlrm, ReplicatedTablesHaveDenseGradients) {
   for (const Tensor& t : step->tensors()) {
     if (t.gradient_of == kNone || step->tensor(t.gradient_of).name.rfind("embeddings.", 0) != 0) continue;
     EXPECT_EQ(t.shape, step->tensor(t.gradient_of).shape);  // a dense gradient, all-reduced with the MLPs'
+    EXPECT_EQ(t.shape, (Shape{130, 8}));  // both tables in one batched buffer
     ++dense;
   }
-  EXPECT_EQ(dense, 2);
+  EXPECT_EQ(dense, 1);
+}
+
+// The frontend's embedding_dtype (a search gene) sets the tables' type, and only a DLRM's.
+TEST_F(Dlrm, EmbeddingDtypeOverrideSetsTheTablesOnly) {
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+  ParamValues p = default_params(f->info.params, "test");
+  p.set("embedding_dtype", std::string("fp16"));
+  const auto frontend = r.create<WorkloadFrontend>(*f, p);
+  const GraphPtr g = frontend->load(test::source_dir() / "workloads/dlrm/dlrm_small_test.toml");
+  for (const Tensor& t : g->tensors()) {
+    if (!t.is_parameter()) continue;
+    EXPECT_EQ(t.dtype, t.name.rfind("embeddings.", 0) == 0 ? ElementType::fp16 : ElementType::fp32) << t.name;
+  }
+  try {
+    frontend->load(test::source_dir() / "workloads/gpt/gpt_small_test.toml");
+    ADD_FAILURE() << "a GPT has no tables to set";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("is not a generated DLRM"));
+  }
 }
 
 TEST_F(Dlrm, MistakesAreErrorsAtTheirKeys) {

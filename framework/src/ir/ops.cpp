@@ -291,25 +291,47 @@ OperatorId embedding_bag(GraphBuilder& b, Operator op, TensorId table, TensorId 
   const Shape& out = b.tensor(output).shape;
   const Shape& ts = b.tensor(table).shape;
   const Shape& is = b.tensor(indices).shape;
-  if (ts.size() != 2 || is.size() != 2 || out != Shape{is[0], ts[1]}) {
+  const bool batched = is.size() == 3;  // [B, T, L]: T bags per sample, one per table of a batched buffer
+  Shape expected{is.empty() ? 0 : is[0]};
+  if (batched) expected.push_back(is[1]);
+  if (ts.size() == 2) expected.push_back(ts[1]);
+  if (ts.size() != 2 || (is.size() != 2 && !batched) || out != expected) {
     fail(op.origin, op.name, "embedding bag: table " + to_string(ts) + ", indices " + to_string(is) + " and output " +
-                                 to_string(out) + " disagree (expected [V, K], [B, L] and [B, K])");
+                                 to_string(out) + " disagree (expected [V, K], [B, L] or [B, T, L], and [B, K] or "
+                                 "[B, T, K])");
   }
   op.kind = OpKind::embedding;
   if (op.type.empty()) op.type = "EmbeddingBag";
   op.ops_per_iteration = 1;  // the sum over the bag
-  op.dims = {LoopDim{"B", is[0]}, LoopDim{"L", is[1]}, LoopDim{"K", ts[1]}};
-  op.operands.push_back(operand(b, output, OperandSlot::O, {dim(0), dim(2)}));
-  op.operands.push_back(operand(b, indices, OperandSlot::I1, {dim(0), dim(1)}));
-  if (offsets) {
-    if (b.tensor(*offsets).shape != Shape{is[0], 1}) {
-      fail(op.origin, op.name, "embedding bag: offsets " + to_string(b.tensor(*offsets).shape) + " should be [" +
-                                   std::to_string(is[0]) + ", 1]");
-    }
-    op.operands.push_back(operand(b, *offsets, OperandSlot::I1, {dim(0), AffineExpr::constant(0)}));
+  const std::int64_t T = batched ? is[1] : 1, L = is.back();
+  // Loop dims B, (T), L, K; the lookup l of bag (b, t) is row T·L·b + L·t + l of the lookups.
+  op.dims = {LoopDim{"B", is[0]}};
+  if (batched) op.dims.push_back(LoopDim{"T", T});
+  op.dims.push_back(LoopDim{"L", L});
+  op.dims.push_back(LoopDim{"K", ts[1]});
+  const int t = batched ? 1 : -1, l = batched ? 2 : 1, k = batched ? 3 : 2;
+  std::vector<AffineExpr> out_access{dim(0)}, idx_access{dim(0)}, bag_access{dim(0)};
+  AffineExpr lookup{{AffineExpr::Term{0, T * L}, AffineExpr::Term{l, 1}}, 0};
+  if (batched) {
+    out_access.push_back(dim(t));
+    idx_access.push_back(dim(t));
+    bag_access.push_back(dim(t));
+    lookup.terms.push_back(AffineExpr::Term{t, L});
   }
-  AffineExpr lookup{{AffineExpr::Term{0, is[1]}, AffineExpr::Term{1, 1}}, 0};
-  Operand tab = operand(b, table, OperandSlot::I2, {std::move(lookup), dim(2)});
+  out_access.push_back(dim(k));
+  idx_access.push_back(dim(l));
+  op.operands.push_back(operand(b, output, OperandSlot::O, std::move(out_access)));
+  op.operands.push_back(operand(b, indices, OperandSlot::I1, std::move(idx_access)));
+  if (offsets) {
+    const Shape want = batched ? Shape{is[0], T} : Shape{is[0], 1};
+    if (b.tensor(*offsets).shape != want) {
+      fail(op.origin, op.name, "embedding bag: offsets " + to_string(b.tensor(*offsets).shape) + " should be " +
+                                   to_string(want));
+    }
+    if (!batched) bag_access.push_back(AffineExpr::constant(0));
+    op.operands.push_back(operand(b, *offsets, OperandSlot::I1, std::move(bag_access)));
+  }
+  Operand tab = operand(b, table, OperandSlot::I2, {std::move(lookup), dim(k)});
   tab.indirect = true;
   op.operands.push_back(std::move(tab));
   return b.add_operator(std::move(op));

@@ -1039,9 +1039,10 @@ class Generator {
     Operand go;
     if (sparse) {
       const Tensor& t = b_.tensor(T(inst, table.tensor));
-      g = new_tensor("grad(" + t.name + ")", {f.dims[0].size * f.dims[1].size, t.shape[1]}, t.dtype,
-                     TensorRole::weight_gradient);
-      go = operand(g, OperandSlot::O, table.access);  // lookup L·b + l: a row of its own
+      std::int64_t lookups = 1;  // every loop dim but the last (K): B, (T,) L
+      for (std::size_t d = 0; d + 1 < f.dims.size(); ++d) lookups *= f.dims[d].size;
+      g = new_tensor("grad(" + t.name + ")", {lookups, t.shape[1]}, t.dtype, TensorRole::weight_gradient);
+      go = operand(g, OperandSlot::O, table.access);  // each lookup a row of its own
     } else {
       g = grad_tensor(inst, table.tensor);
       go = operand(g, OperandSlot::O, table.access);

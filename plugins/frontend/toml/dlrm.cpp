@@ -92,6 +92,7 @@ DlrmConfig read_config(TableReader& w, const DlrmOverrides& o) {
   c.table_wise = w.choice("sharding", {"table_wise", "data_parallel"}).value_or("table_wise") == "table_wise";
   c.dtype = read_type(w, "dtype", ElementType::fp32);
   c.embedding_dtype = read_type(w, "embedding_dtype", c.dtype);
+  if (!o.embedding_dtype.empty()) c.embedding_dtype = *parse_element_type(o.embedding_dtype);
   if (o.micro_batch > 0) c.micro_batch = o.micro_batch;
   // Every count in int64: the tables in bits, the lookups of N·b samples and the interaction's b·F² products.
   using R = long double;
@@ -158,46 +159,63 @@ class DlrmBuilder : GeneratedGraph {
     // a bag's offset follows from them).
     const TensorId ids = tensor("sparse_features", {b, all_lookups + T}, ElementType::int64, TensorRole::input);
 
-    // The sparse arch: this rank's shards, their indices for B samples.
+    // The sparse arch: this rank's shards, batched as FBGEMM's table-batched embeddings (TBE) batch them — one
+    // lookup kernel for every shard of a width and a pooling size, over one buffer holding their rows (its
+    // weights_offsets), and one backward kernel that updates them.
     const std::vector<Shard> shards = rank_shards(c_);
-    std::vector<std::int64_t> first_lookup(c_.rows.size(), 0);
-    for (std::size_t t = 1; t < c_.rows.size(); ++t) first_lookup[t] = first_lookup[t - 1] + c_.lookups[t - 1];
+    std::vector<std::vector<Shard>> groups;
+    for (const Shard& sh : shards) {
+      auto same = [&](const std::vector<Shard>& g) {
+        return g.front().width == sh.width && c_.lookups[g.front().table] == c_.lookups[sh.table];
+      };
+      auto it = std::find_if(groups.begin(), groups.end(), same);
+      if (it == groups.end()) groups.push_back({sh});
+      else it->push_back(sh);
+    }
+    // The rank's ids: each group's shards' ids side by side, then one length per bag and shard. Unsharded, that is
+    // the input itself (every table, in group order).
+    std::vector<std::int64_t> at(groups.size(), 0), bag_at(groups.size(), 0);
+    std::int64_t width = 0, bags = 0;
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      at[gi] = width;
+      width += static_cast<std::int64_t>(groups[gi].size()) * c_.lookups[groups[gi].front().table];
+    }
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      bag_at[gi] = width + bags;
+      bags += static_cast<std::int64_t>(groups[gi].size());
+    }
     TensorId rank_ids = ids;
-    // Each shard's first id column and its offsets' column in rank_ids.
-    std::vector<std::int64_t> at(shards.size(), 0), bag_at(shards.size(), 0);
     if (sharded) {
-      std::int64_t width = 0;
-      for (std::size_t s = 0; s < shards.size(); ++s) at[s] = width, width += c_.lookups[shards[s].table];
-      for (std::size_t s = 0; s < shards.size(); ++s) bag_at[s] = width++;
-      rank_ids = tensor("sparse_dist", {B, width}, ElementType::int64, TensorRole::activation);
+      rank_ids = tensor("sparse_dist", {B, width + bags}, ElementType::int64, TensorRole::activation);
       ops::copy(b_, op("sparse_dist", "sparse_dist", "AllToAll"), {ids}, rank_ids);
-    } else {
-      for (std::size_t s = 0; s < shards.size(); ++s) {
-        at[s] = first_lookup[shards[s].table];
-        bag_at[s] = all_lookups + static_cast<std::int64_t>(shards[s].table);
-      }
     }
     std::vector<TensorId> pooled;
-    std::vector<std::int64_t> placed;  // each pooled shard's first column
+    std::vector<std::int64_t> placed;  // each group's first pooled column
     std::int64_t pooled_width = 0;
-    for (std::size_t s = 0; s < shards.size(); ++s) {
-      const Shard& sh = shards[s];
-      const std::int64_t L = c_.lookups[sh.table];
-      const bool split = sh.width < K;
-      const std::string table = "embeddings.t" + std::to_string(sh.table);
-      const std::string name = split ? table + ".shard" + std::to_string(sh.part) : table;
-      const TensorId idx = columns(name + ".indices", rank_ids, at[s], L);
-      const TensorId offsets = columns(name + ".offsets", rank_ids, bag_at[s], 1);
-      const TensorId weight = tensor(name + ".weight", {c_.rows[sh.table], sh.width}, c_.embedding_dtype, TensorRole::weight);
-      const TensorId out = tensor(name, {B, sh.width}, c_.dtype, TensorRole::activation);  // FBGEMM's output type
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      const std::vector<Shard>& g = groups[gi];
+      const auto n = static_cast<std::int64_t>(g.size());
+      const std::int64_t L = c_.lookups[g.front().table], w = g.front().width;
+      std::int64_t rows = 0;
+      std::vector<std::int64_t> tables, columns_of;
+      for (const Shard& sh : g) {
+        rows += c_.rows[sh.table];
+        tables.push_back(static_cast<std::int64_t>(sh.table));
+        columns_of.push_back(sh.offset);
+      }
+      const std::string name = "embeddings.tbe" + std::to_string(gi);
+      const TensorId idx = reshaped(name + ".indices", columns(name + ".ids", rank_ids, at[gi], n * L), {B, n, L});
+      const TensorId offsets = columns(name + ".offsets", rank_ids, bag_at[gi], n);
+      const TensorId weight = tensor(name + ".weight", {rows, w}, c_.embedding_dtype, TensorRole::weight);
+      const TensorId out = tensor(name, {B, n, w}, c_.dtype, TensorRole::activation);  // FBGEMM's output type
       Operator bag = op(name, "embeddings", "EmbeddingBag");
       bag.attributes["sparse"] = {c_.table_wise ? 1 : 0};
-      bag.attributes["table"] = {static_cast<std::int64_t>(sh.table)};
-      bag.attributes["columns"] = {sh.offset, sh.width};
+      bag.attributes["tables"] = tables;
+      bag.attributes["column_offsets"] = columns_of;
       ops::embedding_bag(b_, std::move(bag), weight, idx, offsets, out);
-      pooled.push_back(out);
+      pooled.push_back(reshaped(name + ".pooled", out, {B, n * w}));
       placed.push_back(pooled_width);
-      pooled_width += sh.width;
+      pooled_width += n * w;
     }
     TensorId embeddings = concat("embeddings.concat", "embeddings", pooled, placed, {B, pooled_width});
     if (sharded) {
@@ -233,6 +251,13 @@ class DlrmBuilder : GeneratedGraph {
  private:
   TensorId linear(const std::string& name, TensorId x, std::int64_t out) {
     return GeneratedGraph::linear(name, x, out, c_.dtype);
+  }
+
+  /// x viewed with another shape (the same elements).
+  TensorId reshaped(const std::string& name, TensorId x, Shape shape) {
+    const TensorId y = tensor(name, std::move(shape), b_.tensor(x).dtype, TensorRole::activation);
+    ops::view(b_, op(name, "embeddings", "Reshape"), x, y);
+    return y;
   }
 
   /// Columns [first, first + n) of an id buffer: a view.

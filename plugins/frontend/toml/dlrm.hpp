@@ -4,6 +4,7 @@
 // tables are sharded over them (TorchRec's table-wise sharding, columns split where a table is large), with the
 // all-to-alls' places as operators for the parallelism plugin.
 #include <cstdint>
+#include <string>
 
 #include "monet/config/toml_reader.hpp"
 #include "monet/ir/graph.hpp"
@@ -13,6 +14,7 @@ namespace monet::plugins {
 struct DlrmOverrides {
   std::int64_t micro_batch = 0;  // > 0 replaces micro_batch
   std::int64_t data = 0;         // > 0 replaces data_parallel: the ranks the tables are sharded over
+  std::string embedding_dtype;   // non-empty replaces embedding_dtype
 };
 
 /// Reads the [workload] table of `doc` (dense_features, bottom_mlp, embedding_dim, table_rows, lookups, top_mlp,

@@ -506,6 +506,10 @@ class TomlFrontend final : public WorkloadFrontend {
                     .with_doc("generated workloads: the rank with Megatron's sequence parallelism (norms, dropouts "
                               "and residuals split along the sequence; the kernel sets it from [parallelism] "
                               "sequence_parallel); false keeps the file's"),
+                ParamSpec::choice("embedding_dtype", {"", "fp32", "fp16", "bf16"}, "")
+                    .with_doc("generated DLRMs: overrides the file's embedding_dtype, the tables' element type (FBGEMM "
+                              "keeps tables in fp32 or fp16; a search gene: workload.embedding_dtype); empty keeps "
+                              "the file's"),
                 ParamSpec::integer("data_parallel", 0)
                     .with_bounds(Bounds::non_negative())
                     .with_unit("chips")
@@ -524,7 +528,9 @@ class TomlFrontend final : public WorkloadFrontend {
         tensor_(p.get_int("tensor_parallel")),
         sequence_(p.get_bool("sequence_parallel")),
         context_(p.get_int("context_parallel")),
-        data_(p.get_int("data_parallel")) {
+        data_(p.get_int("data_parallel")),
+        embedding_dtype_(p.get_string("embedding_dtype")),
+        embedding_dtype_where_(p.where("embedding_dtype")) {
     // Where a split came from ([parallelism], or the frontend's own table), for a workload that cannot take it.
     for (const char* k : {"tensor_parallel", "sequence_parallel", "context_parallel"}) {
       if (!split_where_.known()) split_where_ = p.where(k);
@@ -542,10 +548,12 @@ class TomlFrontend final : public WorkloadFrontend {
                           "a DLRM (" + file.string() + ") has no tensor-, sequence- or context-parallel split: its "
                           "tables are sharded over the data-parallel ranks");
         }
-        return build_dlrm(doc, DlrmOverrides{batch_, data_});
+        return build_dlrm(doc, DlrmOverrides{batch_, data_, embedding_dtype_});
       }
+      if (!embedding_dtype_.empty()) throw_no_tables(file);
       return build_gpt(doc, GptOverrides{batch_, tensor_, sequence_, context_});
     }
+    if (!embedding_dtype_.empty()) throw_no_tables(file);
     if (tensor_ > 1 || sequence_ || context_ > 1) {
       throw UserError(SourceLocation{file.string()}, "tensor_parallel = " + std::to_string(tensor_) +
                                                           (sequence_ ? " with sequence_parallel" : "") +
@@ -561,7 +569,15 @@ class TomlFrontend final : public WorkloadFrontend {
   std::int64_t tensor_;
   bool sequence_;
   std::int64_t context_;
+  [[noreturn]] void throw_no_tables(const std::filesystem::path& file) const {
+    throw UserError(embedding_dtype_where_.known() ? embedding_dtype_where_ : SourceLocation{file.string()},
+                    "embedding_dtype = \"" + embedding_dtype_ + "\": " + file.string() +
+                        " is not a generated DLRM (generator = \"dlrm\"), whose tables it would set");
+  }
+
   std::int64_t data_;
+  std::string embedding_dtype_;
+  SourceLocation embedding_dtype_where_;
   SourceLocation split_where_;
 };
 

@@ -166,9 +166,10 @@ MONET_API OperatorId embedding(GraphBuilder& b, Operator base, TensorId table, s
 
 /// EmbeddingBag in sum mode (PyTorch's nn.EmbeddingBag(mode="sum"), FBGEMM's table-batched lookups): out[b, k] =
 /// sum over l of table[indices[b, l]][k], for a [V, K] table, [B, L] indices (exactly L lookups per bag) and a
-/// [B, K] output. Loop dims B, L (a reduction), K; the table operand is indirect, its axis 0 enumerating the B·L
-/// lookups (L·b + l). `offsets` ([B, 1] int64: where each bag starts, as the KeyedJaggedTensor's lengths give it)
-/// is read too, as FBGEMM's lookup reads and its backward keeps it.
+/// [B, K] output; or, batched as FBGEMM batches tables in one buffer, [B, T, L] indices (T bags per sample) and a
+/// [B, T, K] output. Loop dims B, (T), L (a reduction), K; the table operand is indirect, its axis 0 enumerating
+/// the lookups (T·L·b + L·t + l). `offsets` ([B, 1], or [B, T] batched; int64: where each bag starts, as the
+/// KeyedJaggedTensor's lengths give it) is read too, as FBGEMM's lookup reads and its backward keeps it.
 MONET_API OperatorId embedding_bag(GraphBuilder& b, Operator base, TensorId table, TensorId indices,
                                    std::optional<TensorId> offsets, TensorId output);
 
