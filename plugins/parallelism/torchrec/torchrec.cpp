@@ -6,8 +6,10 @@
 // (each rank sends every other rank the pooled vectors of that rank's samples for its own tables); the backward
 // pass returns the pooled vectors' gradients by the reverse all-to-all. Each collective's bytes are the larger of
 // what the rank sends and receives (nccl-tests' S for an all-to-all); the ids travel with one length per bag and
-// table (the KeyedJaggedTensor's values and lengths, int64 here). The exchanges are synchronous: TorchRec's
-// TrainPipelineSparseDist, which overlaps the next batch's input distribution with this batch, is not modelled.
+// table (the KeyedJaggedTensor's values and lengths, int64 here). The exchanges are synchronous, unless
+// `pipelined_input_dist` (TorchRec's TrainPipelineSparseDist: the next batch's ids are distributed while this batch
+// trains): then the input distribution runs beside the forward pass, issued as it starts and awaited as it ends
+// (the next micro-batch's ids, so no lookup waits for it; one forward pass stands for the overlap window).
 #include <algorithm>
 #include <string>
 
@@ -33,9 +35,15 @@ class TorchRec final : public ParallelismModel {
         "reverse all-to-all of their gradients in the backward pass. All synchronous. The dense parameters are "
         "replicated (the kernel reduces their gradients); the tables' rows are updated where they live. Refuses "
         "tensor, context or pipeline parallelism and ZeRO (not modelled with sharded tables).";
+    i.params = {
+        ParamSpec::boolean("pipelined_input_dist", false)
+            .with_doc("TorchRec's TrainPipelineSparseDist: the ids' all-to-all (sparse_dist) of the next micro-batch "
+                      "runs beside this micro-batch's forward pass (issued as it starts, awaited as it ends) instead "
+                      "of on the critical path before the lookups (TrainPipelineBase)"),
+    };
     return i;
   }
-  explicit TorchRec(const ParamValues& /*p*/) {}
+  explicit TorchRec(const ParamValues& p) : pipelined_(p.get_bool("pipelined_input_dist")) {}
 
   [[nodiscard]] TensorParallelPlan plan(const Graph& g, const ParallelLayout& layout) const override {
     if (layout.tensor > 1 || layout.context > 1 || layout.pipeline > 1) {
@@ -58,6 +66,10 @@ class TorchRec final : public ParallelismModel {
     if (first == nullptr) throw UserError("torchrec: the step has no input tensor to take the micro-batch from");
     plan.micro_batch = first->shape.front();
     bool any = false;
+    OperatorId last_forward = kNone;
+    for (const Operator& op : g.operators()) {
+      if (op.phase == Phase::forward) last_forward = op.id;
+    }
     for (const Operator& op : g.operators()) {
       if (op.type == "AllGather" || op.type == "ReduceScatter" || op.type == "Shard") {
         throw UserError("torchrec: the workload's rank has Megatron's sequence-parallel operators ('" + op.name +
@@ -73,7 +85,12 @@ class TorchRec final : public ParallelismModel {
         if (o.is_output()) integer = t.dtype == ElementType::int64 || t.dtype == ElementType::int32;
       }
       const double bytes = std::max(sent, received);
-      plan.comms.push_back({op.id, false, CollectiveKind::all_to_all, bytes, ParallelGroup::data});
+      TensorParallelComm comm{op.id, false, CollectiveKind::all_to_all, bytes, ParallelGroup::data};
+      if (integer && pipelined_) {
+        comm.issued_by = op.id, comm.issued_at_start = true;
+        comm.awaited_by = last_forward;  // when it ends: the end of the forward pass
+      }
+      plan.comms.push_back(comm);
       if (!integer) plan.comms.push_back({op.id, true, CollectiveKind::all_to_all, bytes, ParallelGroup::data});
     }
     if (any && layout.data * layout.context < 2) {
@@ -82,6 +99,9 @@ class TorchRec final : public ParallelismModel {
     }
     return plan;
   }
+
+ private:
+  bool pipelined_;
 };
 
 }  // namespace
