@@ -32,8 +32,9 @@ class TorchRec final : public ParallelismModel {
         "For one rank of the data-parallel group (d ranks): per micro-batch, an all-to-all at each AllToAll operator "
         "of the rank's step (the `dlrm` generator's sparse_dist: the features' ids, int64; embedding_dist: the "
         "pooled embeddings), of the larger of the bytes the rank sends and receives, and for embedding_dist the "
-        "reverse all-to-all of their gradients in the backward pass. Synchronous, but for sparse_dist with pipelined_input_dist. The dense parameters are "
-        "replicated (the kernel reduces their gradients); the tables' rows are updated where they live. Refuses "
+        "reverse all-to-all of their gradients in the backward pass. Synchronous, but for sparse_dist with "
+        "pipelined_input_dist. The dense parameters are replicated (the kernel reduces their gradients); the "
+        "tables' rows are updated where they live. Refuses "
         "tensor, context or pipeline parallelism and ZeRO (not modelled with sharded tables).";
     i.params = {
         ParamSpec::boolean("pipelined_input_dist", false)
