@@ -181,5 +181,39 @@ TEST_F(MicroBatchCheckpoint, OptimalSolversGiveEveryMicroBatchTheOneMicroBatchCh
   }
 }
 
+// The solvers need micro-batches that are copies of the first, and a whole step that measures what one
+// micro-batch does: otherwise one located error. A step whose first micro-batch is checkpointed already is no
+// such step (its first micro-batch has recompute operators the second lacks); a whole step with only the first
+// micro-batch rewritten recomputes 1 x, not 2 x, the first's MACs.
+TEST_F(MicroBatchCheckpoint, MicroBatchesThatAreNotTheSameProblemAreRefused) {
+  const GraphPtr two = step(fwd_, 2);
+  const CheckpointPolicy p = parse_checkpoint_policy("optimal=6080", SourceLocation{"exp.toml", 7, 10});
+  const MicroBatchSteps s = micro_batch_steps(two, p.where);
+  const std::vector<CheckpointRegion> first =
+      checkpoint_regions(*s.first, parse_checkpoint_policy("segments=2", SourceLocation{}));
+  const GraphPtr half = apply_checkpointing(*two, first);  // micro-batch 1 only
+  try {
+    (void)micro_batch_steps(half, p.where);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 7u);
+    // The first micro-batch has the recompute operators: where the first recomputes b0, micro-batch 2 differentiates.
+    EXPECT_THAT(e.message(), ::testing::HasSubstr("not copies of it: operator 'b2_fcB@2/dW' of micro-batch 2 stands "
+                                                  "where the first has 'b0_fcA@recompute'"));
+  }
+  const GraphPtr one_rewritten = apply_checkpointing(*s.first, first);
+  const std::int64_t peak = training_memory(*one_rewritten).peak_activation_bytes;
+  EXPECT_NO_THROW(check_every_micro_batch(s, one_rewritten, apply_checkpointing(*two, every_micro_batch(s, first)), peak,
+                                          p, {}, {}, "dp"));
+  try {
+    check_every_micro_batch(s, one_rewritten, half, peak, p, {}, {}, "dp");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 7u);
+    EXPECT_THAT(e.message(), ::testing::HasSubstr("micro-batches of " + two->name() + " and applies its choice"));
+    EXPECT_THAT(e.message(), ::testing::HasSubstr("not the same problem"));
+  }
+}
+
 }  // namespace
 }  // namespace monet
