@@ -217,6 +217,32 @@ TEST(Checkpointing, RotorNestedRecomputation) {
                                "peak any nested schedule of the 13 blocks of "));
 }
 
+// Gradient accumulation (--micro-batches 2) with the optimal solvers on ResNet-18-CIFAR (batch 4, 12 MB): each
+// solves one micro-batch and every micro-batch recomputes its own blocks: the 1-micro-batch peak, twice its MACs,
+// its blocks; every region of micro-batch 1 has its copy for micro-batch 2.
+TEST(Checkpointing, SolversWithSeveralMicroBatches) {
+  const std::string model = q(test::source_dir() / "workloads/onnx/resnet18_cifar_b4.onnx");
+  const std::map<std::string, std::pair<long, long>> one{{"rotor", {11'494'400, 543'948'800}},
+                                                         {"dp", {10'444'992, 838'860'800}}};
+  for (const auto& [solver, expected] : one) {
+    json t[2];
+    for (int k = 1; k <= 2; ++k) {
+      const auto r = test::monet("--log-level warn inspect " + model + " --training --json --micro-batches " +
+                                 std::to_string(k) + " --checkpoint optimal=12000000 --checkpoint-solver " + solver);
+      ASSERT_EQ(r.exit_code, 0) << r.out;
+      t[k - 1] = json::parse(r.out)["training"];
+    }
+    EXPECT_EQ(t[0]["peak_activation_bytes"].get<long>(), expected.first) << solver;
+    EXPECT_EQ(t[0]["recompute_macs"].get<long>(), expected.second) << solver;
+    EXPECT_EQ(t[1]["peak_activation_bytes"].get<long>(), expected.first) << solver;
+    EXPECT_EQ(t[1]["recompute_macs"].get<long>(), 2 * expected.second) << solver;
+    EXPECT_EQ(t[1]["checkpoint_solver"]["peak_activation_bytes"], t[0]["checkpoint_solver"]["peak_activation_bytes"]);
+    EXPECT_EQ(t[1]["checkpoint_solver"]["checkpointed_blocks"], t[0]["checkpoint_solver"]["checkpointed_blocks"]);
+    EXPECT_EQ(t[1]["checkpoint_solver"]["objective"].get<double>(), 2.0 * static_cast<double>(expected.second));
+    EXPECT_EQ(t[1]["checkpoint_regions"].size(), 2 * t[0]["checkpoint_regions"].size()) << solver;
+  }
+}
+
 // The optimal policy solved as a MILP (solver = "milp", --checkpoint-solver milp): the DP's optimum on ResNet-18's
 // 15-block chain; its errors located; a time limit that stops CBC before it proves optimality keeps the best
 // choice found and says the gap.

@@ -7,6 +7,7 @@
 
 #include "chain_dp.hpp"
 #include "monet/config/toml_reader.hpp"
+#include "monet/training/checkpoint_micro_batches.hpp"
 #include "monet/training/checkpoint_milp.hpp"
 #include <stdexcept>
 #include "monet/training/checkpoint_segments.hpp"
@@ -296,6 +297,16 @@ CheckpointSolver parse_checkpoint_solver(const std::string& text, const SourceLo
 std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                               const RecomputeCost& cost, const GraphFinish& finish,
                                               const CheckpointSolver& solver, CheckpointSolve* solve) {
+  // Several micro-batches: the same problem each, solved once on the first (checkpoint_micro_batches.hpp).
+  if (solver.name != "rotor") {
+    const MicroBatchSteps steps = micro_batch_steps(graph, policy.where);
+    if (steps.count > 1) {
+      return solve_every_micro_batch(graph, steps, policy, cost, finish, solver.name, solve,
+                                     [&](const GraphPtr& first, CheckpointSolve* s) {
+                                       return optimal_regions(first, policy, cost, finish, solver, s);
+                                     });
+    }
+  }
   if (solver.name == "milp") return milp_regions(graph, policy, solver, cost, finish, solve);
   if (solver.name == "segments") return segment_regions(graph, policy, cost, finish, solve);
   if (solver.name == "rotor") {

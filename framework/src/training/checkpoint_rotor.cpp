@@ -10,6 +10,7 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
+#include "monet/training/checkpoint_micro_batches.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/util/strings.hpp"
 #include "recompute_names.hpp"
@@ -244,7 +245,7 @@ RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost, const G
   // A block of views only (a flatten) owns no storage: its output is its predecessor's, which the block after it
   // reads. It joins its predecessor, so that every storage a block reads belongs to the block before it.
   for (std::size_t b = 0; b < cb.regions.size(); ++b) {
-    if (cb.regions[b].size() != 1) throw UserError("solver = \"rotor\" models a step with one micro-batch");
+    if (cb.regions[b].size() != 1) throw UserError("rotor_chain models the step of one micro-batch (rotor_regions solves several with it)");
     const std::vector<OperatorId>& ops = cb.regions[b][0].operators;
     const bool owns = std::any_of(ops.begin(), ops.end(), [&](OperatorId o) {
       const Operator& op = g.op(o);
@@ -635,11 +636,13 @@ std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const Checkpo
                                             const RecomputeCost& cost, const GraphFinish& finish, CheckpointSolve* solve,
                                             GraphPtr* step_out) {
   const auto t0 = std::chrono::steady_clock::now();
+  // Several micro-batches: the same problem each, solved on the first (checkpoint_micro_batches.hpp).
+  const MicroBatchSteps steps = micro_batch_steps(graph, policy.where);
   RotorChain chain;
   try {
-    chain = rotor_chain(graph, cost, finish);
+    chain = rotor_chain(steps.first, cost, finish);
   } catch (const UserError& e) {
-    throw UserError(policy.where, e.what());
+    throw UserError(policy.where, e.message());
   }
   const std::vector<RotorChoice> front = rotor_front(chain);
   spdlog::info("checkpoint rotor ({} blocks): model and DP {:.3f} s, {} schedules on the front", chain.size(),
@@ -657,8 +660,9 @@ std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const Checkpo
   }
   // The model is exact only on a chain of blocks: the choice is rewritten and measured, and refused (as dp and
   // segments refuse theirs) when the step's peak or recompute cost is not the model's.
-  GraphPtr g = apply_rotor(graph, chain, best->schedule);
-  const GraphPtr measured_graph = finish ? finish(g) : g;
+  const std::vector<Recomputation> plan = chain.plan(best->schedule);
+  const GraphPtr one = apply_recomputations(*steps.first, plan);
+  const GraphPtr measured_graph = finish ? finish(one) : one;
   const std::int64_t measured = peak_live_bytes(backward_activations(*measured_graph), measured_graph->operators().size());
   double measured_cost = 0;
   for (const Operator& op : measured_graph->operators()) {
@@ -678,13 +682,19 @@ std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const Checkpo
                         " (a block reads the output of one two or more before it, or one module's operators belong "
                         "to several calls); use solver = \"milp\", which assumes no chain");
   }
+  // Every micro-batch recomputes its own operators as the first does; the step of all of them is measured too.
+  GraphPtr g = one;
+  if (steps.count > 1) {
+    g = apply_recomputations(*graph, every_micro_batch(steps, plan));
+    check_every_micro_batch(steps, one, g, best->peak, policy, cost, finish, "rotor");
+  }
   if (solve) {
     *solve = CheckpointSolve{};
     solve->solver = "rotor";
     solve->status = "optimal";  // the DP is exact for its model, and the step confirmed the model
     solve->cost = policy.cost;
     solve->budget = policy.budget;
-    solve->objective = solve->best_bound = best->cost;
+    solve->objective = solve->best_bound = static_cast<double>(steps.count) * best->cost;
     solve->peak = measured;
     solve->blocks = chain.size();
     for (const RotorStep* s = best->schedule.get(); s; s = s->next.get()) {
@@ -695,7 +705,7 @@ std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const Checkpo
     }
   }
   if (step_out) *step_out = g;
-  return chain.regions(best->schedule);
+  return every_micro_batch(steps, chain.regions(best->schedule));
 }
 
 RotorSchedule rotor_step(RotorStep::Kind kind, std::size_t first, std::size_t last, std::size_t split,

@@ -60,16 +60,41 @@ std::vector<TensorId> roots(const Graph& g) {
   return root;
 }
 
-BackwardActivations backward_activations(const Graph& g, const std::map<TensorId, std::size_t>& last_use) {
+BackwardActivations backward_activations(const Graph& g, const std::map<TensorId, std::size_t>& last_use,
+                                         const std::vector<TensorId>& root) {
   BackwardActivations out;
-  out.start = g.operators().size();
+  const std::size_t n = g.operators().size();
+  out.start = n;
   for (const Operator& op : g.operators()) {
     if (is_backward(op.phase)) {
       out.start = static_cast<std::size_t>(op.id);
       break;
     }
   }
-  if (out.start == g.operators().size()) return out;
+  if (out.start == n) return out;
+  // The backward passes: a forward operator after the start (the next micro-batch's) leaves them, the next
+  // backward or recompute operator comes back; losses and optimizer steps stay where they are.
+  std::vector<bool> in(n, false);
+  bool inside = true;
+  for (std::size_t i = out.start; i < n; ++i) {
+    const Phase p = g.op(static_cast<OperatorId>(i)).phase;
+    if (p == Phase::forward) inside = false;
+    if (is_backward(p)) inside = true;
+    in[i] = inside;
+    if (!inside && (out.skipped.empty() || out.skipped.back().second != i)) out.skipped.emplace_back(i, i);
+    if (!inside) out.skipped.back().second = i + 1;
+  }
+  std::vector<std::size_t> next_in(n + 1, n), pass_start(n, out.start);  // first position of a pass at or after i
+  for (std::size_t i = n; i-- > out.start;) next_in[i] = in[i] ? i : next_in[i + 1];
+  for (std::size_t i = out.start; i < n; ++i) {
+    if (in[i]) pass_start[i] = i > out.start && in[i - 1] ? pass_start[i - 1] : i;
+  }
+  // A graph input (or label) is there from its own micro-batch's pass on: the pass of its first reader.
+  std::map<TensorId, std::size_t> first_use;
+  for (const Operator& op : g.operators()) {
+    for (const Operand& o : op.operands) first_use.try_emplace(root[static_cast<std::size_t>(o.tensor)], op.id);
+    for (TensorId k : op.keeps_alive) first_use.try_emplace(root[static_cast<std::size_t>(k)], op.id);
+  }
   for (const auto& [r, last] : last_use) {
     const Tensor& t = g.tensor(r);
     if (last < out.start) continue;
@@ -79,15 +104,20 @@ BackwardActivations backward_activations(const Graph& g, const std::map<TensorId
     if (t.producer != kNone) {
       const Phase p = g.op(t.producer).phase;
       if (!is_forward(p) && p != Phase::recompute) continue;
-      from = static_cast<std::size_t>(t.producer);
+      from = next_in[std::max(static_cast<std::size_t>(t.producer), out.start)];
+    } else {
+      from = next_in[std::max(first_use.at(r), out.start)];
+      if (from < n) from = pass_start[from];
     }
-    out.intervals.push_back(ActivationInterval{r, t.bytes(), std::max(from, out.start), last});
+    if (from > last) continue;  // made and freed between two passes (a later micro-batch's forward pass)
+    out.intervals.push_back(ActivationInterval{r, t.bytes(), from, last});
   }
   return out;
 }
 
-std::int64_t peak_activation(const Graph& g, const std::map<TensorId, std::size_t>& last_use) {
-  return peak_live_bytes(backward_activations(g, last_use), g.operators().size());
+std::int64_t peak_activation(const Graph& g, const std::map<TensorId, std::size_t>& last_use,
+                             const std::vector<TensorId>& root) {
+  return peak_live_bytes(backward_activations(g, last_use, root), g.operators().size());
 }
 }  // namespace
 
@@ -100,14 +130,20 @@ std::int64_t peak_live_bytes(const BackwardActivations& a, std::size_t operators
     delta[i.last + 1] -= i.bytes;
   }
   std::int64_t live = 0, peak = 0;
+  std::size_t skip = 0;  // the next skipped range
   for (std::size_t i = a.start; i < operators; ++i) {
     live += delta[i];
+    while (skip < a.skipped.size() && a.skipped[skip].second <= i) ++skip;
+    if (skip < a.skipped.size() && a.skipped[skip].first <= i) continue;
     peak = std::max(peak, live);
   }
   return peak;
 }
 
-BackwardActivations backward_activations(const Graph& g) { return backward_activations(g, last_uses(g, roots(g))); }
+BackwardActivations backward_activations(const Graph& g) {
+  const std::vector<TensorId> root = roots(g);
+  return backward_activations(g, last_uses(g, root), root);
+}
 
 std::vector<SavedStorage> saved_tensors(const Graph& g) {
   std::set<TensorId> roots;
@@ -168,7 +204,7 @@ TrainingMemory training_memory(const Graph& g) {
     }
   }
   m.peak_bytes = live;
-  m.peak_activation_bytes = peak_activation(g, last_use);
+  m.peak_activation_bytes = peak_activation(g, last_use, root);
   std::vector<std::vector<TensorId>> frees(n);
   for (const auto& [r, l] : last_use) {
     const Tensor& t = g.tensor(r);

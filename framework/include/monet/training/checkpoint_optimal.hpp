@@ -117,7 +117,9 @@ struct CheckpointSolve {
 
 /// The `optimal` policy's regions: a UserError at policy.where when even checkpointing the best blocks cannot
 /// bring the peak under the budget (the message gives the smallest feasible peak). `solve`, when given, receives
-/// how the choice was found. Not for solver "rotor", whose nested schedule is no set of regions (rotor_regions,
+/// how the choice was found. With several micro-batches every solver solves the first micro-batch's step and its
+/// regions are those of every micro-batch, checked on the whole step (checkpoint_micro_batches.hpp); `solve`'s
+/// objective and bound are then the whole step's. Not for solver "rotor", whose nested schedule is no set of regions (rotor_regions,
 /// checkpoint_rotor.hpp, gives its step): std::invalid_argument.
 MONET_API std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                                         const RecomputeCost& cost = {}, const GraphFinish& finish = {},

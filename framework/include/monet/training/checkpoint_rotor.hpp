@@ -79,7 +79,8 @@ struct RotorChain {
 /// No operator (an empty computation or backward): below every sum of bytes.
 inline constexpr std::int64_t kNoPosition = INT64_MIN / 4;
 
-/// The model of ModuleTree::blocks() of a training graph with one micro-batch (a UserError otherwise).
+/// The model of ModuleTree::blocks() of a training graph with one micro-batch (a UserError otherwise; rotor_regions
+/// gives it the first micro-batch's step of a step with several).
 MONET_API RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost = {}, const GraphFinish& finish = {});
 
 struct RotorChoice {
@@ -99,7 +100,9 @@ MONET_API GraphPtr apply_rotor(const GraphPtr& graph, const RotorChain& chain, c
 
 /// solver = "rotor": the cheapest schedule of the model's front within the budget (a UserError at the budget when
 /// none is), rewritten and measured: a UserError naming the MILP when the step's peak or recompute cost is not the
-/// model's (the blocks are not a chain). Returns the top-level runs as regions; `step` receives the rewritten step
+/// model's (the blocks are not a chain). With several micro-batches the model is the first micro-batch's step and
+/// every micro-batch runs the schedule on its own operators (checkpoint_micro_batches.hpp; the whole step is
+/// measured too). Returns the top-level runs as regions (per micro-batch); `step` receives the rewritten step
 /// (before `finish`).
 MONET_API std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                                       const RecomputeCost& cost, const GraphFinish& finish,

@@ -1,6 +1,7 @@
 #pragma once
 // Memory of one training step, by tensor class, and the tensors autograd keeps between forward and backward.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "monet/ir/graph.hpp"
@@ -30,13 +31,21 @@ struct ActivationInterval {
   std::size_t from = 0;
   std::size_t last = 0;
 };
+/// The backward passes of a step: from the first backward (or recompute) operator on, except the forward passes
+/// (and losses) of later micro-batches (gradient accumulation runs forward + backward once per micro-batch), which
+/// are `skipped`: as the forward pass of a single micro-batch, they are not part of the activation peak. An
+/// interval starts at its producer (a graph input or label: its first reader), or at the start of the backward
+/// pass that follows when that lies before the pass or in a skipped range; so a later micro-batch's inputs and
+/// activations count from its own backward pass on. With one micro-batch nothing is skipped.
 struct BackwardActivations {
   std::size_t start = 0;  // the first backward operator (the operators count when there is none)
   std::vector<ActivationInterval> intervals;
+  std::vector<std::pair<std::size_t, std::size_t>> skipped;  // [first, end) operator ranges outside every pass
 };
-/// What peak_activation_bytes sums: the activation storages live at each operator from the first backward one on.
+/// What peak_activation_bytes sums: the activation storages live at each operator of the backward passes.
 MONET_API BackwardActivations backward_activations(const Graph& graph);
-/// The largest sum of the intervals' bytes live at one operator from `a.start` on (`operators`: the graph's count).
+/// The largest sum of the intervals' bytes live at one operator from `a.start` on, outside `a.skipped`
+/// (`operators`: the graph's count).
 MONET_API std::int64_t peak_live_bytes(const BackwardActivations& a, std::size_t operators);
 
 struct TrainingMemory {
@@ -49,7 +58,8 @@ struct TrainingMemory {
   std::int64_t input_bytes = 0;             // inputs and labels of the step
   std::int64_t peak_bytes = 0;              // sequential liveness walk in operator order
   /// The largest sum of live saved and recomputed activation storages at any operator of the backward pass
-  /// (from the first backward or recompute operator on, graph order); gradients and stored state excluded.
+  /// (from the first backward or recompute operator on, graph order; with several micro-batches, the largest over
+  /// their backward passes: BackwardActivations); gradients and stored state excluded.
   std::int64_t peak_activation_bytes = 0;
   std::vector<SavedStorage> saved;
 };
