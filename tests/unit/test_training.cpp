@@ -451,6 +451,12 @@ TEST_F(Training, MicroBatchesRepeatTheStepAndAccumulateGradients) {
   EXPECT_EQ(g->op(final_grad->producer).type, "GradAccumulate");
   // Saved activations: three micro-batches' worth, each freed by its own backward.
   EXPECT_EQ(saved_bytes(*g), 3 * (1'536 + 2'048 + 80 + 16));
+  // Each micro-batch's gradients are added into the accumulator as its backward pass ends (as PyTorch adds into
+  // .grad): a third micro-batch holds no more gradients than the second, only its own inputs x@3 (2·3·8·8 fp32) and
+  // labels@3 (2 int64), which live from the step's start.
+  s.micro_batches = 2;
+  const GraphPtr two = backward(*forward_from_toml(dir_, kSmallCnn), s);
+  EXPECT_EQ(training_memory(*g).peak_bytes - training_memory(*two).peak_bytes, 1'536 + 16);
 }
 
 TEST_F(Training, LossNeedsOneOutput) {

@@ -60,7 +60,10 @@ class Generator {
       }
     }
     const TensorId logits = find_logits();
-    std::map<TensorId, std::vector<TensorId>> weight_grads;  // trainable weight -> gradient per micro-batch
+    // Gradient accumulation: each micro-batch's weight gradients are added into the accumulator as its backward
+    // pass ends (PyTorch adds into .grad as backward produces them), so one micro-batch's gradients live at a time
+    // beside the accumulator, which lives from the first micro-batch to the optimizer.
+    std::map<TensorId, TensorId> accumulator;  // trainable weight -> its gradient so far
     for (std::int64_t mb = 0; mb < s_.micro_batches; ++mb) {
       Instance inst = mb == 0 ? identity() : copy_forward("@" + std::to_string(mb + 1));
       augment(inst);
@@ -71,25 +74,23 @@ class Generator {
         if (!t.is_trainable()) continue;
         auto it = grads_.find(t.id);  // weights are shared by all micro-batches: keyed by forward id
         if (it == grads_.end() || it->second.empty()) continue;
-        weight_grads[t.id].push_back(combine(t.id, it->second, true, inst));
+        const TensorId g = combine(t.id, it->second, true, inst);
+        auto acc = accumulator.find(t.id);
+        if (acc == accumulator.end()) {
+          accumulator.emplace(t.id, g);
+          continue;
+        }
+        const TensorId next = new_tensor("grad(" + t.name + ")#acc" + std::to_string(mb), t.shape,
+                                         b_.tensor(g).dtype, TensorRole::weight_gradient);
+        b_.tensor(next).in_place_of = acc->second;  // .grad += g: the accumulator's storage
+        Operator op = make_op("accumulate(" + t.name + ")#" + std::to_string(mb), OpKind::elementwise,
+                              "GradAccumulate", Phase::backward_dw, kNone);
+        ops::elementwise(b_, std::move(op), {acc->second, g}, next, 1);
+        acc->second = next;
       }
       grads_.clear();
     }
-    // Gradient accumulation: the accumulator lives from the first micro-batch to the optimizer.
-    for (auto& [w, gs] : weight_grads) {
-      TensorId acc = gs[0];
-      if (gs.size() == 1) b_.tensor(acc).gradient_of = w;
-      for (std::size_t i = 1; i < gs.size(); ++i) {
-        const Tensor& wt = f_.tensor(w);
-        const TensorId next = new_tensor("grad(" + wt.name + ")#acc" + std::to_string(i), wt.shape,
-                                         b_.tensor(gs[0]).dtype, TensorRole::weight_gradient);
-        Operator op = make_op("accumulate(" + wt.name + ")#" + std::to_string(i), OpKind::elementwise,
-                              "GradAccumulate", Phase::backward_dw, kNone);
-        ops::elementwise(b_, std::move(op), {acc, gs[i]}, next, 1);
-        acc = next;
-      }
-      b_.tensor(acc).gradient_of = w;
-    }
+    for (const auto& [w, g] : accumulator) b_.tensor(g).gradient_of = w;
     return std::move(b_).build();
   }
 
