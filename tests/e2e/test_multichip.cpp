@@ -71,7 +71,8 @@ struct Table1Row {
 
 TEST(Multichip, MegatronTable1ThroughputWithinTenPercent) {
   // examples/sc21/run_table_1.sh of NVIDIA/Megatron-LM gives every row's micro-batch and interleaving; the A100's
-  // calibration is Calculon's, unchanged (docs/validation.md). Measured: mean 5.6 %, max 9.97 % (the 530B row).
+  // calibration is Calculon's, unchanged (docs/validation.md). Measured: mean 5.6 %, max 9.94 % (the 530B row).
+  // The rows with p > 1 include the tied word embedding's all-reduce between the first and the last stage.
   const Table1Row rows[] = {{"1_7b", 24, 2304, 512, 137},     {"3_6b", 30, 3072, 512, 138},
                             {"7_5b", 36, 4096, 512, 142},     {"18_4b", 40, 6144, 1024, 135},
                             {"39_1b", 48, 8192, 1536, 138},   {"76_1b", 60, 10240, 1792, 140},
@@ -102,14 +103,15 @@ TEST(Multichip, KorthikantiTable5) {
   // selective recomputation + sequence parallelism; Megatron-LM's code of the time overlaps the backward
   // collectives of column-parallel layers with their weight gradients (the megatron plugin's default). Measured,
   // full: 22B +10.0 % (one micro-batch of 4, no pipeline: its eight tensor-parallel GPUs wait 13 % of the step for
-  // collectives), 175B +0.3 %, 530B -4.1 %, 1T -3.5 %; selective + sequence parallel: 22B +2.3 %, 175B -5.0 %, 530B
-  // -10.0 %, 1T -6.6 % (docs/validation.md). Each bound is the measured error plus half a point.
+  // collectives), 175B +0.3 %, 530B -4.1 %, 1T -3.4 %; selective + sequence parallel: 22B +2.3 %, 175B -5.0 %, 530B
+  // -10.0 %, 1T -6.6 % (docs/validation.md; the pipelined ones with the tied embedding's all-reduce between the first
+  // and the last stage). Each bound is the measured error plus half a point.
   struct Point {
     const char* name;
     double published_s, tolerance;
   };
-  const Point points[] = {{"22b_full", 1.42, 0.105},   {"175b_full", 18.13, 0.01},  {"530b_full", 49.05, 0.046},
-                          {"1t_full", 94.42, 0.04},    {"22b_seqsel", 1.10, 0.028}, {"175b_seqsel", 13.75, 0.055},
+  const Point points[] = {{"22b_full", 1.42, 0.105},   {"175b_full", 18.13, 0.009},  {"530b_full", 49.05, 0.046},
+                          {"1t_full", 94.42, 0.039},    {"22b_seqsel", 1.10, 0.028}, {"175b_seqsel", 13.75, 0.055},
                           {"530b_seqsel", 37.83, 0.105}, {"1t_seqsel", 71.49, 0.071}};
   test::ScratchDir dir;
   for (const Point& p : points) {

@@ -1,12 +1,14 @@
 // Systems of chips: the file format, the α–β collectives (NCCL's bus-bandwidth factors, hierarchical
 // all-reduce), a pass as operators and collectives on links (overlap, contention) and Megatron's pipeline
-// schedules (bubble of 1F1B and of the interleaved schedule).
+// schedules (bubble of 1F1B and of the interleaved schedule); the last stage's copy of a tied word embedding.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "monet/experiment/runner.hpp"
 #include "monet/system/collectives.hpp"
+#include "monet/system/parallel_step.hpp"
 #include "monet/system/pass_schedule.hpp"
 #include "monet/system/pipeline_schedule.hpp"
 #include "monet/system/system.hpp"
@@ -377,6 +379,67 @@ TEST(Pipeline, SendsDelayTheDependentPasses) {
   t.send_s = 0.5;
   // F0, send, F1, B1, send, B0.
   EXPECT_DOUBLE_EQ(simulate_pipeline(t).makespan_s, 1 + 0.5 + 1 + 2 + 0.5 + 2);
+}
+
+// Megatron's tied word embedding with pipeline parallelism: the small GPT (h 256, V 1,024, s 128, 2 layers; bf16
+// weights and gradients, Adam's fp32 master copy and two moments: 12 B per parameter) on t 2, p 2, d 2 over two
+// nodes of 4 chips (tests/data/experiments/gpt_small_system.toml). Per tensor-parallel rank: the word table
+// V/t·h = 131,072 parameters, positions s·h = 32,768, a layer 395,648 (two LayerNorms 2·2h, linear_qkv h·3h/t + 3h/t,
+// linear_proj h/t·h + h, linear_fc1 h·4h/t + 4h/t, linear_fc2 4h/t·h + h), the final LayerNorm 2h = 512.
+ParallelStep small_gpt_step(const std::vector<std::string>& sets) {
+  const auto file = std::filesystem::path(MONET_SOURCE_DIR) / "tests/data/experiments/gpt_small_system.toml";
+  const RunResult r = run(prepare(load_experiment(file, sets, Registry::global()), Registry::global()));
+  EXPECT_TRUE(r.best.summary.parallel);
+  return r.best.summary.parallel ? *r.best.summary.parallel : ParallelStep{};
+}
+
+TEST(TiedEmbedding, LastStageHoldsACopyAndAllReducesItsGradientWithTheFirst) {
+  const std::int64_t table = 512 * 256, positions = 128 * 256, layer = 395'648, final_ln = 512;
+  const ParallelStep r = small_gpt_step({});
+  ASSERT_EQ(r.stage_memory.size(), 2u);
+  // The first stage: the table, the positions, layer 0; the last: layer 1, the final LayerNorm and its own copy of
+  // the table for the output layer, with the copy's gradient and optimizer states.
+  const std::int64_t first = table + positions + layer, last = layer + final_ln + table;
+  EXPECT_EQ(r.stage_memory[0].weights, 2 * first);
+  EXPECT_EQ(r.stage_memory[0].gradients, 2 * first);
+  EXPECT_EQ(r.stage_memory[0].optimizer_states, 12 * first);
+  EXPECT_EQ(r.stage_memory[1].weights, 2 * last);
+  EXPECT_EQ(r.stage_memory[1].gradients, 2 * last);
+  EXPECT_EQ(r.stage_memory[1].optimizer_states, 12 * last);
+  EXPECT_EQ(r.tied_copy.weights, 2 * table);
+  EXPECT_EQ(r.tied_copy.gradients, 2 * table);
+  EXPECT_EQ(r.tied_copy.optimizer_states, 12 * table);
+  // The embedding group: stage 0's chip and stage 1's, t·cp·d·(p − 1) = 4 chips apart, on two nodes: a ring of two
+  // on the network (5 us, 10 GB/s): 2·α + 2·(2 − 1)/2 · S/β for the copy's bf16 gradient S.
+  const double all_reduce = 2 * 5e-6 + 2.0 * table / 10e9;
+  EXPECT_NEAR(r.tied_comm_s, all_reduce, 1e-18);
+  // After both stages' data-parallel all-reduces (Megatron's finalize_model_grads): the first stage ends its last
+  // backward pass last (1F1B) and reduces its gradients over d = 2 chips 2 apart in a node (1 us, 100 GB/s at
+  // 0.5), so the step's data-parallel part is that all-reduce, then the embedding's.
+  const double first_reduce = 2 * 1e-6 + 2.0 * first * 2 / 2 / (100e9 * 0.5);
+  EXPECT_NEAR(r.data_comm_s, first_reduce + all_reduce, 1e-15);
+  EXPECT_NEAR(r.step_time_s, r.compute_s + r.tensor_comm_s + r.bubble_s + r.data_comm_s + r.optimizer_s, 1e-15);
+
+  // ZeRO 1 shards the copy's optimizer states over d as the first stage's; the all-reduce moves the whole gradient.
+  const ParallelStep z1 = small_gpt_step({"parallelism.zero_stage=1"});
+  EXPECT_EQ(z1.tied_copy.optimizer_states, 12 * table / 2);
+  EXPECT_EQ(z1.stage_memory[1].optimizer_states, 12 * last / 2);
+  EXPECT_EQ(z1.tied_copy.gradients, 2 * table);
+  EXPECT_NEAR(z1.tied_comm_s, all_reduce, 1e-18);
+  // ZeRO 2 keeps each chip's 1/d of the gradient: that is what it all-reduces.
+  const ParallelStep z2 = small_gpt_step({"parallelism.zero_stage=2"});
+  EXPECT_EQ(z2.tied_copy.gradients, 2 * table / 2);
+  EXPECT_NEAR(z2.tied_comm_s, 2 * 5e-6 + 2.0 * table / 2 / 10e9, 1e-18);
+}
+
+TEST(TiedEmbedding, OneStageHoldsTheTableOnce) {
+  // p = 1: both readers on one chip, the table counted once, no copy and no all-reduce (the step's time is
+  // bit-identical to before the copy was modelled: docs/validation.md's p = 1 rows did not move).
+  const ParallelStep r = small_gpt_step({"parallelism.pipeline=1", "parallelism.data=4"});
+  ASSERT_EQ(r.stage_memory.size(), 1u);
+  EXPECT_EQ(r.stage_memory[0].weights, 2 * (512 * 256 + 128 * 256 + 2 * 395'648 + 512));
+  EXPECT_EQ(r.tied_comm_s, 0);
+  EXPECT_EQ(r.tied_copy.weights + r.tied_copy.gradients + r.tied_copy.optimizer_states, 0);
 }
 
 }  // namespace

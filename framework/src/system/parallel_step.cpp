@@ -6,6 +6,7 @@
 #include "monet/system/collectives.hpp"
 #include "monet/system/pass_schedule.hpp"
 #include "monet/system/pipeline_schedule.hpp"
+#include "monet/system/tied_parameters.hpp"
 #include "monet/training/memory.hpp"
 #include "monet/training/modules.hpp"
 
@@ -142,6 +143,11 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   r.micro_batches = in.global_batch / (r.micro_batch * L.data);
   const std::int64_t p = L.pipeline, v = L.virtual_pipeline, chunks = p * v, m = r.micro_batches;
   auto chunk_of_op = [&](OperatorId op) { return in.chunk_of_op[static_cast<std::size_t>(op)]; };
+  // Parameters read in the first and the last chunk: the last stage keeps a copy (tied_parameters.hpp).
+  const TiedCopies tied = find_tied_copies(g, in.chunk_of_op, chunks, p);
+  std::vector<bool> tied_update(g.operators().size(), false), tied_piece(g.tensors().size(), false);
+  for (OperatorId op : tied.optimizer_ops) tied_update[static_cast<std::size_t>(op)] = true;
+  for (TensorId x : tied.last_chunk_gradients) tied_piece[static_cast<std::size_t>(x)] = true;
 
   // Time and energy of every operator on the chip, scaled so that they add up to the step's latency and energy
   // (a multi-core chip overlaps operators; transfers wait between them), and when the chip's schedule started it.
@@ -178,6 +184,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   };
   std::vector<std::vector<OperatorId>> pass_ops(static_cast<std::size_t>(2 * chunks));
   double fb_energy = 0, opt_energy = 0, tp_energy = 0, cp_energy = 0, sharded_energy = 0;
+  double tied_opt_s = 0, tied_opt_energy = 0;  // the tied parameters' updates, which the last stage runs again
   std::int64_t step_macs = 0, recompute_macs = 0, previous_start = 0;
   std::vector<std::vector<OperatorId>> recompute_copies(g.operators().size());  // an operator may run again twice
   for (const Operator& op : g.operators()) {
@@ -191,6 +198,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     if (op.phase == Phase::optimizer) {
       optimizer[c] += t;
       opt_energy += e;
+      if (tied_update[static_cast<std::size_t>(op.id)]) tied_opt_s += t, tied_opt_energy += e;
       continue;
     }
     fb_energy += e;
@@ -284,6 +292,18 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       case TensorRole::master_weight: if (t.in_place_of == kNone) states[c] += t.bytes(); break;
       default: break;
     }
+  }
+  // The last chunk's copy of the tied parameters: the same parameters, gradients and optimizer states as the first
+  // chunk's (ZeRO shards them alike, below); its gradient is reduced with the last stage's others, in the block of
+  // the operator that reads it there (ZeRO 2's reduce-scatters go by block).
+  if (!tied.empty()) {
+    const auto last = static_cast<std::size_t>(chunks - 1);
+    weights[last] += tied.weight_bytes, grads[last] += tied.gradient_bytes, states[last] += tied.state_bytes;
+    if (!block_grads.empty()) {
+      const int blk = in.block_of_op[static_cast<std::size_t>(tied.last_chunk_readers.front())];
+      block_grads[static_cast<std::size_t>(blk)] += static_cast<double>(tied.gradient_bytes);
+    }
+    opt_energy += tied_opt_energy;
   }
   // ZeRO 2 reduce-scatters each micro-batch's gradients in its backward pass (they accumulate sharded), block by
   // block as the pass finishes each; ZeRO 3 also gathers, before each block of a pass, the parameters its operators
@@ -382,6 +402,11 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
         const Tensor& x = g.tensor(o.tensor);
         if (o.is_output() && x.role == TensorRole::weight_gradient && x.gradient_of != kNone) {
           produced[c].push_back({run.operator_end_s[i], static_cast<double>(x.bytes()), x.elements()});
+        } else if (o.is_output() && tied_piece[static_cast<std::size_t>(x.id)]) {
+          // The copy's gradient, ready when the last chunk's reader has its share (the output layer's dW).
+          const auto pieces = static_cast<double>(tied.last_chunk_gradients.size());
+          produced[c].push_back({run.operator_end_s[i], static_cast<double>(tied.gradient_bytes) / pieces,
+                                 static_cast<std::int64_t>(static_cast<double>(tied.gradient_elements) / pieces)});
         }
       }
     }
@@ -410,7 +435,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   const PipelineRun run = simulate_pipeline(pt);
 
   const auto d = static_cast<double>(D);  // the replicas of each parameter
-  std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp_end(stage_opt);
+  std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp_end(stage_opt), stage_reduced(stage_opt),
+      stage_gather(stage_opt);
   double dp_energy = 0;
   std::vector<std::int64_t> stage_weights(static_cast<std::size_t>(p), 0), stage_grads(stage_weights),
       stage_states(stage_weights);
@@ -421,6 +447,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       stage_opt[si] += optimizer[j];
       stage_weights[si] += weights[j], stage_grads[si] += grads[j], stage_states[si] += states[j];
     }
+    if (s == p - 1 && !tied.empty()) stage_opt[si] += tied_opt_s;  // the copy's update
     if (L.zero_stage >= 1) stage_opt[si] /= d;
     // The gradients' all-reduce (with ZeRO 1 a reduce-scatter; ZeRO 2 and 3 did theirs per micro-batch) starts
     // when the stage's last backward pass ends; with overlap_grad_reduce, bucket by bucket as the last backward pass
@@ -464,13 +491,30 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       }
       end = std::max(network, run.last_backward_end_s[si]);
     }
+    stage_reduced[si] = end;
     if (L.zero_stage == 1 || L.zero_stage == 2) {
       const CommCost gather = group_collective(sys, CollectiveKind::all_gather, weight_bytes, D, L.tensor);
-      end += gather.seconds;
+      stage_gather[si] = gather.seconds;
       dp += gather;
     }
-    stage_dp_end[si] = end;
+    stage_dp_end[si] = end + stage_gather[si];
     dp_energy += dp.energy_j * static_cast<double>(L.tensor);
+  }
+  // The tied parameters' gradients: all-reduced between the first and the last stage (a group of 2 chips
+  // t·cp·d·(p − 1) apart, one group per pipeline: t·cp·d of them) once both stages have reduced their own over the
+  // data-parallel group — Megatron's finalize_model_grads runs finish_grad_sync, then
+  // _allreduce_word_embedding_grads, then the optimizer steps (the SC'21 code's train_step: the data-parallel
+  // all-reduce, then the embedding all-reduce) — so it adds to both stages' reductions, before ZeRO 1-2's gathers of
+  // the updated parameters. With ZeRO 2-3 each chip holds its 1/d shard of the gradient: that is what it reduces.
+  if (!tied.empty() && tied.gradient_bytes > 0) {
+    const double bytes = static_cast<double>(tied.gradient_bytes) / (L.zero_stage >= 2 ? d : 1);
+    const CommCost ar = group_collective(sys, CollectiveKind::all_reduce, bytes, 2, neighbours * (p - 1));
+    const auto first = std::size_t{0}, last = static_cast<std::size_t>(p - 1);
+    const double end = std::max(stage_reduced[first], stage_reduced[last]) + ar.seconds;
+    stage_dp_end[first] = end + stage_gather[first];
+    stage_dp_end[last] = end + stage_gather[last];
+    r.tied_comm_s = ar.seconds;
+    dp_energy += ar.energy_j * static_cast<double>(L.tensor) * d;
   }
   // The step: the pipeline, then the stages' gradient reductions, then the optimizer (the gradient norm's
   // all-reduce over every stage synchronises them: the slowest stage's reduction and optimizer end the step).
@@ -525,6 +569,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 
   // Memory of the most loaded chip.
   r.memory_capacity_bytes = in.chip.offchip.size_bits / 8;
+  r.stage_memory.resize(static_cast<std::size_t>(p));
   for (std::int64_t s = 0; s < p; ++s) {
     const auto si = static_cast<std::size_t>(s);
     auto shard = [&](std::int64_t bytes, int from_stage) {
@@ -534,6 +579,10 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     const auto act = static_cast<std::int64_t>(run.peak_saved_bytes[si]);
     std::int64_t whole = 0;  // ZeRO 3: the gathered parameters of the running (and prefetched) block
     for (std::int64_t c = 0; c < v; ++c) whole = std::max(whole, gathered[static_cast<std::size_t>(c * p + s)]);
+    r.stage_memory[si] = {w, gr, st, act, whole};
+    if (s == p - 1 && !tied.empty()) {
+      r.tied_copy = {shard(tied.weight_bytes, 3), shard(tied.gradient_bytes, 2), shard(tied.state_bytes, 1), 0, 0};
+    }
     if (w + gr + st + act + whole > r.memory_bytes) {
       r.memory_bytes = w + gr + st + act + whole;
       r.weight_bytes = w, r.gradient_bytes = gr, r.optimizer_bytes = st, r.activation_bytes = act;

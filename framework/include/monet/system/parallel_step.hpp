@@ -41,6 +41,8 @@ struct ParallelStep {
                                   // busiest stage's in-pass collectives
   double optimizer_s = 0;
   double pipeline_send_s = 0;     // one micro-batch's activations between consecutive chunks
+  double tied_comm_s = 0;         // the all-reduce of tied parameters' gradients between the first and the last
+                                  // stage (system/tied_parameters.hpp), part of data_comm_s; 0 with one stage
   // Throughput: FLOPs = 2 x MACs; model FLOPs leave recomputation out (Megatron's MFU), hardware FLOPs do not.
   double model_flops = 0;         // of the whole step, every chip
   double hardware_flops = 0;
@@ -64,6 +66,14 @@ struct ParallelStep {
   std::int64_t memory_bytes = 0;
   std::int64_t memory_capacity_bytes = 0;  // the chip's off-chip memory
   int memory_stage = 0;                    // the stage whose chip holds the most
+  // Per pipeline stage: what one of its chips holds (the fields above are the most loaded stage's), and of that
+  // what the last stage holds for its copy of the tied parameters (ZeRO-sharded as the first stage's).
+  struct StageMemory {
+    std::int64_t weights = 0, gradients = 0, optimizer_states = 0, activations = 0, gathered_weights = 0;
+    [[nodiscard]] std::int64_t total() const { return weights + gradients + optimizer_states + activations + gathered_weights; }
+  };
+  std::vector<StageMemory> stage_memory;
+  StageMemory tied_copy;  // weights, gradients and optimizer_states only
 };
 
 /// What a prepared experiment on a system needs besides the schedule (the evaluator holds it).
