@@ -77,10 +77,15 @@ TEST_F(MicroBatchCheckpoint, PeakIsOneMicroBatchsBackwardPass) {
     const MicroBatchSteps s = micro_batch_steps(g, SourceLocation{"test"});
     EXPECT_EQ(s.count, static_cast<std::size_t>(k));
     EXPECT_EQ(s.length, one->operators().size());  // no optimizer: the 1-micro-batch step is one copy
+    // After each micro-batch but the first, its gradients are added into the accumulators: one operator per
+    // trainable parameter, between it and the next micro-batch.
+    std::size_t parameters = 0;
+    for (const Tensor& t : fwd_->tensors()) parameters += t.is_trainable() ? 1 : 0;
     for (std::size_t m = 1; m < s.count; ++m) {
+      EXPECT_EQ(s.begins[m], m * s.length + (m - 1) * parameters);
       // 19 forward operators and 2 of the loss, then micro-batch m + 1's backward pass.
-      EXPECT_EQ(a.skipped[m - 1].first, m * s.length);
-      EXPECT_EQ(a.skipped[m - 1].second, m * s.length + 21);
+      EXPECT_EQ(a.skipped[m - 1].first, s.begins[m]);
+      EXPECT_EQ(a.skipped[m - 1].second, s.begins[m] + 21);
       EXPECT_EQ(g->op(a.skipped[m - 1].first).name, "b0_fcA@" + std::to_string(m + 1));
     }
     // The first micro-batch's step alone measures what the step of one does.

@@ -43,8 +43,8 @@ std::pair<std::int64_t, double> recomputed(const Graph& g, const RecomputeCost& 
 }  // namespace
 
 OperatorId MicroBatchSteps::counterpart(OperatorId op, std::size_t m) const {
-  if (op != kNone) return static_cast<OperatorId>(static_cast<std::size_t>(op) + m * length);
-  const std::size_t after = (m + 1) * length;
+  if (op != kNone) return static_cast<OperatorId>(static_cast<std::size_t>(op) + begins[m]);
+  const std::size_t after = begins[m] + length;
   return after < operators ? static_cast<OperatorId>(after) : kNone;
 }
 
@@ -64,30 +64,36 @@ MicroBatchSteps micro_batch_steps(const GraphPtr& step, const SourceLocation& wh
   // Each later micro-batch begins with a forward operator after the previous one's backward pass.
   for (std::size_t i = start; i < n; ++i) {
     if (g.op(static_cast<OperatorId>(i)).phase != Phase::forward) continue;
-    if (s.count == 1) s.length = i;
-    if (g.op(static_cast<OperatorId>(i - 1)).phase != Phase::forward) ++s.count;
+    if (g.op(static_cast<OperatorId>(i - 1)).phase != Phase::forward) s.begins.push_back(i);
   }
+  s.count = s.begins.size();
   if (s.count == 1) return s;
+  s.length = s.begins[1];
   const auto not_copies = [&](const std::string& what) {
     return UserError(where, "the optimal checkpoint solvers solve the first of the " + std::to_string(s.count) +
                                 " micro-batches of " + g.name() + " and apply its choice to every one, but they are " +
                                 "not copies of it: " + what);
   };
-  if (s.count * s.length > n) throw not_copies("micro-batch 2 has more operators than the first");
   for (std::size_t m = 1; m < s.count; ++m) {
     const std::string tag = "@" + std::to_string(m + 1);
+    const std::size_t end = m + 1 < s.count ? s.begins[m + 1] : n;
+    if (s.begins[m] + s.length > end) {
+      throw not_copies("micro-batch " + std::to_string(m + 1) + " has fewer operators than the first");
+    }
     for (std::size_t j = 0; j < s.length; ++j) {
       const Operator& a = g.op(static_cast<OperatorId>(j));
-      const Operator& b = g.op(static_cast<OperatorId>(m * s.length + j));
+      const Operator& b = g.op(static_cast<OperatorId>(s.begins[m] + j));
       if (a.phase != b.phase || a.type != b.type || without_tag(b.name, tag) != a.name) {
         throw not_copies("operator '" + b.name + "' of micro-batch " + std::to_string(m + 1) + " stands where the first has '" +
                          a.name + "'");
       }
     }
-  }
-  for (std::size_t i = s.count * s.length; i < n; ++i) {
-    if (g.op(static_cast<OperatorId>(i)).phase == Phase::forward) {
-      throw not_copies("forward operator '" + g.op(static_cast<OperatorId>(i)).name + "' follows the last micro-batch");
+    // After the copy: operators of no micro-batch (the accumulation of its gradients), never a forward one.
+    for (std::size_t i = s.begins[m] + s.length; i < end; ++i) {
+      if (g.op(static_cast<OperatorId>(i)).phase == Phase::forward) {
+        throw not_copies("forward operator '" + g.op(static_cast<OperatorId>(i)).name + "' follows micro-batch " +
+                         std::to_string(m + 1) + "'s backward pass");
+      }
     }
   }
   // The first micro-batch's step: its operators, every tensor (those of the others are left unread).

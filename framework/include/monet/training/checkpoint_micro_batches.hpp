@@ -16,12 +16,14 @@
 
 namespace monet {
 
-/// A training step as k copies of its first micro-batch's operators (forward, loss, backward), followed by what
-/// comes after the last one (gradient accumulation, the optimizer).
+/// A training step as k copies of its first micro-batch's operators (forward, loss, backward), each but the first
+/// followed by operators of no micro-batch (its gradients added into the accumulators), and after the last what
+/// follows it (the optimizer).
 struct MicroBatchSteps {
   std::size_t count = 1;   // micro-batches
   std::size_t length = 0;  // operators of one micro-batch (count == 1: the whole step)
   std::size_t operators = 0;  // of the whole step
+  std::vector<std::size_t> begins{0};  // where each micro-batch's operators begin
   GraphPtr first;          // the first micro-batch's operators alone (count == 1: the step itself)
 
   /// Micro-batch m's operator (0-based m) at the place of the first micro-batch's `op`. kNone — the end of the
