@@ -354,6 +354,11 @@ TEST(Multichip, DlrmTablesShardedOverFourRanksExchangeByAllToAll) {
   EXPECT_LT(hidden, 2 * all_to_all(384));
   EXPECT_NEAR(ps["time_s"]["sharded_parameters_communication"].get<double>() + hidden, exchanges, 1e-12);
   EXPECT_NEAR(ps["time_s"]["step"].get<double>(), t["step"].get<double>() - hidden, 1e-12);
+  // Tables sharded over 4 ranks on 8 data-parallel ranks: refused, not costed as something else.
+  const auto mismatch = test::monet("run " + q(test::source_dir() / "tests/data/experiments/dlrm_four_ranks.toml") +
+                                    " --out " + q(dir.path() / "mismatch") + " --set parallelism.data=8 --set parallelism.global_batch=64");
+  EXPECT_EQ(mismatch.exit_code, 2) << mismatch.out;
+  EXPECT_THAT(mismatch.out, HasSubstr("sharded over 4 ranks (its data_parallel) but [parallelism] data = 8"));
   // Megatron's rules do not cost all-to-alls: refused, naming the plugin that does.
   const auto r = test::monet("run " + q(test::source_dir() / "tests/data/experiments/dlrm_four_ranks.toml") + " --out " +
                              q(dir.path() / "bad") + " --set parallelism.plugin=\"megatron\"");

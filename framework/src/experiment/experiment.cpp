@@ -656,7 +656,6 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
       pass("tensor_parallel", par.tensor, par.tensor > 1, "one rank of a tensor-parallel group");
       pass("sequence_parallel", par.sequence_parallel, par.sequence_parallel, "a rank with sequence parallelism");
       pass("context_parallel", par.context, par.context > 1, "one rank of a context-parallel group");
-      pass("data_parallel", par.data, false, "");  // only for generators whose rank depends on it (a DLRM's sharding)
     } else {
       for (const std::string& k : parallelism_kernel_keys()) parallelism_table->mark_used(k);
       parallelism_table->finish();

@@ -6,7 +6,8 @@
 // (F(F−1)/2 values, dlrm_s_pytorch's li/lj indexing); the top MLP (Linear + ReLU, the last Linear alone) gives one
 // logit per sample for the binary cross-entropy loss ([training] loss = "binary_cross_entropy").
 //
-// Sharding (TorchRec's, docs/workloads.md#dlrm): with data_parallel = N > 1 and sharding = "table_wise" each table
+// Sharding (TorchRec's, docs/workloads.md#dlrm): with data_parallel = N > 1 (which the experiment's [parallelism]
+// data must equal: the torchrec plugin checks the bags' `ranks`) and sharding = "table_wise" each table
 // lives on one rank — split by columns into c equal shards placed separately when it is larger than an even share
 // (c the smallest power of two with table/c <= all tables/N, at most N shards of at least 16 columns) — and the
 // graph is the step of the rank holding the most bytes. It receives the indices of its tables for all N·b samples
@@ -210,6 +211,7 @@ class DlrmBuilder : GeneratedGraph {
       const TensorId out = tensor(name, {B, n, w}, c_.dtype, TensorRole::activation);  // FBGEMM's output type
       Operator bag = op(name, "embeddings", "EmbeddingBag");
       bag.attributes["sparse"] = {c_.table_wise ? 1 : 0};
+      bag.attributes["ranks"] = {c_.table_wise ? c_.data : 0};  // sharded over (0: replicated on every rank)
       bag.attributes["tables"] = tables;
       bag.attributes["column_offsets"] = columns_of;
       ops::embedding_bag(b_, std::move(bag), weight, idx, offsets, out);

@@ -513,9 +513,10 @@ class TomlFrontend final : public WorkloadFrontend {
                 ParamSpec::integer("data_parallel", 0)
                     .with_bounds(Bounds::non_negative())
                     .with_unit("chips")
-                    .with_doc("generated workloads whose rank depends on the data-parallel group (dlrm: the ranks its "
-                              "tables are sharded over; the kernel sets it from [parallelism] data); 0 keeps the "
-                              "file's"),
+                    .with_doc("generated DLRMs: the ranks the tables are sharded over, which must be [parallelism] "
+                              "data (the torchrec plugin checks; in a search, one gene with both paths); 0 keeps the "
+                              "file's. Not set by the kernel: a GPT's rank does not depend on it, and its graphs "
+                              "stay shared across data-parallel degrees"),
                 ParamSpec::integer("context_parallel", 0)
                     .with_bounds(Bounds::non_negative())
                     .with_unit("chips")

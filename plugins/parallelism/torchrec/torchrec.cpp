@@ -76,6 +76,15 @@ class TorchRec final : public ParallelismModel {
         throw UserError("torchrec: the workload's rank has Megatron's sequence-parallel operators ('" + op.name +
                         "'); use [parallelism] plugin = \"megatron\"");
       }
+      if (op.type == "EmbeddingBag" && op.phase == Phase::forward) {
+        const auto r = op.attributes.find("ranks");
+        const std::int64_t ranks = r == op.attributes.end() || r->second.empty() ? 0 : r->second.front();
+        if (ranks > 0 && ranks != layout.data * layout.context) {
+          throw UserError("torchrec: the workload's tables are sharded over " + std::to_string(ranks) +
+                          " ranks (its data_parallel) but [parallelism] data = " + std::to_string(layout.data) +
+                          ": set both ([workload] data_parallel; in a search, one gene with both paths)");
+        }
+      }
       if (op.type != "AllToAll" || op.phase != Phase::forward) continue;
       any = true;
       double sent = 0, received = 0;
