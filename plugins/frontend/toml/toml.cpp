@@ -531,7 +531,8 @@ class TomlFrontend final : public WorkloadFrontend {
         context_(p.get_int("context_parallel")),
         data_(p.get_int("data_parallel")),
         embedding_dtype_(p.get_string("embedding_dtype")),
-        embedding_dtype_where_(p.where("embedding_dtype")) {
+        embedding_dtype_where_(p.where("embedding_dtype")),
+        data_where_(p.where("data_parallel")) {
     // Where a split came from ([parallelism], or the frontend's own table), for a workload that cannot take it.
     for (const char* k : {"tensor_parallel", "sequence_parallel", "context_parallel"}) {
       if (!split_where_.known()) split_where_ = p.where(k);
@@ -551,10 +552,10 @@ class TomlFrontend final : public WorkloadFrontend {
         }
         return build_dlrm(doc, DlrmOverrides{batch_, data_, embedding_dtype_});
       }
-      if (!embedding_dtype_.empty()) throw_no_tables(file);
+      if (!embedding_dtype_.empty() || data_ > 0) throw_no_tables(file);
       return build_gpt(doc, GptOverrides{batch_, tensor_, sequence_, context_});
     }
-    if (!embedding_dtype_.empty()) throw_no_tables(file);
+    if (!embedding_dtype_.empty() || data_ > 0) throw_no_tables(file);
     if (tensor_ > 1 || sequence_ || context_ > 1) {
       throw UserError(SourceLocation{file.string()}, "tensor_parallel = " + std::to_string(tensor_) +
                                                           (sequence_ ? " with sequence_parallel" : "") +
@@ -570,15 +571,19 @@ class TomlFrontend final : public WorkloadFrontend {
   std::int64_t tensor_;
   bool sequence_;
   std::int64_t context_;
+  /// embedding_dtype and data_parallel set a DLRM's tables: any other workload refuses them, not ignores them.
   [[noreturn]] void throw_no_tables(const std::filesystem::path& file) const {
-    throw UserError(embedding_dtype_where_.known() ? embedding_dtype_where_ : SourceLocation{file.string()},
-                    "embedding_dtype = \"" + embedding_dtype_ + "\": " + file.string() +
-                        " is not a generated DLRM (generator = \"dlrm\"), whose tables it would set");
+    const bool dtype = !embedding_dtype_.empty();
+    const SourceLocation where = dtype ? embedding_dtype_where_ : data_where_;
+    throw UserError(where.known() ? where : SourceLocation{file.string()},
+                    (dtype ? "embedding_dtype = \"" + embedding_dtype_ + "\"" : "data_parallel = " + std::to_string(data_)) +
+                        ": " + file.string() + " is not a generated DLRM (generator = \"dlrm\"), whose tables it would set");
   }
 
   std::int64_t data_;
   std::string embedding_dtype_;
   SourceLocation embedding_dtype_where_;
+  SourceLocation data_where_;
   SourceLocation split_where_;
 };
 
