@@ -157,7 +157,7 @@ int real_main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "error: " << e.what() << " (run 'monet --help' for usage)\n";  // one line, like every error
+    std::cerr << ("error: " + std::string(e.what()) + " (run 'monet --help' for usage)\n");  // one line, like every error
     return 2;
   }
 
@@ -199,12 +199,12 @@ int main(int argc, char** argv) {
   } catch (const monet::UserError& e) {
     // Bad input seen while every rank prepares the experiment: the lowest failing rank reports it, once.
     const int first = monet::cli::agree_on_setup(true);
-    if (first < 0 || first == monet::current_rank()) std::cerr << rank_prefix() << e.what() << "\n";
+    if (first < 0 || first == monet::current_rank()) std::cerr << (rank_prefix() + e.what() + "\n");  // one write
     monet::end_ranks(first < 0, 2);
     return 2;
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    std::cerr << rank_prefix() << (what.rfind("internal error", 0) == 0 ? what : "internal error: " + what) << "\n";
+    std::cerr << (rank_prefix() + (what.rfind("internal error", 0) == 0 ? what : "internal error: " + what) + "\n");
     monet::end_ranks(true);
     return 1;
   }

@@ -344,10 +344,11 @@ int run_command(const RunOptions& o) {
   }
   out << "results       " << out_dir.string() << "/ (evaluations.csv, pareto.csv, pareto.svg, convergence.svg, search.json, "
       << (e.artifacts.report ? "report.html, " : "") << "best/" << (kept.empty() ? "" : ", front/") << ")\n";
-  std::cout << out.str();
+  std::cout << out.str() << std::flush;
   if (!r.failure.empty()) {
-    std::cerr << "error: " << r.failure << "\nthe search stopped before that batch; " << out_dir.string()
-              << "/ holds what was evaluated before it (`--resume` continues it)\n";
+    // One write: std::cerr is unbuffered, and under mpirun separate writes interleave with other output.
+    std::cerr << ("error: " + r.failure + "\nthe search stopped before that batch; " + out_dir.string() +
+                  "/ holds what was evaluated before it (`--resume` continues it)\n");
     return 1;
   }
   return r.stopped ? 130 : 0;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "monet/plugin/abi.hpp"
 #include "support/test_support.hpp"
 
 namespace monet {
@@ -23,7 +24,7 @@ TEST(Cli, VersionAndHelp) {
   const auto v = test::monet("--version");
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_THAT(v.out, HasSubstr("monet 0.1.0 (git "));
-  EXPECT_THAT(v.out, HasSubstr("plugin API 7, ABI tag 0x"));
+  EXPECT_THAT(v.out, HasSubstr("plugin API " + std::to_string(kPluginApiVersion) + ", ABI tag 0x"));
   EXPECT_EQ(test::monet("--help").exit_code, 0);
   EXPECT_EQ(test::monet("frobnicate").exit_code, 2);
   EXPECT_EQ(test::monet("run").exit_code, 2);  // missing experiment

@@ -59,6 +59,9 @@ inline void expect_records_sum_to_summary(const std::filesystem::path& out, cons
   EXPECT_PRED2(near, off, e["offchip_energy_pj"].get<double>());
   EXPECT_PRED2(near, link, e["link_energy_pj"].get<double>());
   EXPECT_PRED2(near, spill, e["spill_energy_pj"].get<double>());
+  // The rest is the chip's idle power over the latency.
+  const double total = r["energy_pj"].get<double>();
+  EXPECT_NEAR(total - mac - onchip - off - link - spill, e["idle_energy_pj"].get<double>(), 1e-9 * std::max(1.0, total));
 }
 
 }  // namespace monet::test

@@ -13,7 +13,7 @@ namespace monet {
 namespace {
 
 // Recorded on x86_64 with libstdc++ (GCC, C++20), the platform monet is built and tested on.
-constexpr std::uint32_t kRecordedApiVersion = 7;
+constexpr std::uint32_t kRecordedApiVersion = 8;
 constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"SourceLocation", 40, 8},
     {"Bounds", 40, 8},
@@ -40,7 +40,7 @@ constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"CoreInstance", 96, 8},
     {"OffChipMemory", 112, 8},
     {"Link", 128, 8},
-    {"Accelerator", 232, 8},
+    {"Accelerator", 240, 8},
     {"Residency", 12, 4},
     {"CostQuery", 56, 8},
     {"Cost", 320, 8},

@@ -220,5 +220,37 @@ TEST_F(MicroBatchCheckpoint, MicroBatchesThatAreNotTheSameProblemAreRefused) {
   }
 }
 
+// Loss scaling multiplies each micro-batch's loss right after the operator that computes it, so the loss scalar of
+// one micro-batch is not live in a later one's backward pass: the step of two micro-batches still peaks at one's
+// 6,080 B and the solvers' check accepts it. (With the scale operators after the last micro-batch, the first's
+// loss lived through the second's pass and the check refused the step.)
+TEST_F(MicroBatchCheckpoint, LossScalingScalesEachMicroBatchsLossInItsOwnPass) {
+  const Registry& r = Registry::global();
+  const PluginHandle* o = r.find(PluginKind::optimizer, "sgd");
+  ASSERT_NE(o, nullptr);
+  TrainingSettings s;
+  s.micro_batches = 2;
+  s.precision = Precision{};
+  s.precision->loss_scaling = true;
+  const GraphPtr two = r.create<OptimizerModel>(*o, default_params(o->info.params, "test"))->apply(*step(fwd_, 2), s);
+  int scaled = 0;
+  for (const Operator& op : two->operators()) {
+    if (op.type != "LossScale") continue;
+    ++scaled;
+    const Tensor& loss = two->tensor(op.operands[1].tensor);
+    ASSERT_EQ(loss.role, TensorRole::loss) << op.name;
+    EXPECT_EQ(loss.producer + 1, op.id) << op.name << " does not follow " << two->op(loss.producer).name;
+  }
+  EXPECT_EQ(scaled, 2);
+  EXPECT_EQ(training_memory(*two).peak_activation_bytes, 6080);
+  const CheckpointPolicy p = parse_checkpoint_policy("optimal=6080", SourceLocation{"exp.toml", 7, 10});
+  const MicroBatchSteps steps = micro_batch_steps(two, p.where);
+  ASSERT_EQ(steps.count, 2u);
+  const std::vector<CheckpointRegion> first = checkpoint_regions(*steps.first, parse_checkpoint_policy("segments=2", SourceLocation{}));
+  const GraphPtr one_rewritten = apply_checkpointing(*steps.first, first);
+  EXPECT_NO_THROW(check_every_micro_batch(steps, one_rewritten, apply_checkpointing(*two, every_micro_batch(steps, first)),
+                                          training_memory(*one_rewritten).peak_activation_bytes, p, {}, {}, "dp"));
+}
+
 }  // namespace
 }  // namespace monet

@@ -38,7 +38,7 @@ TEST(Registry, MissingEntryPointIsExplained) {
     EXPECT_EQ(std::string(e.what()),
               (kBroken / "monet_test_missing_entry.so").string() +
                   ": error: not a monet plugin: the library has no symbol 'monet_plugin_entry' (expected a library "
-                  "built with MONET_EXPORT_PLUGINS against plugin API 7)");
+                  "built with MONET_EXPORT_PLUGINS against plugin API " + std::to_string(kPluginApiVersion) + ")");
   }
 }
 
@@ -49,7 +49,7 @@ TEST(Registry, WrongApiVersionIsExplained) {
   } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("monet_test_wrong_api.so: error: plugin API version mismatch: the library was built "
                                     "against plugin API 999 (monet 9.9.9), this monet"));
-    EXPECT_THAT(e.what(), HasSubstr("provides plugin API 7; rebuild the plugin"));
+    EXPECT_THAT(e.what(), HasSubstr("provides plugin API " + std::to_string(kPluginApiVersion) + "; rebuild the plugin"));
   }
 }
 
@@ -61,8 +61,8 @@ TEST(Registry, WrongAbiTagIsExplained) {
     const std::string theirs = abi_tag_hex(kPluginAbiTag ^ 1U);
     EXPECT_EQ(std::string(e.what()),
               (kBroken / "monet_test_wrong_abi.so").string() +
-                  ": error: plugin ABI mismatch: the library was built against plugin API 7 with ABI tag " + theirs +
-                  " (monet 0.0.9), this monet " + kVersion + " has plugin API 7 with ABI tag " +
+                  ": error: plugin ABI mismatch: the library was built against plugin API " + std::to_string(kPluginApiVersion) + " with ABI tag " + theirs +
+                  " (monet 0.0.9), this monet " + kVersion + " has plugin API " + std::to_string(kPluginApiVersion) + " with ABI tag " +
                   abi_tag_hex(kPluginAbiTag) + " (the shared types differ in layout); rebuild the plugin against this monet");
   }
 }

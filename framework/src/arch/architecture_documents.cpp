@@ -404,6 +404,11 @@ AcceleratorPtr ArchitectureDocuments::build() const {
   TableReader head = root.required_table("accelerator");
   acc->name = head.required_string("name");
   acc->frequency_hz = head.number("frequency_hz", Bounds::positive()).value_or(0.0);
+  acc->idle_power_w = head.number("idle_power_w", Bounds::non_negative()).value_or(0.0);
+  if (acc->idle_power_w > 0 && acc->frequency_hz == 0) {
+    throw UserError(head.where("idle_power_w"), "idle_power_w needs frequency_hz: the idle power is charged over the "
+                                                "schedule's time, and cycles are seconds only at a frequency");
+  }
   head.finish();
 
   // Cores: each entry refers to a core file; entries sharing a document share the core.

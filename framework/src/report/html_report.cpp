@@ -93,7 +93,8 @@ json run_data(const PreparedExperiment& p, const RunResult& r) {
                                   {"on-chip memory", sum.energy.onchip_memory_pj},
                                   {"off-chip memory", sum.energy.offchip_pj},
                                   {"links", sum.energy.link_pj},
-                                  {"spills", sum.energy.spill_pj}};
+                                  {"spills", sum.energy.spill_pj},
+                                  {"idle", sum.energy.idle_pj}};
   d["offchip_read_bytes"] = sum.offchip_read_bits / 8;
   d["offchip_write_bytes"] = sum.offchip_write_bits / 8;
   d["spilled_bytes"] = sum.spilled_bits / 8;

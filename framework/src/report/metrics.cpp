@@ -19,6 +19,7 @@ std::vector<std::pair<std::string, std::string>> metric_keys() {
           {"energy_breakdown.offchip_energy_pj", "pJ"},
           {"energy_breakdown.link_energy_pj", "pJ"},
           {"energy_breakdown.spill_energy_pj", "pJ"},
+          {"energy_breakdown.idle_energy_pj", "pJ"},
           {"offchip_read_bytes", "B"},
           {"offchip_write_bytes", "B"},
           {"spilled_bytes", "B"},
@@ -118,7 +119,7 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
   for (const auto& [key, unit] : metric_keys()) out.push_back(Metric{key, unit, 0});
   std::size_t i = 0;
   for (double v : {latency, latency_s, s.energy_pj(), s.edp(), s.energy.mac_pj, s.energy.onchip_memory_pj,
-                   s.energy.offchip_pj, s.energy.link_pj, s.energy.spill_pj, static_cast<double>(s.offchip_read_bits / 8),
+                   s.energy.offchip_pj, s.energy.link_pj, s.energy.spill_pj, s.energy.idle_pj, static_cast<double>(s.offchip_read_bits / 8),
                    static_cast<double>(s.offchip_write_bits / 8), static_cast<double>(s.spilled_bits / 8),
                    static_cast<double>((s.peak_offchip_bits + 7) / 8), static_cast<double>(onchip),
                    static_cast<double>(max_core), static_cast<double>(capacity), s.capacity_violation,

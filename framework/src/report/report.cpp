@@ -111,6 +111,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
         {"energy_j", json{{"step", ps.energy_j},
                           {"compute", ps.compute_energy_j},
                           {"communication", ps.communication_energy_j},
+                          {"idle", ps.idle_energy_j},
                           {"per_sample", ps.energy_j / static_cast<double>(ps.global_batch)}}},
         {"memory_per_chip_bytes", json{{"total", ps.memory_bytes},
                                        {"weights", ps.weight_bytes},
@@ -125,7 +126,8 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                                {"onchip_memory_energy_pj", s.energy.onchip_memory_pj},
                                {"offchip_energy_pj", s.energy.offchip_pj},
                                {"link_energy_pj", s.energy.link_pj},
-                               {"spill_energy_pj", s.energy.spill_pj}};
+                               {"spill_energy_pj", s.energy.spill_pj},
+                               {"idle_energy_pj", s.energy.idle_pj}};
   j["offchip_read_bytes"] = s.offchip_read_bits / 8;
   j["offchip_write_bytes"] = s.offchip_write_bits / 8;
   j["spilled_bytes"] = s.spilled_bits / 8;
@@ -472,6 +474,9 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
       << si(s.energy.mac_pj * 1e-12, "J") << ", on-chip memory " << si(s.energy.onchip_memory_pj * 1e-12, "J")
       << ", off-chip " << si(s.energy.offchip_pj * 1e-12, "J") << ", links " << si(s.energy.link_pj * 1e-12, "J");
   if (s.energy.spill_pj > 0) out << ", spills " << si(s.energy.spill_pj * 1e-12, "J");
+  if (s.energy.idle_pj > 0) {
+    out << ", idle " << si(s.energy.idle_pj * 1e-12, "J") << " (" << si(acc.idle_power_w, "W") << ")";
+  }
   out << "\n";
   out << "peak memory   on chip: ";
   for (std::size_t c = 0; c < acc.cores.size(); ++c) {

@@ -940,6 +940,7 @@ class Scheduler {
     for (const Transfer& t : result_.transfers) latency = std::max(latency, t.end);
     s.latency_cycles = latency;
     s.over_capacity = overflow_;
+    if (acc_.idle_power_w > 0) s.energy.idle_pj = acc_.idle_power_w * static_cast<double>(latency) / acc_.frequency_hz * 1e12;
 
     const std::size_t cores = acc_.cores.size();
     std::vector<std::vector<MemoryEvent>> events(cores);

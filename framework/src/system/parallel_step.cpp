@@ -164,7 +164,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     if (first_start[op] < 0 || n.start < first_start[op]) first_start[op] = n.start;
   }
   const double time_scale = busy_sum > 0 ? static_cast<double>(in.schedule.summary.latency_cycles) / busy_sum / hz : 0;
-  const double energy_scale = energy_sum > 0 ? in.schedule.summary.energy_pj() * 1e-12 / energy_sum : 0;
+  // The work's energy only: the chip's idle power is charged over the system's step below, not one pass's schedule.
+  const double energy_scale = energy_sum > 0 ? in.schedule.summary.energy.dynamic() * 1e-12 / energy_sum : 0;
 
   PipelineTimes pt;
   pt.stages = p;
@@ -565,7 +566,9 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   const CommCost send = chunks > 1 ? group_collective(sys, CollectiveKind::send, boundary, 2, neighbours) : CommCost{};
   r.communication_energy_j = (tp_energy * d + cp_energy * t * d / cp + (zero_energy + sharded_energy) * t) * static_cast<double>(m) +
                              dp_energy + send.energy_j * 2 * static_cast<double>((chunks - 1) * m) * t * d;
-  r.energy_j = r.compute_energy_j + r.communication_energy_j;
+  // Every chip draws its idle power for the whole step: while it computes, waits in the bubble or for a collective.
+  r.idle_energy_j = in.chip.idle_power_w * r.step_time_s * static_cast<double>(r.chips);
+  r.energy_j = r.compute_energy_j + r.communication_energy_j + r.idle_energy_j;
 
   // Memory of the most loaded chip.
   r.memory_capacity_bytes = in.chip.offchip.size_bits / 8;

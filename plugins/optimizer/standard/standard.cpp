@@ -26,28 +26,13 @@ class OptimizerBase : public OptimizerModel {
   explicit OptimizerBase(const ParamValues& p) : embedding_optimizer_(p.get_string("embedding_optimizer")) {}
 
   [[nodiscard]] GraphPtr apply(const Graph& graph, const TrainingSettings& settings) const override {
-    GraphBuilder b(graph);
     const Precision precision = settings.precision.value_or(Precision{});
     const ElementType state_type = settings.precision ? precision.optimizer_state : ElementType::fp32;
     std::map<TensorId, TensorId> gradient;  // parameter -> its complete gradient
     for (const Tensor& t : graph.tensors()) {
       if (t.gradient_of != kNone) gradient[t.gradient_of] = t.id;
     }
-    if (settings.precision && precision.loss_scaling) {
-      // The loss is multiplied by the scale before backward (one operation).
-      for (const Tensor& t : graph.tensors()) {
-        if (t.role != TensorRole::loss) continue;
-        Tensor scaled;
-        scaled.name = t.name + ":scaled";
-        scaled.shape = t.shape;
-        scaled.dtype = t.dtype;
-        scaled.role = TensorRole::loss;
-        const TensorId s = b.add_tensor(std::move(scaled));
-        Operator op = make_op(b, "loss_scale(" + t.name + ")", "LossScale");
-        op.phase = Phase::loss;
-        ops::elementwise(b, std::move(op), {t.id}, s, 1);
-      }
-    }
+    GraphBuilder b = settings.precision && precision.loss_scaling ? with_loss_scaling(graph) : GraphBuilder(graph);
     for (const Tensor& w : graph.tensors()) {
       if (!w.is_trainable() || w.producer != kNone) continue;
       auto g = gradient.find(w.id);
@@ -64,6 +49,37 @@ class OptimizerBase : public OptimizerModel {
  protected:
   virtual Plan plan() const = 0;
 
+  /// The step with each loss multiplied by the scale before its backward pass (one operation), right after the
+  /// operator that computes it: with several micro-batches each micro-batch's loss scalar then dies in its own
+  /// pass, and the passes stay copies of one another (the checkpoint solvers rely on it).
+  static GraphBuilder with_loss_scaling(const Graph& graph) {
+    GraphBuilder b(graph.name());
+    for (const Tensor& t : graph.tensors()) b.add_tensor(t);
+    std::vector<OperatorId> new_id(graph.operators().size(), kNone);
+    for (const Operator& op : graph.operators()) {
+      new_id[static_cast<std::size_t>(op.id)] = b.add_operator(op);
+      for (const Operand& o : op.operands) {
+        const Tensor& t = graph.tensor(o.tensor);
+        if (!o.is_output() || t.role != TensorRole::loss) continue;
+        Tensor scaled;
+        scaled.name = t.name + ":scaled";
+        scaled.shape = t.shape;
+        scaled.dtype = t.dtype;
+        scaled.role = TensorRole::loss;
+        const TensorId s = b.add_tensor(std::move(scaled));
+        Operator scale = make_op(b, "loss_scale(" + t.name + ")", "LossScale");
+        scale.phase = Phase::loss;
+        ops::elementwise(b, std::move(scale), {t.id}, s, 1);
+      }
+    }
+    // Operator ids moved: references between operators follow them.
+    for (const OperatorId id : new_id) {
+      Operator& op = b.op(id);
+      for (OperatorId& a : op.after) a = new_id[static_cast<std::size_t>(a)];
+      if (op.derived_from != kNone) op.derived_from = new_id[static_cast<std::size_t>(op.derived_from)];
+    }
+    return b;
+  }
   static Operator make_op(const GraphBuilder& b, const std::string& name, const std::string& type) {
     Operator op;
     op.name = name;

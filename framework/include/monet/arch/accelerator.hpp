@@ -70,6 +70,9 @@ class MONET_API Accelerator {
   std::string name;
   std::string file;
   double frequency_hz = 0;  // 0 = not given (no seconds in reports)
+  /// Power the chip draws whatever it runs (leakage, clocks, idle memory), charged over a schedule's latency;
+  /// 0 = not modelled (the dataflow templates' cost models count the work only).
+  double idle_power_w = 0;
   std::vector<CoreInstance> cores;
   OffChipMemory offchip;
   std::vector<Link> links;

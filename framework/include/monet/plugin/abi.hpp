@@ -22,7 +22,8 @@ namespace monet {
 /// 5: the parallelism kind (ParallelismModel, ParallelLayout, TensorParallelComm, TensorParallelPlan).
 /// 6: context parallelism (ParallelLayout::context, TensorParallelComm::group).
 /// 7: asynchronous collectives (TensorParallelComm::issued_by, awaited_by and where in those operators).
-inline constexpr std::uint32_t kPluginApiVersion = 7;
+/// 8: chip power (Accelerator::idle_power_w; EnergyBreakdown::idle_pj).
+inline constexpr std::uint32_t kPluginApiVersion = 8;
 
 struct AbiLayoutEntry {
   std::string_view name;

@@ -22,7 +22,10 @@ struct EnergyBreakdown {
   double offchip_pj = 0;        // off-chip memory: operands streamed during CNs, fetches, write-backs of outputs
   double link_pj = 0;           // links and buses
   double spill_pj = 0;          // spilling data to off-chip memory when a core is full, and fetching it back
-  [[nodiscard]] double total() const { return mac_pj + onchip_memory_pj + offchip_pj + link_pj + spill_pj; }
+  double idle_pj = 0;           // the chip's idle power over the latency (Accelerator::idle_power_w)
+  /// What the work itself costs: everything but the idle power.
+  [[nodiscard]] double dynamic() const { return mac_pj + onchip_memory_pj + offchip_pj + link_pj + spill_pj; }
+  [[nodiscard]] double total() const { return dynamic() + idle_pj; }
 };
 
 /// The numbers a search compares.

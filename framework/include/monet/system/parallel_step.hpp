@@ -51,10 +51,12 @@ struct ParallelStep {
   double peak_tflops_per_chip = 0;  // 2 x PEs x clock
   double mfu = 0;
   double hfu = 0;
-  // Energy of the step, every chip and link (J): the chips' dynamic energy from the schedule, the links' per bit.
+  // Energy of the step, every chip and link (J): the chips' dynamic energy from the schedule, the links' per bit,
+  // and every chip's idle power over the whole step (bubbles and exposed communication included).
   double energy_j = 0;
   double compute_energy_j = 0;
   double communication_energy_j = 0;
+  double idle_energy_j = 0;
   // Memory of the most loaded chip (B): parameters, their gradients, optimizer states (master weights included)
   // with ZeRO's sharding (stage 1: states / d, 2: + gradients, 3: + parameters), and the activations its in-flight
   // micro-batches keep (from the simulated schedule).
