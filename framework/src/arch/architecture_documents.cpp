@@ -406,8 +406,9 @@ AcceleratorPtr ArchitectureDocuments::build() const {
   acc->frequency_hz = head.number("frequency_hz", Bounds::positive()).value_or(0.0);
   acc->idle_power_w = head.number("idle_power_w", Bounds::non_negative()).value_or(0.0);
   if (acc->idle_power_w > 0 && acc->frequency_hz == 0) {
-    throw UserError(head.where("idle_power_w"), "idle_power_w needs frequency_hz: the idle power is charged over the "
-                                                "schedule's time, and cycles are seconds only at a frequency");
+    throw UserError(head.where("idle_power_w"), "accelerator.idle_power_w: needs accelerator.frequency_hz: the idle "
+                                                "power is charged over the schedule's time, and cycles are seconds "
+                                                "only at a frequency");
   }
   head.finish();
 
