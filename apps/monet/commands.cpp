@@ -122,6 +122,7 @@ int validate_command(const std::string& file) {
     }
     what = "accelerator '" + acc->name + "' with " + std::to_string(acc->cores.size()) + " cores";
     if (const auto area = accelerator_area(*acc)) details = "  area " + number(area->total_mm2) + " mm2 (cores)\n";
+    if (acc->idle_power_w > 0) details += "  idle power " + number(acc->idle_power_w) + " W (over every schedule's time)\n";
   } else if (has("core")) {
     const CorePtr core = apply_estimator(load_core(file), Registry::global());
     check_cost_model(*core, Registry::global());

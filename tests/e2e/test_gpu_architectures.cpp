@@ -28,6 +28,7 @@ TEST(GpuArchitectures, EveryFileValidates) {
     const auto r = test::monet("validate " + q(entry.path()));
     EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.out;
     EXPECT_THAT(r.out, HasSubstr("valid accelerator")) << entry.path();
+    EXPECT_THAT(r.out, MatchesRegex("(.|\n)*  idle power [0-9]+ W \\(over every schedule's time\\)\n(.|\n)*")) << entry.path();
     ++files;
   }
   EXPECT_EQ(files, 5u);  // A100, H100, B200, MI300X, MI350X
