@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "monet/ir/renumber.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
 #include "monet/training/modules.hpp"
 #include "monet/util/strings.hpp"
@@ -360,12 +361,7 @@ GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>
     }
     new_id[i] = b.add_operator(std::move(rewritten[i]));
   }
-  // Operator ids moved: references between operators follow them.
-  for (std::size_t i = 0; i < n_ops; ++i) {
-    Operator& op = b.op(new_id[i]);
-    for (OperatorId& a : op.after) a = new_id[static_cast<std::size_t>(a)];
-    if (op.derived_from != kNone) op.derived_from = new_id[static_cast<std::size_t>(op.derived_from)];
-  }
+  follow_moved_operators(b, new_id);
   for (const auto& [rc, f] : recomputed) b.op(rc).derived_from = new_id[static_cast<std::size_t>(f)];
   return std::move(b).build();
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "monet/ir/renumber.hpp"
 #include "recompute_names.hpp"
 
 namespace monet {
@@ -153,11 +154,7 @@ GraphPtr apply_recomputations(const Graph& g, const std::vector<Recomputation>& 
     }
     new_id[i] = b.add_operator(std::move(op));
   }
-  for (std::size_t i = 0; i < n_ops; ++i) {
-    Operator& op = b.op(new_id[i]);
-    for (OperatorId& a : op.after) a = new_id[static_cast<std::size_t>(a)];
-    if (op.derived_from != kNone) op.derived_from = new_id[static_cast<std::size_t>(op.derived_from)];
-  }
+  follow_moved_operators(b, new_id);
   for (const auto& [c, f] : made) b.op(c).derived_from = new_id[static_cast<std::size_t>(f)];
   return std::move(b).build();
 }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "monet/ir/ops.hpp"
+#include "monet/ir/renumber.hpp"
 #include "monet/plugin/entry.hpp"
 #include "monet/plugin/optimizer_model.hpp"
 
@@ -72,12 +73,7 @@ class OptimizerBase : public OptimizerModel {
         ops::elementwise(b, std::move(scale), {t.id}, s, 1);
       }
     }
-    // Operator ids moved: references between operators follow them.
-    for (const OperatorId id : new_id) {
-      Operator& op = b.op(id);
-      for (OperatorId& a : op.after) a = new_id[static_cast<std::size_t>(a)];
-      if (op.derived_from != kNone) op.derived_from = new_id[static_cast<std::size_t>(op.derived_from)];
-    }
+    follow_moved_operators(b, new_id);
     return b;
   }
   static Operator make_op(const GraphBuilder& b, const std::string& name, const std::string& type) {
