@@ -375,6 +375,24 @@ TEST(Multichip, DlrmTablesShardedOverFourRanksExchangeByAllToAll) {
   EXPECT_THAT(r.out, HasSubstr("plugin = \"torchrec\""));
 }
 
+// TorchRec's row-wise sharding of the same four tables (`--set workload.sharding="row_wise"`): every rank holds 250
+// rows of each (the same 64,000 B). Per micro-batch it receives the ids that fall in its rows (4 samples' worth: 2
+// per table and sample) with a length for each of the 16 bags of each table: (4·4·2 + 16·4)·8 = 768 B, more than
+// the 4·12·8 = 384 B it sends; it reduce-scatters the partial pooled vectors of all 16 samples (16·4·16·4 = 4,096 B, a ring of
+// 3·α + 3/4·S/(450 GB/s·0.65) inside the node) and all-gathers their gradients back.
+TEST(Multichip, DlrmRowWiseTablesReduceScatterTheirPooledVectors) {
+  test::ScratchDir dir;
+  const json j = run(dir, "tests/data/experiments/dlrm_four_ranks.toml", "rw", " --set workload.sharding=\"row_wise\"");
+  const json& s = j["system"];
+  auto ring = [](double S) { return 3 * 10e-6 + 0.75 * S / (450e9 * 0.65); };
+  const double exchanges = 2 * (ring(768) + 2 * ring(4096));
+  EXPECT_NEAR(s["time_s"]["sharded_parameters_communication"].get<double>(), exchanges, 1e-12 * exchanges);
+  const json& m = s["memory_per_chip_bytes"];
+  EXPECT_EQ(m["weights"].get<std::int64_t>(), 64'000 + 305 * 4);
+  EXPECT_EQ(m["optimizer_states"].get<std::int64_t>(), 4'000 + 305 * 4);  // one fp32 per row it holds
+  EXPECT_EQ(m["gradients"].get<std::int64_t>(), 305 * 4);
+}
+
 TEST(Multichip, SystemFilesValidate) {
   for (const char* f : {"architectures/systems/selene_a100.toml", "architectures/systems/dgx_h100_cluster.toml",
                         "architectures/systems/dgx_b200_cluster.toml", "architectures/systems/mi300x_cluster.toml",

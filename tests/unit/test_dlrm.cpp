@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "monet/plugin/interfaces.hpp"
@@ -191,6 +192,85 @@ TEST_F(Dlrm, ReplicatedTablesHaveDenseGradients) {
   EXPECT_EQ(dense, 1);
 }
 
+// TorchRec's row-wise sharding of MLPerf's tables over 8 ranks: every rank holds ⌈rows/8⌉ rows of every table in one
+// table-batched buffer, looks up the 2,048·1 ids per table that fall in its rows, writes the partial pooled vectors
+// of all 8·2,048 bags (zero where it holds none of a bag's ids) and reduce-scatters them: 8·2,048·26·128·4 bytes in,
+// 2,048·26·128·4 out. Its own input all-to-all brings the ids with a length for each of the 8·2,048 bags.
+TEST_F(Dlrm, RowWiseShardingOverEightRanks) {
+  const nlohmann::json ref = reference("mlperf_v1");
+  const auto rows = ref["rows"].get<std::vector<std::int64_t>>();
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+  ParamValues p = default_params(f->info.params, "test");
+  p.set("data_parallel", std::int64_t{8});
+  p.set("sharding", std::string("row_wise"));
+  const GraphPtr g = r.create<WorkloadFrontend>(*f, p)->load(test::source_dir() / "workloads/dlrm/mlperf_dlrm_terabyte.toml");
+  std::int64_t shard_rows = 0;
+  for (std::int64_t n : rows) shard_rows += (n + 7) / 8;
+  std::vector<std::string> exchanges;
+  int bags = 0;
+  for (const Operator& op : g->operators()) {
+    if (op.type == "EmbeddingBag") {
+      ++bags;
+      EXPECT_EQ(op.dims[0].size, 2048);  // b·L = 2,048 ids per table reach each rank
+      EXPECT_EQ(op.attributes.at("sparse"), std::vector<std::int64_t>{1});
+      EXPECT_EQ(op.attributes.at("ranks"), std::vector<std::int64_t>{8});
+      EXPECT_EQ(g->tensor(op.operands.back().tensor).shape, (Shape{shard_rows, 128}));
+    }
+    if (op.type == "AllToAll" || op.type == "ReduceScatter") exchanges.push_back(op.name);
+    if (op.type == "ReduceScatter") {
+      EXPECT_EQ(g->tensor(op.operands[1].tensor).bytes(), 8 * 2048 * 26 * 128 * 4);
+      EXPECT_EQ(g->tensor(op.operands[0].tensor).bytes(), 2048 * 26 * 128 * 4);
+    }
+    if (op.name == "sparse_dist.row_wise") {  // 26 ids and 8·26 lengths per sample
+      EXPECT_EQ(g->tensor(op.operands[0].tensor).shape, (Shape{2048, 26 + 8 * 26}));
+    }
+  }
+  EXPECT_EQ(bags, 1);
+  EXPECT_EQ(exchanges, (std::vector<std::string>{"sparse_dist.row_wise", "embedding_dist.row_wise"}));
+  // The backward pass updates the rank's rows in place: no gradient of a whole table.
+  const GraphPtr step = training(*g);
+  for (const Tensor& t : step->tensors()) {
+    if (t.gradient_of != kNone) EXPECT_NE(step->tensor(t.gradient_of).name.rfind("embeddings.", 0), 0u) << t.name;
+  }
+}
+
+// TorchRec's planner's per-table choice by size: of the small model's tables (100, 30, 1,000, 10 rows), those of at
+// least 1,000 rows are row-wise, of at most 30 replicated, the rest table-wise; each sharding type its own lookup,
+// exchanges and, for the replicated tables, a dense gradient all-reduced with the MLPs'.
+TEST_F(Dlrm, TablesAreShardedPerTableBySize) {
+  const std::string text =
+      "[workload]\ngenerator = \"dlrm\"\ndense_features = 4\nbottom_mlp = [8]\nembedding_dim = 8\n"
+      "table_rows = [100, 30, 1000, 10]\nlookups = 2\ntop_mlp = [4, 1]\nmicro_batch = 2\ndata_parallel = 4\n"
+      "row_wise_min_rows = 1000\ndata_parallel_max_rows = 30\n";
+  const GraphPtr g = load_text(text);
+  std::map<std::string, Shape> tables;
+  std::vector<std::string> exchanges;
+  for (const Operator& op : g->operators()) {
+    if (op.type == "EmbeddingBag") tables[op.name] = g->tensor(op.operands.back().tensor).shape;
+    if (op.type == "AllToAll" || op.type == "ReduceScatter") exchanges.push_back(op.name);
+  }
+  EXPECT_EQ(tables, (std::map<std::string, Shape>{{"embeddings.tbe0", {100, 8}},
+                                                  {"embeddings.row_wise.tbe0", {250, 8}},
+                                                  {"embeddings.replicated.tbe0", {40, 8}}}));
+  EXPECT_EQ(exchanges, (std::vector<std::string>{"sparse_dist", "embedding_dist", "sparse_dist.row_wise",
+                                                 "embedding_dist.row_wise"}));
+  // The rank's ids are the KeyedJaggedTensor's columns per sharding type: 3 per table (2 ids, 1 length).
+  for (const Tensor& t : g->tensors()) {
+    if (t.name == "sparse_features.table_wise" || t.name == "sparse_features.row_wise") EXPECT_EQ(t.shape, (Shape{2, 3}));
+    if (t.name == "sparse_features.replicated") EXPECT_EQ(t.shape, (Shape{2, 6}));
+    if (t.name == "embedding_dist") EXPECT_EQ(t.shape, (Shape{2, 8}));  // one table-wise table's vectors
+  }
+  const GraphPtr step = training(*g);
+  int dense = 0;
+  for (const Tensor& t : step->tensors()) {
+    if (t.gradient_of == kNone || step->tensor(t.gradient_of).name.rfind("embeddings.", 0) != 0) continue;
+    EXPECT_EQ(step->tensor(t.gradient_of).name, "embeddings.replicated.tbe0.weight");
+    ++dense;
+  }
+  EXPECT_EQ(dense, 1);
+}
+
 // The frontend's embedding_dtype (a search gene) sets the tables' type, and only a DLRM's.
 TEST_F(Dlrm, EmbeddingDtypeOverrideSetsTheTablesOnly) {
   const Registry& r = Registry::global();
@@ -209,6 +289,14 @@ TEST_F(Dlrm, EmbeddingDtypeOverrideSetsTheTablesOnly) {
   } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("is not a generated DLRM"));
   }
+  ParamValues rw = default_params(f->info.params, "test");
+  rw.set("row_wise_min_rows", std::int64_t{1000});
+  try {
+    r.create<WorkloadFrontend>(*f, rw)->load(test::source_dir() / "workloads/gpt/gpt_small_test.toml");
+    ADD_FAILURE() << "a GPT has no tables to shard";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the tables' sharding"));
+  }
 }
 
 TEST_F(Dlrm, MistakesAreErrorsAtTheirKeys) {
@@ -218,7 +306,9 @@ TEST_F(Dlrm, MistakesAreErrorsAtTheirKeys) {
   EXPECT_THAT(fail(base + "bottom_mlp = [16]\ntable_rows = [10]\n"), HasSubstr("embedding_dim = 8"));
   EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10, 20]\nlookups = [1, 2, 3]\n"), HasSubstr("lookups"));
   EXPECT_THAT(fail(base + "bottom_mlp = [8]\n"), HasSubstr("table_rows"));
-  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nsharding = \"row_wise\"\n"), HasSubstr("sharding"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nsharding = \"table_row_wise\"\n"),
+              HasSubstr("sharding"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nrow_wise_min_rows = -1\n"), HasSubstr("row_wise_min_rows"));
   EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nmicro_batch = 3\nglobal_batch = 10\n"),
               HasSubstr("global_batch"));
   EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nhidden = 3\n"), HasSubstr("hidden"));

@@ -15,7 +15,13 @@
 // updates them in the backward pass), and sends each rank the pooled vectors of its b samples (output all-to-all);
 // the backward pass sends the pooled gradients back. "AllToAll" operators mark those places; the parallelism
 // plugin (`torchrec`) costs the collectives. With sharding = "data_parallel" every rank holds every table and
-// their dense gradients are all-reduced with the MLPs'.
+// their dense gradients are all-reduced with the MLPs'. With sharding = "row_wise" (TorchRec's RW) every rank holds
+// ⌈rows/N⌉ rows of every table: it receives the ids that fall in its rows (b·L per table and micro-batch when the
+// ids are spread evenly over the rows, with a length for each of the N·b bags), sums them into partial pooled
+// vectors for all N·b bags (zero where it holds none of a bag's ids, as FBGEMM writes them), and a reduce-scatter
+// sums the partials and leaves each rank its b samples' vectors; the backward pass all-gathers their gradients.
+// TorchRec's planner picks a sharding per table: `row_wise_min_rows` and `data_parallel_max_rows` do that by size
+// (tables of at least / at most that many rows are row-wise / replicated), so a search can pick the thresholds.
 #include "dlrm.hpp"
 
 #include <algorithm>
@@ -31,21 +37,39 @@
 namespace monet::plugins {
 namespace {
 
+/// Where a table's rows live (TorchRec's sharding types; column-wise is table-wise's split of a large table).
+enum class Placement { table_wise, row_wise, replicated };
+constexpr Placement kPlacements[] = {Placement::table_wise, Placement::row_wise, Placement::replicated};
+
 struct DlrmConfig {
   std::string name = "dlrm";
   std::int64_t dense = 0, dim = 0;
   std::vector<std::int64_t> bottom, top, rows, lookups;
   std::int64_t micro_batch = 1, global_batch = 1;
-  std::int64_t data = 1;     // ranks the tables are sharded over
-  bool table_wise = true;    // else replicated (data_parallel)
+  std::int64_t data = 1;  // ranks the tables are sharded over
+  Placement sharding = Placement::table_wise;  // of the tables the thresholds do not pick
+  std::int64_t row_wise_min_rows = 0, data_parallel_max_rows = 0;  // 0: no table picked
   ElementType dtype = ElementType::fp32, embedding_dtype = ElementType::fp32;
+
+  /// Table t's placement. Over one rank every sharding is the whole table on it (table-wise).
+  [[nodiscard]] Placement placement(std::size_t t) const {
+    Placement p = sharding;
+    if (row_wise_min_rows > 0 && rows[t] >= row_wise_min_rows) p = Placement::row_wise;
+    if (data_parallel_max_rows > 0 && rows[t] <= data_parallel_max_rows) p = Placement::replicated;
+    return p == Placement::row_wise && data <= 1 ? Placement::table_wise : p;
+  }
 };
 
-/// A table's columns [offset, offset + width) on one rank.
+/// A table's columns [offset, offset + width) and `rows` of its rows on one rank.
 struct Shard {
   std::size_t table = 0;
-  std::int64_t offset = 0, width = 0, part = 0;
+  std::int64_t offset = 0, width = 0, part = 0, rows = 0;
+  Placement placement = Placement::table_wise;
 };
+
+Placement parse_placement(const std::string& s) {
+  return s == "row_wise" ? Placement::row_wise : s == "data_parallel" ? Placement::replicated : Placement::table_wise;
+}
 
 ElementType read_type(TableReader& w, const char* key, ElementType fallback) {
   auto d = w.string(key);
@@ -90,7 +114,13 @@ DlrmConfig read_config(TableReader& w, const DlrmOverrides& o) {
                             "them agree");
   }
   c.data = o.data > 0 ? o.data : given.value_or(1);
-  c.table_wise = w.choice("sharding", {"table_wise", "data_parallel"}).value_or("table_wise") == "table_wise";
+  c.sharding = parse_placement(w.choice("sharding", {"table_wise", "row_wise", "data_parallel"}).value_or("table_wise"));
+  if (!o.sharding.empty()) c.sharding = parse_placement(o.sharding);
+  const Bounds rows_bound = Bounds::non_negative();
+  c.row_wise_min_rows = o.row_wise_min_rows >= 0 ? o.row_wise_min_rows
+                                                 : w.integer("row_wise_min_rows", rows_bound).value_or(0);
+  c.data_parallel_max_rows = o.data_parallel_max_rows >= 0 ? o.data_parallel_max_rows
+                                                           : w.integer("data_parallel_max_rows", rows_bound).value_or(0);
   c.dtype = read_type(w, "dtype", ElementType::fp32);
   c.embedding_dtype = read_type(w, "embedding_dtype", c.dtype);
   if (!o.embedding_dtype.empty()) c.embedding_dtype = *parse_element_type(o.embedding_dtype);
@@ -109,27 +139,36 @@ DlrmConfig read_config(TableReader& w, const DlrmOverrides& o) {
     w.fail("table_rows", "these tables and batch need more than monet counts in 64-bit integers");
   }
   w.finish({"name", "generator", "dense_features", "embedding_dim", "bottom_mlp", "top_mlp", "table_rows", "lookups",
-            "interaction", "micro_batch", "global_batch", "data_parallel", "sharding", "dtype", "embedding_dtype"});
+            "interaction", "micro_batch", "global_batch", "data_parallel", "sharding", "row_wise_min_rows",
+            "data_parallel_max_rows", "dtype", "embedding_dtype"});
   return c;
 }
 
-/// The shards of the rank holding the most bytes after placing every table's shards, largest first, on the rank
-/// holding the fewest bytes so far (lowest index on ties): a greedy balance of memory, as TorchRec's greedy
-/// proposer does with its storage estimate.
+/// The shards of the rank holding the most bytes. Table-wise tables' shards go, largest first, to the rank holding
+/// the fewest bytes so far (lowest index on ties): a greedy balance of memory, as TorchRec's greedy proposer does
+/// with its storage estimate. Row-wise and replicated tables put the same rows on every rank.
 std::vector<Shard> rank_shards(const DlrmConfig& c) {
-  std::vector<Shard> all;
-  const std::int64_t n = c.table_wise ? c.data : 1;
+  std::vector<Shard> all, everywhere;
+  const std::int64_t n = c.data;
   long double total = 0;
-  for (std::int64_t r : c.rows) total += static_cast<long double>(r);
   for (std::size_t t = 0; t < c.rows.size(); ++t) {
+    if (c.placement(t) == Placement::table_wise) total += static_cast<long double>(c.rows[t]);
+  }
+  for (std::size_t t = 0; t < c.rows.size(); ++t) {
+    const Placement p = c.placement(t);
+    if (p != Placement::table_wise) {
+      const std::int64_t rows = p == Placement::row_wise ? (c.rows[t] + n - 1) / n : c.rows[t];
+      everywhere.push_back({t, 0, c.dim, 0, rows, p});
+      continue;
+    }
     std::int64_t parts = 1;
     while (static_cast<long double>(c.rows[t]) / static_cast<long double>(parts) > total / static_cast<long double>(n) &&
            parts * 2 <= n && c.dim % (parts * 2) == 0 && c.dim / (parts * 2) >= 16) {
       parts *= 2;
     }
-    for (std::int64_t p = 0; p < parts; ++p) all.push_back({t, p * (c.dim / parts), c.dim / parts, p});
+    for (std::int64_t q = 0; q < parts; ++q) all.push_back({t, q * (c.dim / parts), c.dim / parts, q, c.rows[t], p});
   }
-  auto bytes = [&](const Shard& s) { return static_cast<long double>(c.rows[s.table]) * static_cast<long double>(s.width); };
+  auto bytes = [&](const Shard& s) { return static_cast<long double>(s.rows) * static_cast<long double>(s.width); };
   std::stable_sort(all.begin(), all.end(), [&](const Shard& a, const Shard& b) { return bytes(a) > bytes(b); });
   std::vector<long double> load(static_cast<std::size_t>(n), 0);
   std::vector<std::vector<Shard>> on(static_cast<std::size_t>(n));
@@ -140,6 +179,7 @@ std::vector<Shard> rank_shards(const DlrmConfig& c) {
   }
   const auto most = static_cast<std::size_t>(std::max_element(load.begin(), load.end()) - load.begin());
   std::vector<Shard> mine = on[most];
+  mine.insert(mine.end(), everywhere.begin(), everywhere.end());
   std::sort(mine.begin(), mine.end(), [](const Shard& a, const Shard& b) {
     return a.table != b.table ? a.table < b.table : a.offset < b.offset;
   });
@@ -152,79 +192,39 @@ class DlrmBuilder : GeneratedGraph {
 
   GraphPtr build() && {
     const std::int64_t b = c_.micro_batch, K = c_.dim, T = static_cast<std::int64_t>(c_.rows.size());
-    const bool sharded = c_.table_wise && c_.data > 1;
-    const std::int64_t B = sharded ? b * c_.data : b;  // the samples whose lookups this rank does
     const std::int64_t all_lookups = std::accumulate(c_.lookups.begin(), c_.lookups.end(), std::int64_t{0});
     const TensorId dense = tensor("dense_features", {b, c_.dense}, c_.dtype, TensorRole::input);
-    // The KeyedJaggedTensor: every table's ids, then one length per bag and table (TorchRec's values and lengths;
-    // a bag's offset follows from them).
+    // The KeyedJaggedTensor: per sharding type (table-wise, row-wise, replicated), its tables' ids, then one length
+    // per bag and table (TorchRec's values and lengths, split by the sharding types' input distributions; a bag's
+    // offset follows from the lengths).
     const TensorId ids = tensor("sparse_features", {b, all_lookups + T}, ElementType::int64, TensorRole::input);
+    std::vector<std::int64_t> type_ids(3, 0), type_tables(3, 0);
+    for (std::size_t t = 0; t < c_.rows.size(); ++t) {
+      type_ids[static_cast<std::size_t>(c_.placement(t))] += c_.lookups[t] + 1;
+      ++type_tables[static_cast<std::size_t>(c_.placement(t))];
+    }
+    const bool mixed = std::count(type_tables.begin(), type_tables.end(), 0) < 2;
 
     // The sparse arch: this rank's shards, batched as FBGEMM's table-batched embeddings (TBE) batch them — one
-    // lookup kernel for every shard of a width and a pooling size, over one buffer holding their rows (its
-    // weights_offsets), and one backward kernel that updates them.
+    // lookup kernel for every shard of a sharding type, a width and a pooling size, over one buffer holding their
+    // rows (its weights_offsets), and one backward kernel that updates them.
     const std::vector<Shard> shards = rank_shards(c_);
-    std::vector<std::vector<Shard>> groups;
-    for (const Shard& sh : shards) {
-      auto same = [&](const std::vector<Shard>& g) {
-        return g.front().width == sh.width && c_.lookups[g.front().table] == c_.lookups[sh.table];
-      };
-      auto it = std::find_if(groups.begin(), groups.end(), same);
-      if (it == groups.end()) groups.push_back({sh});
-      else it->push_back(sh);
+    std::vector<TensorId> received;           // each sharding type's pooled vectors of this rank's b samples
+    std::vector<std::int64_t> received_at;    // and their first column
+    std::int64_t received_width = 0, own_at = 0;
+    for (const Placement p : kPlacements) {
+      const auto pi = static_cast<std::size_t>(p);
+      if (type_tables[pi] == 0) continue;
+      const TensorId own = mixed ? columns("sparse_features." + label(p), ids, own_at, type_ids[pi]) : ids;
+      own_at += type_ids[pi];
+      std::vector<Shard> mine;
+      std::copy_if(shards.begin(), shards.end(), std::back_inserter(mine), [&](const Shard& sh) { return sh.placement == p; });
+      const TensorId pooled = lookups(p, own, mine);
+      received.push_back(distributed(p, pooled, type_tables[pi] * K));
+      received_at.push_back(received_width);
+      received_width += type_tables[pi] * K;
     }
-    // The rank's ids: each group's shards' ids side by side, then one length per bag and shard. Unsharded, that is
-    // the input itself (every table, in group order).
-    std::vector<std::int64_t> at(groups.size(), 0), bag_at(groups.size(), 0);
-    std::int64_t width = 0, bags = 0;
-    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      at[gi] = width;
-      width += static_cast<std::int64_t>(groups[gi].size()) * c_.lookups[groups[gi].front().table];
-    }
-    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      bag_at[gi] = width + bags;
-      bags += static_cast<std::int64_t>(groups[gi].size());
-    }
-    TensorId rank_ids = ids;
-    if (sharded) {
-      rank_ids = tensor("sparse_dist", {B, width + bags}, ElementType::int64, TensorRole::activation);
-      ops::copy(b_, op("sparse_dist", "sparse_dist", "AllToAll"), {ids}, rank_ids);
-    }
-    std::vector<TensorId> pooled;
-    std::vector<std::int64_t> placed;  // each group's first pooled column
-    std::int64_t pooled_width = 0;
-    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      const std::vector<Shard>& g = groups[gi];
-      const auto n = static_cast<std::int64_t>(g.size());
-      const std::int64_t L = c_.lookups[g.front().table], w = g.front().width;
-      std::int64_t rows = 0;
-      std::vector<std::int64_t> tables, columns_of;
-      for (const Shard& sh : g) {
-        rows += c_.rows[sh.table];
-        tables.push_back(static_cast<std::int64_t>(sh.table));
-        columns_of.push_back(sh.offset);
-      }
-      const std::string name = "embeddings.tbe" + std::to_string(gi);
-      const TensorId idx = reshaped(name + ".indices", columns(name + ".ids", rank_ids, at[gi], n * L), {B, n, L});
-      const TensorId offsets = columns(name + ".offsets", rank_ids, bag_at[gi], n);
-      const TensorId weight = tensor(name + ".weight", {rows, w}, c_.embedding_dtype, TensorRole::weight);
-      const TensorId out = tensor(name, {B, n, w}, c_.dtype, TensorRole::activation);  // FBGEMM's output type
-      Operator bag = op(name, "embeddings", "EmbeddingBag");
-      bag.attributes["sparse"] = {c_.table_wise ? 1 : 0};
-      bag.attributes["ranks"] = {c_.table_wise ? c_.data : 0};  // sharded over (0: replicated on every rank)
-      bag.attributes["tables"] = tables;
-      bag.attributes["column_offsets"] = columns_of;
-      ops::embedding_bag(b_, std::move(bag), weight, idx, offsets, out);
-      pooled.push_back(reshaped(name + ".pooled", out, {B, n * w}));
-      placed.push_back(pooled_width);
-      pooled_width += n * w;
-    }
-    TensorId embeddings = concat("embeddings.concat", "embeddings", pooled, placed, {B, pooled_width});
-    if (sharded) {
-      const TensorId received = tensor("embedding_dist", {b, T * K}, c_.dtype, TensorRole::activation);
-      ops::copy(b_, op("embedding_dist", "embedding_dist", "AllToAll"), {embeddings}, received);
-      embeddings = received;
-    }
+    TensorId embeddings = concat("embeddings.received", "embeddings", received, received_at, {b, T * K});
 
     // The dense arch and the dot interaction.
     TensorId x = dense;
@@ -251,6 +251,98 @@ class DlrmBuilder : GeneratedGraph {
   }
 
  private:
+  /// The lookups of one sharding type's shards on this rank from `own` (the rank's ids of those tables), as
+  /// [samples, pooled columns]: table-wise over N ranks for the N·b samples whose ids the input all-to-all brings
+  /// (TorchRec's sparse_dist); row-wise for the b·L ids per table that fall in this rank's rows (the bags' lengths
+  /// come for all N·b samples); replicated for the rank's own b samples.
+  TensorId lookups(Placement p, TensorId own, const std::vector<Shard>& shards) {
+    const std::int64_t b = c_.micro_batch, N = c_.data;
+    const bool exchanged = p != Placement::replicated && N > 1;
+    const std::string suffix = p == Placement::table_wise ? "" : "." + label(p);
+    std::vector<std::vector<Shard>> groups;
+    for (const Shard& sh : shards) {
+      auto same = [&](const std::vector<Shard>& g) {
+        return g.front().width == sh.width && c_.lookups[g.front().table] == c_.lookups[sh.table];
+      };
+      auto it = std::find_if(groups.begin(), groups.end(), same);
+      if (it == groups.end()) groups.push_back({sh});
+      else it->push_back(sh);
+    }
+    // The rank's ids: each group's shards' ids side by side, then the bags' lengths (one per bag and shard; row-wise,
+    // one per bag of all N·b samples). Not exchanged, that is `own` itself.
+    const std::int64_t B = p == Placement::table_wise && exchanged ? b * N : b;  // the bags whose ids arrive
+    const std::int64_t bags_per_row = p == Placement::row_wise ? N : 1;
+    std::vector<std::int64_t> at(groups.size(), 0), bag_at(groups.size(), 0);
+    std::int64_t width = 0, bags = 0;
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      at[gi] = width;
+      width += static_cast<std::int64_t>(groups[gi].size()) * c_.lookups[groups[gi].front().table];
+    }
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      bag_at[gi] = width + bags;
+      bags += static_cast<std::int64_t>(groups[gi].size()) * bags_per_row;
+    }
+    TensorId rank_ids = own;
+    if (exchanged) {
+      rank_ids = tensor("sparse_dist" + suffix, {B, width + bags}, ElementType::int64, TensorRole::activation);
+      ops::copy(b_, op("sparse_dist" + suffix, "sparse_dist", "AllToAll"), {own}, rank_ids);
+    }
+    std::vector<TensorId> pooled;
+    std::vector<std::int64_t> placed;  // each group's first pooled column
+    std::int64_t pooled_width = 0;
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      const std::vector<Shard>& g = groups[gi];
+      const auto n = static_cast<std::int64_t>(g.size());
+      const std::int64_t L = c_.lookups[g.front().table], w = g.front().width;
+      std::int64_t rows = 0;
+      std::vector<std::int64_t> tables, columns_of;
+      for (const Shard& sh : g) {
+        rows += sh.rows;
+        tables.push_back(static_cast<std::int64_t>(sh.table));
+        columns_of.push_back(sh.offset);
+      }
+      const std::string name = "embeddings" + suffix + ".tbe" + std::to_string(gi);
+      const TensorId idx = reshaped(name + ".indices", columns(name + ".ids", rank_ids, at[gi], n * L), {B, n, L});
+      // Row-wise, the lookup's bag pointers: monet's EmbeddingBag reads one per lookup row (b of the N·b lengths).
+      const TensorId offsets = columns(name + ".offsets", rank_ids, bag_at[gi], n);
+      const TensorId weight = tensor(name + ".weight", {rows, w}, c_.embedding_dtype, TensorRole::weight);
+      const TensorId out = tensor(name, {B, n, w}, c_.dtype, TensorRole::activation);  // FBGEMM's output type
+      Operator bag = op(name, "embeddings", "EmbeddingBag");
+      const bool sharded = p != Placement::replicated;
+      bag.attributes["sparse"] = {sharded ? 1 : 0};
+      bag.attributes["ranks"] = {sharded ? N : 0};  // sharded over (0: replicated on every rank)
+      bag.attributes["tables"] = tables;
+      bag.attributes["column_offsets"] = columns_of;
+      ops::embedding_bag(b_, std::move(bag), weight, idx, offsets, out);
+      pooled.push_back(reshaped(name + ".pooled", out, {B, n * w}));
+      placed.push_back(pooled_width);
+      pooled_width += n * w;
+    }
+    return concat("embeddings" + suffix + ".concat", "embeddings", pooled, placed, {B, pooled_width});
+  }
+
+  /// One sharding type's pooled vectors `pooled` as this rank's b samples' [b, width]: table-wise, the output
+  /// all-to-all (embedding_dist: every table's vectors of the rank's samples); row-wise, the partial sums of all N·b
+  /// bags (FBGEMM writes a zero vector for a bag with no ids here) reduce-scattered; replicated, as they are.
+  TensorId distributed(Placement p, TensorId pooled, std::int64_t width) {
+    const std::int64_t b = c_.micro_batch, N = c_.data;
+    if (p == Placement::replicated || N <= 1) return pooled;
+    const std::string name = p == Placement::table_wise ? "embedding_dist" : "embedding_dist." + label(p);
+    const TensorId mine = tensor(name, {b, width}, c_.dtype, TensorRole::activation);
+    if (p == Placement::table_wise) {
+      ops::copy(b_, op(name, "embedding_dist", "AllToAll"), {pooled}, mine);
+      return mine;
+    }
+    const TensorId bags = tensor("embeddings.row_wise.bags", {b * N, width}, c_.dtype, TensorRole::activation);
+    ops::pad(b_, op("embeddings.row_wise.bags", "embeddings", "Pad"), pooled, bags, {0, 0});
+    ops::copy(b_, op(name, "embedding_dist", "ReduceScatter"), {bags}, mine);
+    return mine;
+  }
+
+  static std::string label(Placement p) {
+    return p == Placement::table_wise ? "table_wise" : p == Placement::row_wise ? "row_wise" : "replicated";
+  }
+
   TensorId linear(const std::string& name, TensorId x, std::int64_t out) {
     return GeneratedGraph::linear(name, x, out, c_.dtype);
   }

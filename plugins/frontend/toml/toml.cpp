@@ -489,8 +489,9 @@ class TomlFrontend final : public WorkloadFrontend {
         "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group), "
         "sequence_parallel (that rank with Megatron's sequence parallelism), context_parallel (one rank of a "
         "context-parallel group) (docs/datacenter.md); generator = \"dlrm\" generates a DLRM from dense_features, "
-        "bottom_mlp, embedding_dim, table_rows, lookups, top_mlp, micro_batch, global_batch, sharding and "
-        "data_parallel (the most loaded rank of a table-wise sharding, docs/workloads.md#dlrm); `batch` then "
+        "bottom_mlp, embedding_dim, table_rows, lookups, top_mlp, micro_batch, global_batch, sharding, "
+        "row_wise_min_rows, data_parallel_max_rows and data_parallel (the most loaded rank of TorchRec's table-wise, "
+        "row-wise or replicated tables, docs/workloads.md#dlrm); `batch` then "
         "overrides micro_batch.";
     i.file_extensions = {".toml"};
     i.params = {ParamSpec::integer("batch", 0)
@@ -510,6 +511,22 @@ class TomlFrontend final : public WorkloadFrontend {
                     .with_doc("generated DLRMs: overrides the file's embedding_dtype, the tables' element type (FBGEMM "
                               "keeps tables in fp32 or fp16; a search gene: workload.embedding_dtype); empty keeps "
                               "the file's"),
+                ParamSpec::choice("sharding", {"", "table_wise", "row_wise", "data_parallel"}, "")
+                    .with_doc("generated DLRMs: overrides the file's sharding, the TorchRec sharding type of the "
+                              "tables that row_wise_min_rows and data_parallel_max_rows do not pick (a search gene: "
+                              "workload.sharding); empty keeps the file's"),
+                ParamSpec::integer("row_wise_min_rows", -1)
+                    .with_bounds(Bounds::at_least(-1))
+                    .with_unit("rows")
+                    .with_doc("generated DLRMs: overrides the file's row_wise_min_rows: tables with at least this many "
+                              "rows are sharded row-wise over the ranks (0: none; a search gene standing for "
+                              "TorchRec's planner's per-table choice); -1 keeps the file's"),
+                ParamSpec::integer("data_parallel_max_rows", -1)
+                    .with_bounds(Bounds::at_least(-1))
+                    .with_unit("rows")
+                    .with_doc("generated DLRMs: overrides the file's data_parallel_max_rows: tables with at most this "
+                              "many rows are replicated on every rank, their gradients all-reduced (0: none); -1 "
+                              "keeps the file's"),
                 ParamSpec::integer("data_parallel", 0)
                     .with_bounds(Bounds::non_negative())
                     .with_unit("chips")
@@ -532,7 +549,13 @@ class TomlFrontend final : public WorkloadFrontend {
         data_(p.get_int("data_parallel")),
         embedding_dtype_(p.get_string("embedding_dtype")),
         embedding_dtype_where_(p.where("embedding_dtype")),
-        data_where_(p.where("data_parallel")) {
+        data_where_(p.where("data_parallel")),
+        sharding_(p.get_string("sharding")),
+        row_wise_min_rows_(p.get_int("row_wise_min_rows")),
+        data_parallel_max_rows_(p.get_int("data_parallel_max_rows")) {
+    for (const char* k : {"sharding", "row_wise_min_rows", "data_parallel_max_rows"}) {
+      if (!tables_where_.known()) tables_where_ = p.where(k);
+    }
     // Where a split came from ([parallelism], or the frontend's own table), for a workload that cannot take it.
     for (const char* k : {"tensor_parallel", "sequence_parallel", "context_parallel"}) {
       if (!split_where_.known()) split_where_ = p.where(k);
@@ -550,12 +573,13 @@ class TomlFrontend final : public WorkloadFrontend {
                           "a DLRM (" + file.string() + ") has no tensor-, sequence- or context-parallel split: its "
                           "tables are sharded over the data-parallel ranks");
         }
-        return build_dlrm(doc, DlrmOverrides{batch_, data_, embedding_dtype_});
+        return build_dlrm(doc, DlrmOverrides{batch_, data_, embedding_dtype_, sharding_, row_wise_min_rows_,
+                                             data_parallel_max_rows_});
       }
-      if (!embedding_dtype_.empty() || data_ > 0) throw_no_tables(file);
+      if (sets_tables()) throw_no_tables(file);
       return build_gpt(doc, GptOverrides{batch_, tensor_, sequence_, context_});
     }
-    if (!embedding_dtype_.empty() || data_ > 0) throw_no_tables(file);
+    if (sets_tables()) throw_no_tables(file);
     if (tensor_ > 1 || sequence_ || context_ > 1) {
       throw UserError(SourceLocation{file.string()}, "tensor_parallel = " + std::to_string(tensor_) +
                                                           (sequence_ ? " with sequence_parallel" : "") +
@@ -571,19 +595,31 @@ class TomlFrontend final : public WorkloadFrontend {
   std::int64_t tensor_;
   bool sequence_;
   std::int64_t context_;
-  /// embedding_dtype and data_parallel set a DLRM's tables: any other workload refuses them, not ignores them.
+  /// embedding_dtype, data_parallel and the sharding keys set a DLRM's tables: any other workload refuses them, not
+  /// ignores them.
+  [[nodiscard]] bool sets_tables() const {
+    return !embedding_dtype_.empty() || data_ > 0 || !sharding_.empty() || row_wise_min_rows_ >= 0 ||
+           data_parallel_max_rows_ >= 0;
+  }
   [[noreturn]] void throw_no_tables(const std::filesystem::path& file) const {
     const bool dtype = !embedding_dtype_.empty();
-    const SourceLocation where = dtype ? embedding_dtype_where_ : data_where_;
+    const bool data = data_ > 0;
+    const SourceLocation where = dtype ? embedding_dtype_where_ : data ? data_where_ : tables_where_;
+    const std::string what = dtype  ? "embedding_dtype = \"" + embedding_dtype_ + "\""
+                             : data ? "data_parallel = " + std::to_string(data_)
+                                    : "the tables' sharding";
     throw UserError(where.known() ? where : SourceLocation{file.string()},
-                    (dtype ? "embedding_dtype = \"" + embedding_dtype_ + "\"" : "data_parallel = " + std::to_string(data_)) +
-                        ": " + file.string() + " is not a generated DLRM (generator = \"dlrm\"), whose tables it would set");
+                    what + ": " + file.string() + " is not a generated DLRM (generator = \"dlrm\"), whose tables it would set");
   }
 
   std::int64_t data_;
   std::string embedding_dtype_;
   SourceLocation embedding_dtype_where_;
   SourceLocation data_where_;
+  std::string sharding_;
+  std::int64_t row_wise_min_rows_;
+  std::int64_t data_parallel_max_rows_;
+  SourceLocation tables_where_;
   SourceLocation split_where_;
 };
 

@@ -10,6 +10,9 @@
 // `pipelined_input_dist` (TorchRec's TrainPipelineSparseDist: the next batch's ids are distributed while this batch
 // trains): then the input distribution runs beside the forward pass, issued as it starts and awaited as it ends
 // (the next micro-batch's ids, so no lookup waits for it; one forward pass stands for the overlap window).
+// Row-wise tables have their own input all-to-all (the ids that fall in each rank's rows) and, at the generator's
+// "ReduceScatter" operator, a reduce-scatter of the partial pooled vectors of all N·b bags (TorchRec's
+// PooledEmbeddingsReduceScatter) whose gradients the backward pass all-gathers.
 #include <algorithm>
 #include <string>
 
@@ -32,7 +35,9 @@ class TorchRec final : public ParallelismModel {
         "For one rank of the data-parallel group (d ranks): per micro-batch, an all-to-all at each AllToAll operator "
         "of the rank's step (the `dlrm` generator's sparse_dist: the features' ids, int64; embedding_dist: the "
         "pooled embeddings), of the larger of the bytes the rank sends and receives, and for embedding_dist the "
-        "reverse all-to-all of their gradients in the backward pass. Synchronous, but for sparse_dist with "
+        "reverse all-to-all of their gradients in the backward pass; at each ReduceScatter operator (row-wise "
+        "tables' partial pooled embeddings of every rank's samples) a reduce-scatter of its input, all-gathered "
+        "back in the backward pass. Synchronous, but for the ids' all-to-alls with "
         "pipelined_input_dist. The dense parameters are replicated (the kernel reduces their gradients); the "
         "tables' rows are updated where they live. Refuses "
         "tensor, context or pipeline parallelism and ZeRO (not modelled with sharded tables).";
@@ -72,7 +77,7 @@ class TorchRec final : public ParallelismModel {
       if (op.phase == Phase::forward) last_forward = op.id;
     }
     for (const Operator& op : g.operators()) {
-      if (op.type == "AllGather" || op.type == "ReduceScatter" || op.type == "Shard") {
+      if (op.type == "AllGather" || op.type == "Shard") {
         throw UserError("torchrec: the workload's rank has Megatron's sequence-parallel operators ('" + op.name +
                         "'); use [parallelism] plugin = \"megatron\"");
       }
@@ -85,7 +90,7 @@ class TorchRec final : public ParallelismModel {
                           ": set both ([workload] data_parallel; in a search, one gene with both paths)");
         }
       }
-      if (op.type != "AllToAll" || op.phase != Phase::forward) continue;
+      if (op.phase != Phase::forward || (op.type != "AllToAll" && op.type != "ReduceScatter")) continue;
       any = true;
       double sent = 0, received = 0;
       bool integer = false;
@@ -95,6 +100,11 @@ class TorchRec final : public ParallelismModel {
         if (o.is_output()) integer = t.dtype == ElementType::int64 || t.dtype == ElementType::int32;
       }
       const double bytes = std::max(sent, received);
+      if (op.type == "ReduceScatter") {  // S: the whole array, the partial vectors of every rank's samples
+        plan.comms.push_back({op.id, false, CollectiveKind::reduce_scatter, bytes, ParallelGroup::data});
+        plan.comms.push_back({op.id, true, CollectiveKind::all_gather, bytes, ParallelGroup::data});
+        continue;
+      }
       TensorParallelComm comm{op.id, false, CollectiveKind::all_to_all, bytes, ParallelGroup::data};
       if (integer && pipelined_) {
         comm.issued_by = op.id, comm.issued_at_start = true;
