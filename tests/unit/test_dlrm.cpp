@@ -192,6 +192,22 @@ TEST_F(Dlrm, ReplicatedTablesHaveDenseGradients) {
   EXPECT_EQ(dense, 1);
 }
 
+// Criteo 1TB's whole tables over 8 ranks: placed for memory and lookups together, the rank built (the larger of its
+// byte and lookup shares the largest) holds 66.6 GB of tables and reads 320 columns per sample, the mean being 416
+// (26·128/8) and the busiest rank's 480 (placing by bytes alone, it read 64 and another rank 2,720).
+TEST_F(Dlrm, TableWiseShardsBalanceBytesAndLookups) {
+  const GraphPtr g = load(test::source_dir() / "workloads/dlrm/dlrm_criteo_1tb.toml", 8);
+  std::int64_t columns = 0, bytes = 0;
+  for (const Operator& op : g->operators()) {
+    if (op.type != "EmbeddingBag") continue;
+    const Tensor& table = g->tensor(op.operands.back().tensor);
+    columns += op.dims[1].size * table.shape[1];  // tables × width, one lookup each
+    bytes += table.bytes();
+  }
+  EXPECT_EQ(columns, 320);
+  EXPECT_NEAR(static_cast<double>(bytes), 66.6e9, 0.05e9);
+}
+
 // TorchRec's row-wise sharding of MLPerf's tables over 8 ranks: every rank holds ⌈rows/8⌉ rows of every table in one
 // table-batched buffer, looks up the 2,048·1 ids per table that fall in its rows, writes the partial pooled vectors
 // of all 8·2,048 bags (zero where it holds none of a bag's ids) and reduce-scatters them: 8·2,048·26·128·4 bytes in,

@@ -144,9 +144,12 @@ DlrmConfig read_config(TableReader& w, const DlrmOverrides& o) {
   return c;
 }
 
-/// The shards of the rank holding the most bytes. Table-wise tables' shards go, largest first, to the rank holding
-/// the fewest bytes so far (lowest index on ties): a greedy balance of memory, as TorchRec's greedy proposer does
-/// with its storage estimate. Row-wise and replicated tables put the same rows on every rank.
+/// The shards of the most loaded rank. Table-wise tables' shards go, largest first, to the rank whose larger share
+/// after taking it — of all table-wise bytes, or of all lookups (columns read per sample) — is least (then the one
+/// holding the fewest bytes, then the lowest index): a greedy balance of memory and lookups, as TorchRec's greedy
+/// partitioner balances its storage and perf estimates. The rank built is the one with the largest such share (the
+/// most bytes on ties), so its memory bounds every rank's in the usual case; another rank may read more columns per
+/// sample (docs/datacenter.md#sharding-types). Row-wise and replicated tables put the same rows on every rank.
 std::vector<Shard> rank_shards(const DlrmConfig& c) {
   std::vector<Shard> all, everywhere;
   const std::int64_t n = c.data;
@@ -168,17 +171,33 @@ std::vector<Shard> rank_shards(const DlrmConfig& c) {
     }
     for (std::int64_t q = 0; q < parts; ++q) all.push_back({t, q * (c.dim / parts), c.dim / parts, q, c.rows[t], p});
   }
-  auto bytes = [&](const Shard& s) { return static_cast<long double>(s.rows) * static_cast<long double>(s.width); };
+  using R = long double;
+  auto bytes = [&](const Shard& s) { return static_cast<R>(s.rows) * static_cast<R>(s.width); };
+  auto reads = [&](const Shard& s) { return static_cast<R>(c.lookups[s.table]) * static_cast<R>(s.width); };
+  R all_bytes = 0, all_reads = 0;
+  for (const Shard& s : all) all_bytes += bytes(s), all_reads += reads(s);
   std::stable_sort(all.begin(), all.end(), [&](const Shard& a, const Shard& b) { return bytes(a) > bytes(b); });
-  std::vector<long double> load(static_cast<std::size_t>(n), 0);
+  std::vector<R> held(static_cast<std::size_t>(n), 0), read(static_cast<std::size_t>(n), 0);
+  auto share = [&](std::size_t r, R more_bytes, R more_reads) {
+    return std::max((held[r] + more_bytes) / all_bytes, (read[r] + more_reads) / all_reads);
+  };
   std::vector<std::vector<Shard>> on(static_cast<std::size_t>(n));
   for (const Shard& s : all) {
-    const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[r] += bytes(s);
-    on[r].push_back(s);
+    std::size_t best = 0;
+    for (std::size_t r = 1; r < held.size(); ++r) {
+      const R a = share(r, bytes(s), reads(s)), b = share(best, bytes(s), reads(s));
+      if (a < b || (a == b && held[r] < held[best])) best = r;
+    }
+    held[best] += bytes(s);
+    read[best] += reads(s);
+    on[best].push_back(s);
   }
-  const auto most = static_cast<std::size_t>(std::max_element(load.begin(), load.end()) - load.begin());
-  std::vector<Shard> mine = on[most];
+  std::size_t most = 0;
+  for (std::size_t r = 1; r < held.size(); ++r) {
+    const R a = share(r, 0, 0), b = share(most, 0, 0);
+    if (a > b || (a == b && held[r] > held[most])) most = r;
+  }
+  std::vector<Shard> mine = all.empty() ? std::vector<Shard>{} : on[most];
   mine.insert(mine.end(), everywhere.begin(), everywhere.end());
   std::sort(mine.begin(), mine.end(), [](const Shard& a, const Shard& b) {
     return a.table != b.table ? a.table < b.table : a.offset < b.offset;
@@ -335,7 +354,9 @@ class DlrmBuilder : GeneratedGraph {
     }
     const TensorId bags = tensor("embeddings.row_wise.bags", {b * N, width}, c_.dtype, TensorRole::activation);
     ops::pad(b_, op("embeddings.row_wise.bags", "embeddings", "Pad"), pooled, bags, {0, 0});
-    ops::copy(b_, op(name, "embedding_dist", "ReduceScatter"), {bags}, mine);
+    // The chip's part as Megatron's sequence-parallel reduce-scatter has it: a copy of the rank's part (the ring's
+    // time on the links is the plugin's collective).
+    ops::pad(b_, op(name, "embedding_dist", "ReduceScatter"), bags, mine, {0, 0});
     return mine;
   }
 
