@@ -34,15 +34,16 @@ TEST(Multichip, SmallGptOnEightChipsAddsUp) {
   EXPECT_EQ(s["micro_batch"].get<int>(), 2);
   EXPECT_EQ(s["micro_batches"].get<int>(), 4);  // 16 / (2 x 2)
   const json& t = s["time_s"];
-  // The step is the busiest stage's passes (compute + tensor-parallel collectives), its bubble, then the gradient
-  // reduction and the optimizer.
+  // The step is the busiest stage's passes (compute + tensor-parallel collectives), its blocking sends, its bubble,
+  // then the gradient reduction and the optimizer.
   const double parts = t["compute"].get<double>() + t["tensor_parallel_communication"].get<double>() +
-                       t["pipeline_bubble"].get<double>() + t["data_parallel_communication"].get<double>() +
-                       t["optimizer"].get<double>();
+                       t["pipeline_communication"].get<double>() + t["pipeline_bubble"].get<double>() +
+                       t["data_parallel_communication"].get<double>() + t["optimizer"].get<double>();
   EXPECT_NEAR(parts, t["step"].get<double>(), 1e-12 * parts);
   EXPECT_DOUBLE_EQ(a["step_time_s"].get<double>(), t["step"].get<double>());
-  for (const char* k : {"compute", "tensor_parallel_communication", "pipeline_bubble", "data_parallel_communication",
-                        "optimizer", "pipeline_send_per_micro_batch", "recompute_in_compute"}) {
+  for (const char* k : {"compute", "tensor_parallel_communication", "pipeline_communication", "pipeline_bubble",
+                        "data_parallel_communication", "optimizer", "pipeline_send_per_micro_batch",
+                        "recompute_in_compute"}) {
     EXPECT_GT(t[k].get<double>(), 0) << k;  // t, p and d are all 2: every part exists
   }
   EXPECT_GT(s["energy_j"]["communication"].get<double>(), 0);
@@ -71,8 +72,9 @@ struct Table1Row {
 
 TEST(Multichip, MegatronTable1ThroughputWithinTenPercent) {
   // examples/sc21/run_table_1.sh of NVIDIA/Megatron-LM gives every row's micro-batch and interleaving; the A100's
-  // calibration is Calculon's, unchanged (docs/validation.md). Measured: mean 5.6 %, max 9.94 % (the 530B row).
-  // The rows with p > 1 include the tied word embedding's all-reduce between the first and the last stage.
+  // calibration is Calculon's, unchanged (docs/validation.md). Measured: mean 5.30 %, max 8.53 % (the 530B row); the
+  // bounds are those plus half a point. The rows with p > 1 include the tied word embedding's all-reduce between the
+  // first and the last stage, and Megatron's blocking pipeline sends (scattered over the tensor group).
   const Table1Row rows[] = {{"1_7b", 24, 2304, 512, 137},     {"3_6b", 30, 3072, 512, 138},
                             {"7_5b", 36, 4096, 512, 142},     {"18_4b", 40, 6144, 1024, 135},
                             {"39_1b", 48, 8192, 1536, 138},   {"76_1b", 60, 10240, 1792, 140},
@@ -91,7 +93,7 @@ TEST(Multichip, MegatronTable1ThroughputWithinTenPercent) {
     EXPECT_NEAR(j["system"]["hardware_flops"].get<double>() / hardware, 1.0, 1e-12);
     EXPECT_NEAR(j["system"]["model_flops"].get<double>() / model, 1.0, 1e-12);
     const double error = j["hardware_tflops_per_chip"].get<double>() / row.published_tflops - 1;
-    EXPECT_LE(std::abs(error), 0.10) << error;
+    EXPECT_LE(std::abs(error), 0.090) << error;
     EXPECT_TRUE(j["feasible"].get<bool>());  // every row fits in 80 GB per GPU, as it ran
     // Energy: every GPU draws the A100 file's idle 60 W over the whole step, and on average between that and its
     // 400 W limit (measured 259-285 W per GPU at these rows' 44-52 % MFU: docs/cost-models.md#chip-power).
@@ -104,7 +106,7 @@ TEST(Multichip, MegatronTable1ThroughputWithinTenPercent) {
     EXPECT_LT(e["step"].get<double>() / chip_seconds, 400);
     sum += std::abs(error);
   }
-  EXPECT_LE(sum / 10, 0.06);
+  EXPECT_LE(sum / 10, 0.058);
 }
 
 TEST(Multichip, KorthikantiTable5) {
@@ -112,16 +114,16 @@ TEST(Multichip, KorthikantiTable5) {
   // selective recomputation + sequence parallelism; Megatron-LM's code of the time overlaps the backward
   // collectives of column-parallel layers with their weight gradients (the megatron plugin's default). Measured,
   // full: 22B +10.0 % (one micro-batch of 4, no pipeline: its eight tensor-parallel GPUs wait 13 % of the step for
-  // collectives), 175B +0.3 %, 530B -4.1 %, 1T -3.4 %; selective + sequence parallel: 22B +2.3 %, 175B -5.0 %, 530B
-  // -10.0 %, 1T -6.6 % (docs/validation.md; the pipelined ones with the tied embedding's all-reduce between the first
-  // and the last stage). Each bound is the measured error plus half a point.
+  // collectives), 175B +0.9 %, 530B -2.8 %, 1T -3.4 %; selective + sequence parallel: 22B +2.3 %, 175B -4.4 %, 530B
+  // -8.3 %, 1T -6.1 % (docs/validation.md; the pipelined ones with the tied embedding's all-reduce between the first
+  // and the last stage and Megatron's blocking sends). Each bound is the measured error plus half a point.
   struct Point {
     const char* name;
     double published_s, tolerance;
   };
-  const Point points[] = {{"22b_full", 1.42, 0.105},   {"175b_full", 18.13, 0.009},  {"530b_full", 49.05, 0.046},
-                          {"1t_full", 94.42, 0.039},    {"22b_seqsel", 1.10, 0.028}, {"175b_seqsel", 13.75, 0.055},
-                          {"530b_seqsel", 37.83, 0.105}, {"1t_seqsel", 71.49, 0.071}};
+  const Point points[] = {{"22b_full", 1.42, 0.105},   {"175b_full", 18.13, 0.014},  {"530b_full", 49.05, 0.033},
+                          {"1t_full", 94.42, 0.039},    {"22b_seqsel", 1.10, 0.028}, {"175b_seqsel", 13.75, 0.049},
+                          {"530b_seqsel", 37.83, 0.089}, {"1t_seqsel", 71.49, 0.067}};
   test::ScratchDir dir;
   for (const Point& p : points) {
     SCOPED_TRACE(p.name);
@@ -224,8 +226,8 @@ TEST(Multichip, ContextParallelSplitsTheSequence) {
   EXPECT_GT(t["context_parallel_communication"].get<double>(), 0);
   EXPECT_EQ(base["system"]["time_s"]["context_parallel_communication"].get<double>(), 0);
   double parts = 0;
-  for (const char* k : {"compute", "tensor_parallel_communication", "context_parallel_communication", "pipeline_bubble",
-                        "data_parallel_communication", "optimizer"}) {
+  for (const char* k : {"compute", "tensor_parallel_communication", "context_parallel_communication",
+                        "pipeline_communication", "pipeline_bubble", "data_parallel_communication", "optimizer"}) {
     parts += t[k].get<double>();
   }
   EXPECT_NEAR(parts, t["step"].get<double>(), 1e-12 * parts);

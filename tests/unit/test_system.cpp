@@ -381,6 +381,20 @@ TEST(Pipeline, SendsDelayTheDependentPasses) {
   EXPECT_DOUBLE_EQ(simulate_pipeline(t).makespan_s, 1 + 0.5 + 1 + 2 + 0.5 + 2);
 }
 
+// Megatron's sends block the sender until they complete. Two stages, two micro-batches, 1F1B, sends of 0.5: stage 0
+// runs F0 (0–1), waits for its send (–1.5), F1 (1.5–2.5), waits (–3), and B0 when stage 1's B0 (2.5–4.5, then its
+// send –5) has arrived (5–7); stage 1's F1 (5–6) and B1 (6–8, send –8.5) let stage 0's B1 run 8.5–10.5. Without the
+// blocking the step would be 10.
+TEST(Pipeline, SendsBlockTheSendingStage) {
+  PipelineTimes t = uniform(2, 1, 2, 1.0, 2.0);
+  t.send_s = 0.5;
+  const PipelineRun r = simulate_pipeline(t);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 10.5);
+  EXPECT_DOUBLE_EQ(r.send_blocked_s[0], 1.0);  // after its two forward passes
+  EXPECT_DOUBLE_EQ(r.send_blocked_s[1], 1.0);  // after its two backward passes
+  EXPECT_DOUBLE_EQ(r.bubble_s, 10.5 - 6.0 - 1.0);
+}
+
 // Megatron's tied word embedding with pipeline parallelism: the small GPT (h 256, V 1,024, s 128, 2 layers; bf16
 // weights and gradients, Adam's fp32 master copy and two moments: 12 B per parameter) on t 2, p 2, d 2 over two
 // nodes of 4 chips (tests/data/experiments/gpt_small_system.toml). Per tensor-parallel rank: the word table
@@ -391,6 +405,20 @@ ParallelStep small_gpt_step(const std::vector<std::string>& sets) {
   const RunResult r = run(prepare(load_experiment(file, sets, Registry::global()), Registry::global()));
   EXPECT_TRUE(r.best.summary.parallel);
   return r.best.summary.parallel ? *r.best.summary.parallel : ParallelStep{};
+}
+
+// Megatron's scatter/gather of pipeline sends: the small GPT's boundary, one micro-batch's hidden states (2·128·256
+// bf16 = 131,072 B), goes from stage 0's chips to stage 1's 4 apart, over the network: each of the t = 2 ranks
+// sends half (5 us + 65,536 B / 10 GB/s), and the receivers all-gather it inside their node (1 us + 1/2 · 131,072 B /
+// (100 GB/s · 0.5)). With sequence parallelism the boundary is already split: a plain send of the rank's half.
+TEST(TiedEmbedding, PipelineSendsScatterOverTheTensorGroupAndGatherInTheNode) {
+  const ParallelStep r = small_gpt_step({});
+  EXPECT_NEAR(r.pipeline_send_s, 5e-6 + 65'536 / 10e9 + 1e-6 + 65'536 / 50e9, 1e-15);
+  const ParallelStep sp = small_gpt_step({"parallelism.sequence_parallel=true"});
+  EXPECT_NEAR(sp.pipeline_send_s, 5e-6 + 65'536 / 10e9, 1e-15);
+  EXPECT_GT(r.pipeline_comm_s, 0);
+  EXPECT_NEAR(r.step_time_s,
+              r.compute_s + r.tensor_comm_s + r.pipeline_comm_s + r.bubble_s + r.data_comm_s + r.optimizer_s, 1e-15);
 }
 
 TEST(TiedEmbedding, LastStageHoldsACopyAndAllReducesItsGradientWithTheFirst) {
@@ -418,7 +446,8 @@ TEST(TiedEmbedding, LastStageHoldsACopyAndAllReducesItsGradientWithTheFirst) {
   // 0.5), so the step's data-parallel part is that all-reduce, then the embedding's.
   const double first_reduce = 2 * 1e-6 + 2.0 * first * 2 / 2 / (100e9 * 0.5);
   EXPECT_NEAR(r.data_comm_s, first_reduce + all_reduce, 1e-15);
-  EXPECT_NEAR(r.step_time_s, r.compute_s + r.tensor_comm_s + r.bubble_s + r.data_comm_s + r.optimizer_s, 1e-15);
+  EXPECT_NEAR(r.step_time_s,
+              r.compute_s + r.tensor_comm_s + r.pipeline_comm_s + r.bubble_s + r.data_comm_s + r.optimizer_s, 1e-15);
 
   // ZeRO 1 shards the copy's optimizer states over d as the first stage's; the all-reduce moves the whole gradient.
   const ParallelStep z1 = small_gpt_step({"parallelism.zero_stage=1"});

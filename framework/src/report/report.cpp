@@ -99,6 +99,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
                         {"tensor_parallel_communication", ps.tensor_comm_s},
                         {"context_parallel_communication", ps.context_comm_s},
                         {"sharded_parameters_communication", ps.sharded_comm_s},
+                        {"pipeline_communication", ps.pipeline_comm_s},
                         {"pipeline_bubble", ps.bubble_s},
                         {"data_parallel_communication", ps.data_comm_s},
                         {"optimizer", ps.optimizer_s},

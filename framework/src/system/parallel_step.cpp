@@ -85,6 +85,22 @@ Blocks find_blocks(const Graph& g) {
   return b;
 }
 
+/// One tensor-parallel rank's pipeline send of a boundary of `bytes` between consecutive chunks, as Megatron-LM does
+/// it (`scatter_gather_tensors_in_pipeline`, on by default, p2p_communication.py): with t > 1 and no sequence
+/// parallelism (whose boundary is already split over the group) each rank sends 1/t of the tensor, and the
+/// receiving ranks all-gather it over their tensor group (fast links inside a node) before the next pass. Energy:
+/// the rank's share, its own send and 1/t of the all-gather.
+CommCost pipeline_send(const System& sys, const ParallelLayout& L, double bytes, std::int64_t neighbours) {
+  if (L.tensor <= 1 || L.sequence_parallel) return group_collective(sys, CollectiveKind::send, bytes, 2, neighbours);
+  const auto t = static_cast<double>(L.tensor);
+  CommCost c = group_collective(sys, CollectiveKind::send, bytes / t, 2, neighbours);
+  const CommCost gather = group_collective(sys, CollectiveKind::all_gather, bytes, L.tensor, 1);
+  c.seconds += gather.seconds;
+  c.bytes_per_chip += gather.bytes_per_chip;
+  c.energy_j += gather.energy_j / t;
+  return c;
+}
+
 }  // namespace
 
 SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch, TensorParallelPlan plan,
@@ -430,7 +446,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       for (std::int64_t k = from + 1; k <= to; ++k) crossing[static_cast<std::size_t>(k)] += static_cast<double>(t.bytes());
     }
     boundary = *std::max_element(crossing.begin(), crossing.end());
-    pt.send_s = group_collective(sys, CollectiveKind::send, boundary, 2, neighbours).seconds;
+    pt.send_s = pipeline_send(sys, L, boundary, neighbours).seconds;
   }
   r.pipeline_send_s = pt.send_s;
   const PipelineRun run = simulate_pipeline(pt);
@@ -527,7 +543,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   r.data_comm_s = std::max(0.0, reduced - run.makespan_s);  // exposed; plus ZeRO's in-pass collectives, below
   r.optimizer_s = *std::max_element(stage_opt.begin(), stage_opt.end());
   r.step_time_s = run.makespan_s + r.data_comm_s + r.optimizer_s;
-  r.bubble_s = run.makespan_s - run.busy_s[busiest];
+  r.pipeline_comm_s = run.send_blocked_s[busiest];
+  r.bubble_s = run.makespan_s - run.busy_s[busiest] - r.pipeline_comm_s;
   double in_pass_dp = 0;
   for (std::int64_t c = 0; c < v; ++c) {
     const auto j = static_cast<std::size_t>(c * p + static_cast<std::int64_t>(busiest));
@@ -563,7 +580,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   // (reductions, and the collectives of parameters sharded over them).
   const auto t = static_cast<double>(L.tensor), cp = static_cast<double>(L.context);
   r.compute_energy_j = t * (d * static_cast<double>(m) * fb_energy + (L.zero_stage >= 1 ? 1 : d) * opt_energy);
-  const CommCost send = chunks > 1 ? group_collective(sys, CollectiveKind::send, boundary, 2, neighbours) : CommCost{};
+  const CommCost send = chunks > 1 ? pipeline_send(sys, L, boundary, neighbours) : CommCost{};
   r.communication_energy_j = (tp_energy * d + cp_energy * t * d / cp + (zero_energy + sharded_energy) * t) * static_cast<double>(m) +
                              dp_energy + send.energy_j * 2 * static_cast<double>((chunks - 1) * m) * t * d;
   // Every chip draws its idle power for the whole step: while it computes, waits in the bubble or for a collective.

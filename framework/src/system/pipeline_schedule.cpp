@@ -59,6 +59,7 @@ PipelineRun simulate_pipeline(const PipelineTimes& t) {
   std::vector<double> free_at(static_cast<std::size_t>(p), 0);
   PipelineRun run;
   run.busy_s.assign(static_cast<std::size_t>(p), 0);
+  run.send_blocked_s.assign(static_cast<std::size_t>(p), 0);
   run.last_backward_end_s.assign(static_cast<std::size_t>(p), 0);
   run.chunk_last_backward_end_s.assign(static_cast<std::size_t>(chunks), 0);
   run.peak_saved_bytes.assign(static_cast<std::size_t>(p), 0);
@@ -91,7 +92,10 @@ PipelineRun simulate_pipeline(const PipelineTimes& t) {
         const double start = std::max(ready, free_at[static_cast<std::size_t>(s)]);
         const double end = start + d;
         (x.forward ? fwd_end : bwd_end)[at(x.chunk, x.micro_batch)] = end;
-        free_at[static_cast<std::size_t>(s)] = end;
+        // Megatron's sends block the sender until they complete (batch_isend_irecv, wait, synchronize).
+        const bool sends = x.forward ? x.chunk + 1 < chunks : x.chunk > 0;
+        free_at[static_cast<std::size_t>(s)] = end + (sends ? t.send_s : 0);
+        if (sends) run.send_blocked_s[static_cast<std::size_t>(s)] += t.send_s;
         run.busy_s[static_cast<std::size_t>(s)] += d;
         if (!x.forward) {
           run.last_backward_end_s[static_cast<std::size_t>(s)] = end;
@@ -108,7 +112,11 @@ PipelineRun simulate_pipeline(const PipelineTimes& t) {
     remaining -= progressed;
   }
   for (double e : free_at) run.makespan_s = std::max(run.makespan_s, e);
-  run.bubble_s = run.makespan_s - *std::max_element(run.busy_s.begin(), run.busy_s.end());
+  std::size_t busiest = 0;
+  for (std::size_t s = 1; s < run.busy_s.size(); ++s) {
+    if (run.busy_s[s] > run.busy_s[busiest]) busiest = s;
+  }
+  run.bubble_s = run.makespan_s - run.busy_s[busiest] - run.send_blocked_s[busiest];
   return run;
 }
 

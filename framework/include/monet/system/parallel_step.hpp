@@ -23,7 +23,7 @@ struct ParallelStep {
   std::int64_t micro_batch = 1;
   std::int64_t global_batch = 1;
   // Time (s). step = pipeline + data-parallel gradient reduction + optimizer; the pipeline's time is the
-  // busiest stage's compute + its tensor-parallel communication + the bubble.
+  // busiest stage's compute + its exposed collectives + its blocking sends + the bubble.
   double step_time_s = 0;
   double compute_s = 0;           // busiest stage: forward and backward passes (recompute included), m micro-batches
   double recompute_s = 0;         // of which recomputation
@@ -35,7 +35,9 @@ struct ParallelStep {
   double context_comm_hidden_s = 0;  // (not in the step's split: they overlapped operators)
   double data_comm_hidden_s = 0;     // ... ZeRO 2-3's collectives in the passes
   double sharded_comm_hidden_s = 0;  // ... collectives of sharded parameters
-  double bubble_s = 0;            // pipeline idle time of the busiest stage, point-to-point sends included
+  double pipeline_comm_s = 0;     // busiest stage: what its stream waits for its own point-to-point sends (Megatron's
+                                  // sends block until they complete)
+  double bubble_s = 0;            // pipeline idle time of the busiest stage: waiting for its inputs
   double data_comm_s = 0;         // data-parallel collectives: what the gradient reduction (all-reduce, or ZeRO's
                                   // reduce-scatter / all-gather) adds after the pipeline, and, with ZeRO 2-3, the
                                   // busiest stage's in-pass collectives

@@ -2,7 +2,9 @@
 // Megatron-LM's pipeline schedules, simulated (docs/datacenter.md#pipeline-schedules): each of p stages runs
 // its forward and backward passes of m micro-batches in the order Megatron's 1F1B schedule gives it (with v > 1
 // the interleaved schedule of Narayanan et al. 2021, v model chunks per stage), and a pass starts when its
-// stage is free and its input has arrived from the neighbouring stage. The bubble comes out of the simulation:
+// stage is free and its input has arrived from the neighbouring stage. A stage that sends (a forward pass to the
+// next chunk, a backward pass to the previous one) waits for its send to complete, as Megatron's p2p
+// communication does (batch_isend_irecv, wait, synchronize). The bubble comes out of the simulation:
 // with uniform stages it is (p-1)·(F+B) for 1F1B and (p-1)·(F+B)/v interleaved, as the paper derives.
 #include <cstdint>
 #include <vector>
@@ -18,7 +20,8 @@ struct PipelineTimes {
   /// Per model chunk j = c·p + s (chunk c of stage s, in model order): one micro-batch's passes, seconds.
   std::vector<double> forward;
   std::vector<double> backward;
-  double send_s = 0;  // one micro-batch's activations (forward) or their gradient (backward) to the next chunk
+  double send_s = 0;  // one micro-batch's activations (forward) or their gradient (backward) to the next chunk: the
+                      // sender's stream waits for it, the receiver's pass starts when it has arrived
   /// Per model chunk: bytes one micro-batch's forward pass leaves saved until its backward pass (optional).
   std::vector<double> saved_bytes;
 };
@@ -26,11 +29,13 @@ struct PipelineTimes {
 struct PipelineRun {
   double makespan_s = 0;              // first forward starts at 0, last backward ends here
   std::vector<double> busy_s;         // per stage: time spent in passes
+  std::vector<double> send_blocked_s; // per stage: time its stream waits for its own sends to complete
   std::vector<double> last_backward_end_s;  // per stage: when its last backward pass ends
   std::vector<double> chunk_last_backward_end_s;  // per model chunk: when its last backward pass ends
   /// per stage: the most saved bytes alive at once (micro-batches whose forward ran and backward has not)
   std::vector<double> peak_saved_bytes;
-  /// makespan − the busiest stage's busy time: the idle time of that stage (the bubble that cannot be hidden)
+  /// makespan − the busiest stage's busy and send-blocked time: the time that stage waits for its inputs (the bubble
+  /// that cannot be hidden)
   double bubble_s = 0;
 };
 
