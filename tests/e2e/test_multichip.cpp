@@ -96,14 +96,15 @@ TEST(Multichip, MegatronTable1ThroughputWithinTenPercent) {
     EXPECT_LE(std::abs(error), 0.090) << error;
     EXPECT_TRUE(j["feasible"].get<bool>());  // every row fits in 80 GB per GPU, as it ran
     // Energy: every GPU draws the A100 file's idle 60 W over the whole step, and on average between that and its
-    // 400 W limit (measured 259-285 W per GPU at these rows' 44-52 % MFU: docs/cost-models.md#chip-power).
+    // 400 W limit: measured 231-284 W per GPU at these rows' 31-43 % MFU (docs/cost-models.md#chip-power), held
+    // within 225-290 W.
     const json& e = j["system"]["energy_j"];
     const double chip_seconds = j["step_time_s"].get<double>() * j["system"]["chips"].get<double>();
     EXPECT_NEAR(e["idle"].get<double>(), 60 * chip_seconds, 1e-9 * e["idle"].get<double>());
     EXPECT_NEAR(e["step"].get<double>(), e["compute"].get<double>() + e["communication"].get<double>() + e["idle"].get<double>(),
                 1e-9 * e["step"].get<double>());
-    EXPECT_GT(e["step"].get<double>() / chip_seconds, 200);
-    EXPECT_LT(e["step"].get<double>() / chip_seconds, 400);
+    EXPECT_GT(e["step"].get<double>() / chip_seconds, 225);
+    EXPECT_LT(e["step"].get<double>() / chip_seconds, 290);
     sum += std::abs(error);
   }
   EXPECT_LE(sum / 10, 0.058);
