@@ -393,6 +393,11 @@ TEST(Pipeline, SendsBlockTheSendingStage) {
   EXPECT_DOUBLE_EQ(r.send_blocked_s[0], 1.0);  // after its two forward passes
   EXPECT_DOUBLE_EQ(r.send_blocked_s[1], 1.0);  // after its two backward passes
   EXPECT_DOUBLE_EQ(r.bubble_s, 10.5 - 6.0 - 1.0);
+  // Megatron-Core's overlap_p2p_comm: the sender goes on at once, the receiver still waits for the data.
+  t.blocking_sends = false;
+  const PipelineRun overlapped = simulate_pipeline(t);
+  EXPECT_DOUBLE_EQ(overlapped.makespan_s, 10.0);
+  EXPECT_DOUBLE_EQ(overlapped.send_blocked_s[0] + overlapped.send_blocked_s[1], 0.0);
 }
 
 // Megatron's tied word embedding with pipeline parallelism: the small GPT (h 256, V 1,024, s 128, 2 layers; bf16

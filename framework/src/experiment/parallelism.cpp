@@ -7,7 +7,8 @@ namespace monet {
 const std::vector<std::string>& parallelism_kernel_keys() {
   static const std::vector<std::string> keys{"tensor",    "pipeline",   "data",        "virtual_pipeline",
                                              "sequence_parallel", "recompute", "zero_stage", "global_batch",
-                                             "overlap_grad_reduce", "context", "zero_overlap_comm"};
+                                             "overlap_grad_reduce", "context", "zero_overlap_comm",
+                                             "overlap_p2p_comm"};
   return keys;
 }
 
@@ -26,11 +27,16 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   p.global_batch = t.integer("global_batch", Bounds::at_least(1)).value_or(0);
   p.overlap_grad_reduce = t.boolean("overlap_grad_reduce").value_or(false);
   p.zero_overlap_comm = t.boolean("zero_overlap_comm").value_or(false);
+  p.overlap_p2p_comm = t.boolean("overlap_p2p_comm").value_or(false);
 
   // Megatron's own consistency rules first, so a configuration is judged before it is refused as not built.
   if (p.virtual_pipeline > 1 && p.pipeline < 2) {
     t.fail("virtual_pipeline", "interleaving " + std::to_string(p.virtual_pipeline) +
                                    " chunks per stage needs pipeline >= 2 (pipeline = " + std::to_string(p.pipeline) + ")");
+  }
+  if (p.overlap_p2p_comm && p.virtual_pipeline < 2) {
+    t.fail("overlap_p2p_comm", "Megatron-Core overlaps the pipeline's sends only in its interleaved schedule: it "
+                               "needs virtual_pipeline >= 2 (virtual_pipeline = " + std::to_string(p.virtual_pipeline) + ")");
   }
   if (p.sequence_parallel && p.tensor < 2) {
     t.fail("sequence_parallel", "sequence parallelism splits over the tensor-parallel group: it needs tensor >= 2");
@@ -78,7 +84,8 @@ std::string parallelism_toml(const Parallelism& p) {
          "\"\nzero_stage = " + std::to_string(p.zero_stage) + "\n" +
          (p.global_batch > 0 ? "global_batch = " + std::to_string(p.global_batch) + "\n" : "") +
          (p.overlap_grad_reduce ? "overlap_grad_reduce = true\n" : "") +
-         (p.zero_overlap_comm ? "zero_overlap_comm = true\n" : "");
+         (p.zero_overlap_comm ? "zero_overlap_comm = true\n" : "") +
+         (p.overlap_p2p_comm ? "overlap_p2p_comm = true\n" : "");
 }
 
 }  // namespace monet

@@ -447,6 +447,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     }
     boundary = *std::max_element(crossing.begin(), crossing.end());
     pt.send_s = pipeline_send(sys, L, boundary, neighbours).seconds;
+    pt.blocking_sends = !in.overlap_p2p_comm;
   }
   r.pipeline_send_s = pt.send_s;
   const PipelineRun run = simulate_pipeline(pt);
@@ -616,7 +617,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 void finish_system_step(const SystemStep& step, const Graph& graph, const CNGraph& cns, const Accelerator& chip,
                         ScheduleResult& schedule) {
   ParallelStepInputs in{graph, cns, schedule, chip, step.system, step.layout, step.global_batch, step.plan,
-                        step.chunk_of_op, step.block_of_op, step.overlap_grad_reduce, step.zero_overlap_comm};
+                        step.chunk_of_op, step.block_of_op, step.overlap_grad_reduce, step.zero_overlap_comm,
+                        step.overlap_p2p_comm};
   auto r = std::make_shared<ParallelStep>(parallel_step(in));
   ScheduleSummary& s = schedule.summary;
   // The rank graph holds every layer; no chip holds them all, so its off-chip peak is no capacity test.

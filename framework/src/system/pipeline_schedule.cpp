@@ -93,7 +93,7 @@ PipelineRun simulate_pipeline(const PipelineTimes& t) {
         const double end = start + d;
         (x.forward ? fwd_end : bwd_end)[at(x.chunk, x.micro_batch)] = end;
         // Megatron's sends block the sender until they complete (batch_isend_irecv, wait, synchronize).
-        const bool sends = x.forward ? x.chunk + 1 < chunks : x.chunk > 0;
+        const bool sends = t.blocking_sends && (x.forward ? x.chunk + 1 < chunks : x.chunk > 0);
         free_at[static_cast<std::size_t>(s)] = end + (sends ? t.send_s : 0);
         if (sends) run.send_blocked_s[static_cast<std::size_t>(s)] += t.send_s;
         run.busy_s[static_cast<std::size_t>(s)] += d;

@@ -23,6 +23,8 @@ struct Parallelism {
   std::int64_t global_batch = 0;      // samples per step over every replica (0: not given = micro-batch x data)
   bool overlap_grad_reduce = false;   // Megatron's --overlap-grad-reduce: DP reduction in buckets during backward
   bool zero_overlap_comm = false;     // DeepSpeed's overlap_comm: ZeRO 2-3's collectives beside the computation
+  bool overlap_p2p_comm = false;      // Megatron-Core's --overlap-p2p-communication: the interleaved schedule's
+                                      // pipeline sends do not block their stage
   bool given = false;                 // the experiment has a [parallelism] table
   SourceLocation where;               // the table
   SourceLocation where_chips;         // the first of tensor, pipeline, data above 1 (unknown: one chip)

@@ -91,6 +91,7 @@ struct SystemStep {
   std::vector<int> block_of_op;           // per operator: its block of the module chain (ZeRO's gathers go by block)
   bool overlap_grad_reduce = false;       // the data-parallel reduction in buckets during the backward passes
   bool zero_overlap_comm = false;         // ZeRO 2-3's collectives beside the passes' operators (DeepSpeed's overlap_comm)
+  bool overlap_p2p_comm = false;          // pipeline sends that do not block their stage (Megatron-Core's option)
 };
 
 /// Checks a layout against the rank's step and the system, and cuts the step's module chain into chunks: the
@@ -116,6 +117,7 @@ struct ParallelStepInputs {
   const std::vector<int>& block_of_op;
   bool overlap_grad_reduce = false;
   bool zero_overlap_comm = false;
+  bool overlap_p2p_comm = false;
 };
 
 /// The system's step from one rank's schedule (make_system_step has checked the layout).

@@ -22,6 +22,7 @@ struct PipelineTimes {
   std::vector<double> backward;
   double send_s = 0;  // one micro-batch's activations (forward) or their gradient (backward) to the next chunk: the
                       // sender's stream waits for it, the receiver's pass starts when it has arrived
+  bool blocking_sends = true;  // false: the sender goes on at once (Megatron-Core's overlap_p2p_comm)
   /// Per model chunk: bytes one micro-batch's forward pass leaves saved until its backward pass (optional).
   std::vector<double> saved_bytes;
 };
