@@ -390,7 +390,7 @@ class DlrmBuilder : GeneratedGraph {
   }
 
   TensorId relu(TensorId x) {
-    const Tensor& t = b_.tensor(x);
+    const Tensor t = b_.tensor(x);  // a copy: adding the output may move the graph's tensors
     const std::string name = t.name + ".relu";
     const TensorId y = tensor(name, t.shape, t.dtype, TensorRole::activation);
     ops::elementwise(b_, op(name, t.name, "Relu"), {x}, y, 1);
