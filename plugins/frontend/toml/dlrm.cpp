@@ -193,11 +193,11 @@ std::vector<Shard> rank_shards(const DlrmConfig& c) {
     on[best].push_back(s);
   }
   std::size_t most = 0;
-  for (std::size_t r = 1; r < held.size(); ++r) {
+  for (std::size_t r = 1; r < held.size() && !all.empty(); ++r) {
     const R a = share(r, 0, 0), b = share(most, 0, 0);
     if (a > b || (a == b && held[r] > held[most])) most = r;
   }
-  std::vector<Shard> mine = all.empty() ? std::vector<Shard>{} : on[most];
+  std::vector<Shard> mine = on[most];
   mine.insert(mine.end(), everywhere.begin(), everywhere.end());
   std::sort(mine.begin(), mine.end(), [](const Shard& a, const Shard& b) {
     return a.table != b.table ? a.table < b.table : a.offset < b.offset;
