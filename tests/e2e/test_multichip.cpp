@@ -295,6 +295,19 @@ TEST(Multichip, LayoutSearchOnEightChips) {
   EXPECT_EQ(feasible, 24);  // measured; pipeline 2 x 2 layers and every batch divide, so all 8-chip layouts run
   const json best = json::parse(test::read_file(dir.path() / "1/best/results.json"));
   EXPECT_EQ(best["system"]["chips"].get<int>(), 8);
+  // NSGA-II over the same space with 40 evaluations (8 points for 4 generations; the grid took 96) finds the grid's
+  // fastest layout, the same at 1 and 2 threads (the 175B search over 34,560 layouts:
+  // docs/datacenter.md#nsga-ii-over-the-whole-layout-space).
+  for (const char* threads : {"1", "2"}) {
+    const auto r = test::monet("run " + q(exp) + " --threads " + threads + " --set 'search.plugin=\"nsga2\"' " +
+                               "--set search.population=8 --set search.generations=4 --out " +
+                               q(dir.path() / (std::string("nsga2_") + threads)));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("40 distinct"));
+  }
+  EXPECT_EQ(test::read_file(dir.path() / "nsga2_1/evaluations.csv"), test::read_file(dir.path() / "nsga2_2/evaluations.csv"));
+  const json nsga2 = json::parse(test::read_file(dir.path() / "nsga2_1/best/results.json"));
+  EXPECT_EQ(nsga2["step_time_s"].get<double>(), best["step_time_s"].get<double>());
 }
 
 // ZeRO's model states per GPU (Rajbhandari et al., SC'20, Fig. 1 and §5: mixed-precision Adam, K = 12) on the

@@ -56,7 +56,12 @@ PluginChoice choose(TableReader& t, PluginKind kind, const std::string& default_
       dropped.push_back(k);
     }
     if (!dropped.empty()) {
-      spdlog::info("[{}]: {} of the replaced plugin do(es) not apply to '{}'", t.path(), join(dropped), name);
+      // Once per process: every point of a search reloads the experiment with its genes.
+      static std::mutex said_lock;
+      static std::set<std::string> said;
+      const std::string note = "[" + t.path() + "]: " + join(dropped) + " of the replaced plugin do(es) not apply to '" + name + "'";
+      const std::lock_guard<std::mutex> lock(said_lock);
+      if (said.insert(note).second) spdlog::info("{}", note);
     }
   }
   c.params = read_params(t, specs);
