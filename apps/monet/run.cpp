@@ -337,7 +337,8 @@ int run_command(const RunOptions& o) {
     out << "\n";
     std::istringstream best_summary(summary_text(*detail->prepared, result, out_dir / "best"));
     for (std::string l; std::getline(best_summary, l);) {
-      if (l.rfind("latency", 0) == 0 || l.rfind("energy", 0) == 0 || l.rfind("peak", 0) == 0 || l.rfind("INFEASIBLE", 0) == 0) {
+      if (l.rfind("system", 0) == 0 || l.rfind("one rank", 0) == 0 || l.rfind("latency", 0) == 0 ||
+          l.rfind("energy", 0) == 0 || l.rfind("peak", 0) == 0 || l.rfind("INFEASIBLE", 0) == 0) {
         out << "  " << l << "\n";
       }
     }

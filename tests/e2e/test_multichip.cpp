@@ -85,6 +85,22 @@ TEST(Multichip, OverlappedPipelineSendsDoNotBlockTheStage) {
   EXPECT_THAT(r.out, HasSubstr("virtual_pipeline >= 2"));
 }
 
+// The summary of a step over a system leads with the system's step and its most loaded chip's memory against the
+// chip's capacity; the one-chip lines after it are one rank's whole-depth step, and its off-chip peak (every layer
+// of the model) is not set against one chip's capacity.
+TEST(Multichip, SummaryShowsTheSystemsStepBeforeTheRanks) {
+  test::ScratchDir dir;
+  const auto r = test::monet("run " + q(test::source_dir() / "tests/data/experiments/gpt_small_system.toml") +
+                             " --out " + q(dir.path() / "s"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("system        8 chips: step "));
+  EXPECT_THAT(r.out, HasSubstr("most loaded chip "));
+  EXPECT_THAT(r.out, HasSubstr("one rank      the whole depth of one rank's step on one chip"));
+  const auto peak = r.out.find("peak memory");
+  ASSERT_NE(peak, std::string::npos);
+  EXPECT_EQ(r.out.substr(peak, r.out.find('\n', peak) - peak).find(" of "), std::string::npos);
+}
+
 struct Table1Row {
   const char* name;
   int layers, hidden, global_batch;

@@ -465,6 +465,17 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
   std::vector<std::string> cores;
   for (const CoreInstance& c : acc.cores) cores.push_back(c.name + " (" + c.core->name + ")");
   out << "architecture  " << acc.name << ": " << join(cores) << ", off-chip " << acc.offchip.name << "\n";
+  if (s.parallel) {
+    // A system of chips: its step first; the lines after it are one rank's whole-depth step on one chip.
+    const ParallelStep& ps = *s.parallel;
+    std::ostringstream tf;
+    tf.precision(4);
+    tf << ps.model_tflops_per_chip << " model TFLOP/s per chip (MFU " << ps.mfu * 100 << " %)";
+    out << "system        " << with_thousands(ps.chips) << " chips: step " << seconds(ps.step_time_s) << ", " << tf.str()
+        << ", " << si(ps.energy_j, "J") << " per step, most loaded chip " << si(static_cast<double>(ps.memory_bytes), "B")
+        << " of " << si(static_cast<double>(ps.memory_capacity_bytes), "B") << "\n";
+    out << "one rank      the whole depth of one rank's step on one chip (not a chip of the system):\n";
+  }
   out << "latency       " << with_thousands(s.latency_cycles) << " cycles";
   if (acc.frequency_hz > 0) {
     out << " = " << seconds(static_cast<double>(s.latency_cycles) / acc.frequency_hz) << " at "
@@ -484,8 +495,9 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
     if (c) out << ", ";
     out << acc.cores[c].name << " " << si(static_cast<double>((s.peak_memory_bits[c] + 7) / 8), "B");
   }
-  out << "; off chip: " << acc.offchip.name << " " << si(static_cast<double>((s.peak_offchip_bits + 7) / 8), "B")
-      << " of " << si(static_cast<double>(acc.offchip.size_bits / 8), "B");
+  out << "; off chip: " << acc.offchip.name << " " << si(static_cast<double>((s.peak_offchip_bits + 7) / 8), "B");
+  // A system's capacity check is the most loaded chip's (its line above), not the whole-depth rank graph's.
+  if (!s.parallel) out << " of " << si(static_cast<double>(acc.offchip.size_bits / 8), "B");
   if (s.spilled_bits > 0) out << " (" << si(static_cast<double>(s.spilled_bits / 8), "B") << " spilled)";
   out << "\n";
   if (const auto area = accelerator_area(acc)) {
