@@ -231,6 +231,57 @@ TEST_F(Gpt, ContextParallelRankSplitsTheSequence) {
               HasSubstr("context_parallel = 2 does not divide seq_length = 33"));
 }
 
+// Llama 3 with Megatron's options for it (grouped-query attention, SwiGLU, RMSNorm, no linear biases, rotary
+// positions, an untied output layer; Meta's config.json of each model): the parameter counts Hugging Face reports for
+// Llama-3.1-8B, -70B and -405B, forward MACs by hand, and the bytes autodiff keeps per layer by hand.
+std::string llama_toml(std::int64_t h, std::int64_t a, std::int64_t g, std::int64_t L, std::int64_t F, std::int64_t s,
+                       std::int64_t V, const std::string& extra = "") {
+  return "[workload]\ngenerator = \"gpt\"\nhidden = " + std::to_string(h) + "\nheads = " + std::to_string(a) +
+         "\nnum_query_groups = " + std::to_string(g) + "\nlayers = " + std::to_string(L) + "\nffn_hidden = " +
+         std::to_string(F) + "\nseq_length = " + std::to_string(s) + "\nvocab = " + std::to_string(V) +
+         "\nswiglu = true\nnormalization = \"RMSNorm\"\nadd_bias_linear = false\nposition_embedding_type = \"rope\"\n"
+         "untie_embeddings_and_output_weights = true\nhidden_dropout = 0\nattention_dropout = 0\n" + extra;
+}
+
+TEST_F(Gpt, Llama3ParameterCountsAreHuggingFaces) {
+  struct Row {
+    std::int64_t h, a, L, F, params;
+  };
+  for (const Row& r : {Row{4096, 32, 32, 14336, 8'030'261'248}, Row{8192, 64, 80, 28672, 70'553'706'496},
+                       Row{16384, 128, 126, 53248, 405'853'388'800}}) {
+    const std::int64_t s = 8192, V = 128256, g = 8, d = r.h / r.a;
+    const GraphPtr g8 = load(llama_toml(r.h, r.a, g, r.L, r.F, s, V));
+    EXPECT_EQ(g8->parameter_count(), r.params) << r.L;
+    // Per layer: QKV s·h·(h + 2·g·d), projection s·h², SwiGLU MLP 3·s·h·F, scores and context 2·s²·h; logits s·h·V.
+    EXPECT_EQ(g8->total_macs(), r.L * (s * r.h * (r.h + 2 * g * d) + s * r.h * r.h + 3 * s * r.h * r.F + 2 * s * s * r.h) +
+                                    s * r.h * V)
+        << r.L;
+  }
+}
+
+// Per layer: the layer's input, both norms' outputs and the residual (2·s·b·h bytes each), the rotated queries and
+// the attention context (2·s·b·h/t each), the rotated keys (2·s·b·g·d/t), the values — a view of linear_qkv's output,
+// which keeps all of it, 2·s·b·(h + 2·g·d)/t, as in PyTorch —, the softmax output (2·a·s²·b/t), linear_fc1's output
+// (gate and up are views of it: 4·s·b·F/t), silu(gate) and the product (2·s·b·F/t each), and one fp32 rstd per
+// token and norm. One rank of a tensor-parallel group holds a/t heads, g/t groups and F/t features.
+TEST_F(Gpt, Llama3LayerKeepsWhatItsGradientsRead) {
+  const std::int64_t h = 64, a = 8, g = 2, L = 2, F = 96, s = 16, V = 100, d = h / a;
+  for (const std::int64_t t : {1, 2}) {
+    const Dims dims{h, a, L, s, V, 1};
+    const GraphPtr graph = training(llama_toml(h, a, g, L, F, s, V, "tensor_parallel = " + std::to_string(t) + "\n"));
+    const std::int64_t sbh = s * h;
+    expect_per_layer(*graph, dims, 8 * sbh + 4 * sbh / t + 2 * s * (g / t) * d + 2 * s * (h + 2 * g * d) / t +
+                                         2 * (a / t) * s * s + 8 * s * F / t,
+                     2 * 4 * s);
+  }
+  EXPECT_THAT(fail(llama_toml(64, 8, 3, 2, 96, 16, 100)), HasSubstr("num_query_groups = 3 does not divide heads = 8"));
+  EXPECT_THAT(fail(llama_toml(64, 8, 2, 2, 96, 16, 100, "tensor_parallel = 4\n")),
+              HasSubstr("tensor_parallel = 4 does not divide num_query_groups = 2"));
+  std::string bad = llama_toml(64, 8, 2, 2, 96, 16, 100);
+  bad.replace(bad.find("\"RMSNorm\""), 9, "\"BatchNorm\"");
+  EXPECT_THAT(fail(bad), HasSubstr("RMSNorm"));
+}
+
 TEST_F(Gpt, NoDropoutKeepsNoMasks) {
   const Dims d{64, 4, 2, 32, 100, 2};
   const GraphPtr g = training(gpt_toml(d, "hidden_dropout = 0\nattention_dropout = 0\n"));

@@ -184,7 +184,7 @@ class Generator {
           op.operands.push_back(operand(t, OperandSlot::O, {AffineExpr::of_dim(1)}));
           inst.extra[fop.id].push_back(t);
         }
-      } else if (fop.kind == OpKind::norm && fop.type == "LayerNormalization") {
+      } else if (fop.kind == OpKind::norm && (fop.type == "LayerNormalization" || fop.type == "RMSNormalization")) {
         const std::size_t axis = static_cast<std::size_t>(fop.attributes.at("axis").at(0));
         const Shape& x = f_.tensor(fop.operands[1].tensor).shape;
         Shape tokens(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(axis));
@@ -194,7 +194,9 @@ class Generator {
           tokens = {1};
           acc = {AffineExpr::constant(0)};
         }
+        // RMSNorm keeps no mean.
         for (const char* what : {"mean", "rstd"}) {
+          if (fop.type == "RMSNormalization" && std::string_view(what) == "mean") continue;
           const TensorId t = new_tensor(base + ":" + what, tokens, ElementType::fp32, TensorRole::activation);
           op.operands.push_back(operand(t, OperandSlot::O, acc));
           inst.extra[fop.id].push_back(t);
@@ -822,7 +824,7 @@ class Generator {
 
   // ------------------------------------------------------------------------------------------ norms
   void norm(Instance& inst, const Operator& f, TensorId dy) {
-    if (f.type == "LayerNormalization") {  // statistics per token: the leading axes
+    if (f.type == "LayerNormalization" || f.type == "RMSNormalization") {  // statistics per token: the leading axes
       return statistics_norm(inst, f, dy, b_.op(inst.op[static_cast<std::size_t>(f.id)]).operands.back().access);
     }
     if (f.attributes.contains("groups")) {  // group / instance norm: statistics per (sample, group)

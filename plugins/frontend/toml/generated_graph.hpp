@@ -1,6 +1,7 @@
 #pragma once
 // What the workload generators (gpt.cpp, dlrm.cpp) build their graphs with: named tensors and operators at the
 // [workload] table's location, and PyTorch's nn.Linear.
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -31,8 +32,8 @@ class GeneratedGraph {
     return o;
   }
 
-  /// nn.Linear with bias: y = x·Wᵀ + b, W [out, in], everything in `dtype`; the operator is its own module.
-  TensorId linear(const std::string& name, TensorId x, std::int64_t out, ElementType dtype) {
+  /// nn.Linear: y = x·Wᵀ (+ b), W [out, in], everything in `dtype`; the operator is its own module.
+  TensorId linear(const std::string& name, TensorId x, std::int64_t out, ElementType dtype, bool bias = true) {
     Shape shape = b_.tensor(x).shape;
     const std::int64_t in = shape.back();
     shape.back() = out;
@@ -40,7 +41,8 @@ class GeneratedGraph {
     Operator o = op(name, name, "MatMul");
     o.kind = OpKind::gemm;
     ops::matmul(b_, std::move(o), x, tensor(name + ".weight", {out, in}, dtype, TensorRole::weight),
-                tensor(name + ".bias", {out}, dtype, TensorRole::weight), y, ops::MatmulSpec{false, true});
+                bias ? std::optional<TensorId>(tensor(name + ".bias", {out}, dtype, TensorRole::weight)) : std::nullopt, y,
+                ops::MatmulSpec{false, true});
     return y;
   }
 

@@ -9,6 +9,13 @@
 // pre_mlp_layernorm, linear_fc1, GeLU, linear_fc2, hidden dropout, residual add. Then final_layernorm and the
 // logits against the word-embedding table. Linear layers have biases, as Megatron's (the 13h term of the
 // parameter count).
+//
+// Megatron's options for Llama-style models change the layer where they apply: num_query_groups (grouped-query
+// attention: linear_qkv makes h + 2·g·d features, and the queries of a group share its key and value, without
+// copies, as FlashAttention and TE do), swiglu (linear_fc1 makes 2·ffn features, silu(gate)·up as HF's LlamaMLP),
+// normalization = "RMSNorm" (no bias, one statistic per token), add_bias_linear = false, position_embedding_type =
+// "rope" (no position table; q and k rotated by Megatron's fused kernel) and untie_embeddings_and_output_weights
+// (output_layer has its own weight).
 #include "gpt.hpp"
 
 #include <algorithm>
@@ -24,6 +31,10 @@
 namespace monet::plugins {
 namespace {
 
+// RMSNorm per element: square, accumulate, scale by the token's rstd, scale by the weight (LayerNorm's 6 less the
+// mean's two).
+constexpr double kRmsNormOps = 4;
+
 struct GptConfig {
   std::string name = "gpt";
   std::int64_t hidden = 0, layers = 0, heads = 0, seq = 0, vocab = 0, ffn = 0;
@@ -33,6 +44,8 @@ struct GptConfig {
   std::int64_t context = 1;        // the graph of one rank of a context-parallel group: seq / context tokens
   double hidden_dropout = 0.1, attention_dropout = 0.1;
   ElementType dtype = ElementType::bf16;
+  std::int64_t query_groups = 0;  // key/value heads; = heads without grouped-query attention
+  bool swiglu = false, rms_norm = false, bias = true, rope = false, untied = false;
 };
 
 GptConfig read_config(TableReader& w, const GptOverrides& o) {
@@ -49,6 +62,12 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
     if (w.integer(key).value_or(1) > (std::int64_t{1} << 40)) w.fail(key, "larger than 2^40: not a model monet can count");
   }
   c.ffn = w.integer("ffn_hidden", Bounds{1.0, 1099511627776.0, false, false}).value_or(4 * c.hidden);
+  c.query_groups = w.integer("num_query_groups", Bounds::at_least(1)).value_or(c.heads);
+  c.swiglu = w.boolean("swiglu").value_or(false);
+  c.rms_norm = w.choice("normalization", {"LayerNorm", "RMSNorm"}).value_or("LayerNorm") == "RMSNorm";
+  c.bias = w.boolean("add_bias_linear").value_or(true);
+  c.rope = w.choice("position_embedding_type", {"learned_absolute", "rope"}).value_or("learned_absolute") == "rope";
+  c.untied = w.boolean("untie_embeddings_and_output_weights").value_or(false);
   c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
   c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
   // A split the file gives and the experiment overrides must agree: neither is ignored silently.
@@ -74,11 +93,16 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   if (c.hidden % c.heads != 0) {
     w.fail("heads", std::to_string(c.heads) + " heads do not divide hidden = " + std::to_string(c.hidden));
   }
+  if (c.heads % c.query_groups != 0) {
+    w.fail("num_query_groups", "num_query_groups = " + std::to_string(c.query_groups) + " does not divide heads = " +
+                                   std::to_string(c.heads) + " (each group of queries shares one key and value head)");
+  }
   for (const auto& [key, value] : {std::pair<const char*, std::int64_t>{"heads", c.heads}, {"ffn_hidden", c.ffn},
-                                   {"vocab", c.vocab}}) {
+                                   {"vocab", c.vocab}, {"num_query_groups", c.query_groups}}) {
     if (value % c.tensor != 0) {
       w.fail("tensor_parallel", "tensor_parallel = " + std::to_string(c.tensor) + " does not divide " + key + " = " +
-                                    std::to_string(value) + " (Megatron splits heads, the MLP and the vocabulary)");
+                                    std::to_string(value) + " (Megatron splits heads, key/value groups, the MLP and "
+                                    "the vocabulary)");
     }
   }
   if (c.sequence_parallel && c.tensor < 2) {
@@ -106,8 +130,8 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   using R = long double;
   const R b = static_cast<R>(c.micro_batch), s = static_cast<R>(c.seq), h = static_cast<R>(c.hidden);
   const R a = static_cast<R>(c.heads), v = static_cast<R>(c.vocab), f = static_cast<R>(c.ffn);
-  const R largest = std::max({b * a * s * s, b * s * v, b * s * std::max(f, 3 * h), v * h, f * h, 3 * h * h});
-  const R macs = static_cast<R>(c.layers) * b * (4 * s * h * h + 2 * s * f * h + 2 * s * s * h) + b * s * h * v;
+  const R largest = std::max({b * a * s * s, b * s * v, b * s * std::max(2 * f, 3 * h), v * h, 2 * f * h, 3 * h * h});
+  const R macs = static_cast<R>(c.layers) * b * (4 * s * h * h + 3 * s * f * h + 2 * s * s * h) + b * s * h * v;
   const auto max = static_cast<R>(std::numeric_limits<std::int64_t>::max());
   if (largest > max / 4096 || 4 * macs > max / 16) {
     w.fail("micro_batch", "this configuration needs " + format_number(static_cast<double>(largest)) + " elements in one "
@@ -115,7 +139,8 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
                               " MACs per forward pass, more than monet counts in 64-bit integers");
   }
   w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
-            "tensor_parallel", "sequence_parallel", "context_parallel"});
+            "tensor_parallel", "sequence_parallel", "context_parallel", "num_query_groups", "swiglu", "normalization",
+            "add_bias_linear", "position_embedding_type", "untie_embeddings_and_output_weights"});
   return c;
 }
 
@@ -129,14 +154,17 @@ class GptBuilder : GeneratedGraph {
     const TensorId tokens = tensor("tokens", {B, S}, ElementType::int64, TensorRole::input);
     // Tensor parallel: the vocabulary is split over the ranks (VocabParallelEmbedding), positions are not.
     const TensorId wte = weight("embedding.word_embeddings.weight", {c_.vocab / c_.tensor, H});
-    const TensorId wpe = weight("embedding.position_embeddings.weight", {c_.seq, H});
     const TensorId words = act("embedding.word_embeddings", {B, S, H});
     ops::embedding(b_, op("embedding.word_embeddings", "embedding.word_embeddings", "Embedding"), wte, tokens, words);
-    const TensorId positions = act("embedding.position_embeddings", {S, H});
-    ops::embedding(b_, op("embedding.position_embeddings", "embedding.position_embeddings", "Embedding"), wpe,
-                   std::nullopt, positions);
-    const TensorId sum = act("embedding.add", {B, S, H});
-    ops::elementwise(b_, op("embedding.add", "embedding", "Add"), {words, positions}, sum, 1);
+    TensorId sum = words;
+    if (!c_.rope) {  // learned absolute positions; rotary ones are applied to q and k in every layer
+      const TensorId wpe = weight("embedding.position_embeddings.weight", {c_.seq, H});
+      const TensorId positions = act("embedding.position_embeddings", {S, H});
+      ops::embedding(b_, op("embedding.position_embeddings", "embedding.position_embeddings", "Embedding"), wpe,
+                     std::nullopt, positions);
+      sum = act("embedding.add", {B, S, H});
+      ops::elementwise(b_, op("embedding.add", "embedding", "Add"), {words, positions}, sum, 1);
+    }
     TensorId x = dropout("embedding.dropout", "embedding", sequence_part("embedding.shard", "embedding", "Shard", sum),
                          c_.hidden_dropout);
     for (std::int64_t l = 0; l < c_.layers; ++l) x = layer("layers." + std::to_string(l), x);
@@ -144,7 +172,8 @@ class GptBuilder : GeneratedGraph {
     const TensorId logits = act("output_layer", {B, S, c_.vocab / c_.tensor});
     Operator head = op("output_layer", "output_layer", "MatMul");
     head.kind = OpKind::gemm;
-    ops::matmul(b_, std::move(head), gather("output_layer", final_ln), wte, std::nullopt, logits,
+    const TensorId head_weight = c_.untied ? weight("output_layer.weight", {c_.vocab / c_.tensor, H}) : wte;
+    ops::matmul(b_, std::move(head), gather("output_layer", final_ln), head_weight, std::nullopt, logits,
                 ops::MatmulSpec{false, true});
     return std::move(b_).build();
   }
@@ -153,16 +182,45 @@ class GptBuilder : GeneratedGraph {
   TensorId act(const std::string& name, Shape shape) { return tensor(name, std::move(shape), c_.dtype, TensorRole::activation); }
   TensorId weight(const std::string& name, Shape shape) { return tensor(name, std::move(shape), c_.dtype, TensorRole::weight); }
 
+  /// LayerNorm, or RMSNorm (ONNX's RMSNormalization: a scale, no bias, no mean).
   TensorId layer_norm(const std::string& name, const std::string& module, TensorId x) {
     const Shape shape = b_.tensor(x).shape;
     const TensorId y = act(name, shape);
-    ops::layer_norm(b_, op(name, module, "LayerNormalization"), x, weight(name + ".weight", {c_.hidden}),
-                    weight(name + ".bias", {c_.hidden}), y, shape.size() - 1);
+    const std::optional<TensorId> bias = c_.rms_norm ? std::nullopt : std::optional(weight(name + ".bias", {c_.hidden}));
+    const OperatorId n = ops::layer_norm(b_, op(name, module, c_.rms_norm ? "RMSNormalization" : "LayerNormalization"),
+                                         x, weight(name + ".weight", {c_.hidden}), bias, y, shape.size() - 1);
+    if (c_.rms_norm) b_.op(n).ops_per_iteration = kRmsNormOps;
     return y;
   }
 
   TensorId linear(const std::string& name, TensorId x, std::int64_t out) {
-    return GeneratedGraph::linear(name, x, out, c_.dtype);
+    return GeneratedGraph::linear(name, x, out, c_.dtype, c_.bias);
+  }
+
+  /// Rotary position embedding of q or k ([b, s, heads, d]): Megatron's fused kernel rotates each pair of features
+  /// by its position's angle (x·cos + rotate_half(x)·sin: 3 operations per element); the angles are a buffer.
+  TensorId rotary(const std::string& name, const std::string& module, TensorId x) {
+    if (!c_.rope) return x;
+    const TensorId y = act(name, b_.tensor(x).shape);
+    ops::elementwise(b_, op(name, module, "RotaryEmbedding"), {x}, y, 3);
+    return y;
+  }
+
+  /// A view of `width` features of x's last axis from `offset` on (a piece of a fused GEMM's output).
+  TensorId split_view(const std::string& name, const std::string& module, TensorId x, std::int64_t offset,
+                      std::int64_t width) {
+    Shape shape = b_.tensor(x).shape;
+    shape.back() = width;
+    const TensorId y = act(name, shape);
+    Operator split = op(name, module, "Split");
+    split.kind = OpKind::view;
+    split.ops_per_iteration = 0;
+    split.attributes["axis"] = {static_cast<std::int64_t>(shape.size() - 1)};
+    split.attributes["offset"] = {offset};
+    split.operands.push_back(ops::operand(b_, y, OperandSlot::O, {}));
+    split.operands.push_back(ops::operand(b_, x, OperandSlot::I1, {}));
+    b_.add_operator(std::move(split));
+    return y;
   }
 
   /// Dropout keeps a mask for backward (added by autodiff); p = 0 is no operator at all.
@@ -217,22 +275,14 @@ class GptBuilder : GeneratedGraph {
     return y;
   }
 
-  /// One of q, k, v: a view of the fused QKV output (offset `part`·h along the last axis), as heads [b, s, a, d].
-  TensorId head_view(const std::string& prefix, TensorId qkv, int part, const char* letter) {
-    const std::int64_t B = c_.micro_batch, S = local_seq(), H = c_.hidden / c_.tensor, A = c_.heads / c_.tensor;
-    const std::string name = prefix + ".split." + letter;
-    const TensorId flat = act(name, {B, S, H});
-    Operator split = op(name, prefix, "Split");
-    split.kind = OpKind::view;
-    split.ops_per_iteration = 0;
-    split.attributes["axis"] = {2};
-    split.attributes["offset"] = {part * H};
-    split.operands.push_back(ops::operand(b_, flat, OperandSlot::O, {}));
-    split.operands.push_back(ops::operand(b_, qkv, OperandSlot::I1, {}));
-    b_.add_operator(std::move(split));
-    const TensorId heads = act(prefix + ".heads." + letter, {B, S, A, H / A});
-    ops::view(b_, op(prefix + ".heads." + letter, prefix, "Reshape"), flat, heads);
-    return heads;
+  /// One of q, k, v: a view of `heads` heads of the fused QKV output from feature `offset` on, as [b, s, heads, d].
+  TensorId head_view(const std::string& prefix, TensorId qkv, std::int64_t offset, std::int64_t heads,
+                     const char* letter) {
+    const std::int64_t B = c_.micro_batch, S = local_seq(), d = c_.hidden / c_.heads;
+    const TensorId flat = split_view(prefix + ".split." + letter, prefix, qkv, offset, heads * d);
+    const TensorId shaped = act(prefix + ".heads." + letter, {B, S, heads, d});
+    ops::view(b_, op(prefix + ".heads." + letter, prefix, "Reshape"), flat, shaped);
+    return shaped;
   }
 
   TensorId layer(const std::string& p, TensorId x) {
@@ -243,27 +293,36 @@ class GptBuilder : GeneratedGraph {
     // Al = A, Fl = ffn.
     const std::int64_t B = c_.micro_batch, S = local_seq(), H = c_.hidden, t = c_.tensor;
     const std::int64_t Sl = c_.sequence_parallel ? S / t : S;
-    const std::int64_t Hl = H / t, Al = c_.heads / t, Fl = c_.ffn / t;
+    const std::int64_t Hl = H / t, Al = c_.heads / t, Gl = c_.query_groups / t, Fl = c_.ffn / t, d = H / c_.heads;
     const std::string attn = p + ".self_attention";
     const std::string core = attn + ".core_attention";
     const TensorId ln1 = layer_norm(p + ".input_layernorm", p + ".input_layernorm", x);
-    const TensorId qkv = linear(attn + ".linear_qkv", gather(attn + ".linear_qkv", ln1), 3 * Hl);
-    const TensorId q = head_view(attn, qkv, 0, "q");
-    const TensorId k = context_gather(core + ".key_gather", head_view(attn, qkv, 1, "k"));
-    const TensorId v = context_gather(core + ".value_gather", head_view(attn, qkv, 2, "v"));
-    const TensorId scores = act(core + ".scores", {B, Al, S, c_.seq});
+    const TensorId qkv = linear(attn + ".linear_qkv", gather(attn + ".linear_qkv", ln1), Hl + 2 * Gl * d);
+    const TensorId q = rotary(attn + ".rotary.q", attn, head_view(attn, qkv, 0, Al, "q"));
+    const TensorId k = context_gather(core + ".key_gather", rotary(attn + ".rotary.k", attn, head_view(attn, qkv, Hl, Gl, "k")));
+    const TensorId v = context_gather(core + ".value_gather", head_view(attn, qkv, Hl + Gl * d, Gl, "v"));
+    // Without grouped-query attention each head has its own key: [b, a, s, s_kv] scores. With it, the R = a/g
+    // queries of a group read the group's key and value: [b, g, R, s, s_kv].
+    const bool grouped = Gl < Al;
+    const std::int64_t R = Al / Gl;
+    const TensorId qg = grouped ? act(attn + ".heads.q.grouped", {B, S, Gl, R, d}) : q;
+    if (grouped) ops::view(b_, op(attn + ".heads.q.grouped", attn, "Reshape"), q, qg);
+    const Shape score_shape = grouped ? Shape{B, Gl, R, S, c_.seq} : Shape{B, Al, S, c_.seq};
+    const TensorId scores = act(core + ".scores", score_shape);
     Operator qk = op(core + ".scores", core, "MatMul");
     qk.kind = OpKind::matmul;
-    ops::einsum(b_, std::move(qk), "bqhd,bkhd->bhqk", {q, k}, scores);  // 1/sqrt(d) folded in (baddbmm alpha)
-    const TensorId probs = act(core + ".softmax", {B, Al, S, c_.seq});
-    const OperatorId sm = ops::softmax(b_, op(core + ".softmax", core, "Softmax"), scores, std::nullopt, probs, 3);
+    // 1/sqrt(d) folded in (baddbmm alpha)
+    ops::einsum(b_, std::move(qk), grouped ? "bqgrd,bkgd->bgrqk" : "bqhd,bkhd->bhqk", {qg, k}, scores);
+    const TensorId probs = act(core + ".softmax", score_shape);
+    const OperatorId sm = ops::softmax(b_, op(core + ".softmax", core, "Softmax"), scores, std::nullopt, probs,
+                                       score_shape.size() - 1);
     b_.op(sm).ops_per_iteration = ops::kSoftmaxOps + 2;  // Megatron's fused scale + causal mask + softmax
     b_.op(sm).attributes["causal"] = {1};
     const TensorId dropped = dropout(core + ".attention_dropout", core, probs, c_.attention_dropout);
-    const TensorId ctx4 = act(core + ".context", {B, S, Al, Hl / Al});
+    const TensorId ctx4 = act(core + ".context", grouped ? Shape{B, S, Gl, R, d} : Shape{B, S, Al, d});
     Operator pv = op(core + ".context", core, "MatMul");
     pv.kind = OpKind::matmul;
-    ops::einsum(b_, std::move(pv), "bhqk,bkhd->bqhd", {dropped, v}, ctx4);
+    ops::einsum(b_, std::move(pv), grouped ? "bgrqk,bkgd->bqgrd" : "bhqk,bkhd->bqhd", {dropped, v}, ctx4);
     const TensorId ctx = act(core + ".merge_heads", {B, S, Hl});
     ops::view(b_, op(core + ".merge_heads", core, "Reshape"), ctx4, ctx);
     const TensorId proj = sequence_part(attn + ".linear_proj.sequence_reduce_scatter", attn + ".linear_proj",
@@ -272,11 +331,19 @@ class GptBuilder : GeneratedGraph {
     const TensorId res1 = act(p + ".self_attention_residual", {B, Sl, H});
     ops::elementwise(b_, op(p + ".self_attention_residual", p, "Add"), {proj_drop, x}, res1, 1);
     const TensorId ln2 = layer_norm(p + ".pre_mlp_layernorm", p + ".pre_mlp_layernorm", res1);
-    const TensorId fc1 = linear(p + ".mlp.linear_fc1", gather(p + ".mlp.linear_fc1", ln2), Fl);
-    const TensorId gelu = act(p + ".mlp.gelu", {B, S, Fl});
-    ops::elementwise(b_, op(p + ".mlp.gelu", p + ".mlp", "Gelu"), {fc1}, gelu, 8);
+    const TensorId fc1 = linear(p + ".mlp.linear_fc1", gather(p + ".mlp.linear_fc1", ln2), c_.swiglu ? 2 * Fl : Fl);
+    const TensorId activated = act(p + (c_.swiglu ? ".mlp.swiglu" : ".mlp.gelu"), {B, S, Fl});
+    if (c_.swiglu) {  // silu(gate) · up, the two halves of linear_fc1's output
+      const TensorId gate = split_view(p + ".mlp.split.gate", p + ".mlp", fc1, 0, Fl);
+      const TensorId up = split_view(p + ".mlp.split.up", p + ".mlp", fc1, Fl, Fl);
+      const TensorId silu = act(p + ".mlp.silu", {B, S, Fl});
+      ops::elementwise(b_, op(p + ".mlp.silu", p + ".mlp", "Silu"), {gate}, silu, 4);
+      ops::elementwise(b_, op(p + ".mlp.swiglu", p + ".mlp", "Mul"), {silu, up}, activated, 1);
+    } else {
+      ops::elementwise(b_, op(p + ".mlp.gelu", p + ".mlp", "Gelu"), {fc1}, activated, 8);
+    }
     const TensorId fc2 = sequence_part(p + ".mlp.linear_fc2.sequence_reduce_scatter", p + ".mlp.linear_fc2",
-                                       "ReduceScatter", linear(p + ".mlp.linear_fc2", gelu, H));
+                                       "ReduceScatter", linear(p + ".mlp.linear_fc2", activated, H));
     const TensorId mlp_drop = dropout(p + ".mlp_dropout", p, fc2, c_.hidden_dropout);
     const TensorId res2 = act(p + ".mlp_residual", {B, Sl, H});
     ops::elementwise(b_, op(p + ".mlp_residual", p, "Add"), {mlp_drop, res1}, res2, 1);
