@@ -1,5 +1,7 @@
 #include "monet/experiment/parallelism.hpp"
 
+#include <utility>
+
 #include "monet/training/recompute.hpp"
 
 namespace monet {
@@ -8,7 +10,8 @@ const std::vector<std::string>& parallelism_kernel_keys() {
   static const std::vector<std::string> keys{"tensor",    "pipeline",   "data",        "virtual_pipeline",
                                              "sequence_parallel", "recompute", "zero_stage", "global_batch",
                                              "overlap_grad_reduce", "context", "zero_overlap_comm",
-                                             "overlap_p2p_comm"};
+                                             "overlap_p2p_comm", "account_for_embedding_in_pipeline_split",
+                                             "account_for_loss_in_pipeline_split"};
   return keys;
 }
 
@@ -28,6 +31,8 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   p.overlap_grad_reduce = t.boolean("overlap_grad_reduce").value_or(false);
   p.zero_overlap_comm = t.boolean("zero_overlap_comm").value_or(false);
   p.overlap_p2p_comm = t.boolean("overlap_p2p_comm").value_or(false);
+  p.account_for_embedding = t.boolean("account_for_embedding_in_pipeline_split").value_or(false);
+  p.account_for_loss = t.boolean("account_for_loss_in_pipeline_split").value_or(false);
 
   // Megatron's own consistency rules first, so a configuration is judged before it is refused as not built.
   if (p.virtual_pipeline > 1 && p.pipeline < 2) {
@@ -37,6 +42,13 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   if (p.overlap_p2p_comm && p.virtual_pipeline < 2) {
     t.fail("overlap_p2p_comm", "Megatron-Core overlaps the pipeline's sends only in its interleaved schedule: it "
                                "needs virtual_pipeline >= 2 (virtual_pipeline = " + std::to_string(p.virtual_pipeline) + ")");
+  }
+  for (const auto& [key, on] : {std::pair<const char*, bool>{"account_for_embedding_in_pipeline_split", p.account_for_embedding},
+                                {"account_for_loss_in_pipeline_split", p.account_for_loss}}) {
+    if (on && p.pipeline < 2) {
+      t.fail(key, "counts a layer in the pipeline's split of the layers into stages: it needs pipeline >= 2 "
+                  "(pipeline = " + std::to_string(p.pipeline) + ")");
+    }
   }
   if (p.sequence_parallel && p.tensor < 2) {
     t.fail("sequence_parallel", "sequence parallelism splits over the tensor-parallel group: it needs tensor >= 2");
@@ -85,7 +97,9 @@ std::string parallelism_toml(const Parallelism& p) {
          (p.global_batch > 0 ? "global_batch = " + std::to_string(p.global_batch) + "\n" : "") +
          (p.overlap_grad_reduce ? "overlap_grad_reduce = true\n" : "") +
          (p.zero_overlap_comm ? "zero_overlap_comm = true\n" : "") +
-         (p.overlap_p2p_comm ? "overlap_p2p_comm = true\n" : "");
+         (p.overlap_p2p_comm ? "overlap_p2p_comm = true\n" : "") +
+         (p.account_for_embedding ? "account_for_embedding_in_pipeline_split = true\n" : "") +
+         (p.account_for_loss ? "account_for_loss_in_pipeline_split = true\n" : "");
 }
 
 }  // namespace monet

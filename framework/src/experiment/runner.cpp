@@ -404,7 +404,8 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
       if (err.where().known()) throw;
       throw UserError(e.parallelism_model->where, err.message());
     }
-    SystemStep step = make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph, *e.accelerator);
+    SystemStep step = make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph,
+                                       *e.accelerator, PipelineSplit{par.account_for_embedding, par.account_for_loss});
     step.overlap_grad_reduce = par.overlap_grad_reduce;
     step.zero_overlap_comm = par.zero_overlap_comm;
     step.overlap_p2p_comm = par.overlap_p2p_comm;

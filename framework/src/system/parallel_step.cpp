@@ -104,7 +104,7 @@ CommCost pipeline_send(const System& sys, const ParallelLayout& L, double bytes,
 }  // namespace
 
 SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch, TensorParallelPlan plan,
-                            SourceLocation where, const Graph& g, const Accelerator& chip) {
+                            SourceLocation where, const Graph& g, const Accelerator& chip, PipelineSplit split) {
   SystemStep st{std::move(system), layout, global_batch > 0 ? global_batch : plan.micro_batch * layout.data,
                 std::move(plan), std::move(where), {}, {}};
   auto fail = [&](const std::string& m) { throw UserError(st.where, m); };
@@ -127,16 +127,22 @@ SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t g
   }
   const Blocks blocks = find_blocks(g);
   const auto layers = static_cast<std::int64_t>(blocks.layers);
-  if ((chunks > 1 && layers == 0) || (layers > 0 && layers % chunks != 0)) {
+  // Layer slots: the layers, and the embedding and the loss where the split counts them as layers.
+  const std::int64_t before = split.embedding ? 1 : 0, slots = layers + before + (split.loss ? 1 : 0);
+  if ((chunks > 1 && layers == 0) || (layers > 0 && slots % chunks != 0)) {
+    const std::string counted = split.embedding && split.loss ? " plus the embedding and the loss, counted as layers"
+                                : split.embedding           ? " plus the embedding, counted as a layer"
+                                : split.loss                ? " plus the loss, counted as a layer"
+                                                            : "";
     fail("pipeline x virtual_pipeline = " + std::to_string(chunks) + " chunks must divide the " +
-         std::to_string(layers) + " repeated layers of the workload's module chain");
+         std::to_string(layers) + " repeated layers of the workload's module chain" + counted);
   }
   // The chunk of every block: the layers evenly, what comes before them with the first, after them with the last.
   std::vector<std::int64_t> chunk_of_block(blocks.count, 0);
   for (std::size_t i = 0; i < blocks.count; ++i) {
     if (i < blocks.first_layer) chunk_of_block[i] = 0;
     else if (i >= blocks.first_layer + blocks.layers) chunk_of_block[i] = chunks - 1;
-    else chunk_of_block[i] = static_cast<std::int64_t>(i - blocks.first_layer) / (layers / chunks);
+    else chunk_of_block[i] = (static_cast<std::int64_t>(i - blocks.first_layer) + before) / (slots / chunks);
   }
   st.chunk_of_op.reserve(g.operators().size());
   for (int blk : blocks.of_op) st.chunk_of_op.push_back(chunk_of_block[static_cast<std::size_t>(blk)]);

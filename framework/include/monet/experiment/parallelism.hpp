@@ -25,6 +25,8 @@ struct Parallelism {
   bool zero_overlap_comm = false;     // DeepSpeed's overlap_comm: ZeRO 2-3's collectives beside the computation
   bool overlap_p2p_comm = false;      // Megatron-Core's --overlap-p2p-communication: the interleaved schedule's
                                       // pipeline sends do not block their stage
+  bool account_for_embedding = false; // Megatron-Core's --account-for-embedding-in-pipeline-split
+  bool account_for_loss = false;      // Megatron-Core's --account-for-loss-in-pipeline-split
   bool given = false;                 // the experiment has a [parallelism] table
   SourceLocation where;               // the table
   SourceLocation where_chips;         // the first of tensor, pipeline, data above 1 (unknown: one chip)

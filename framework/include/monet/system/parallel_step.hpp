@@ -94,15 +94,23 @@ struct SystemStep {
   bool overlap_p2p_comm = false;          // pipeline sends that do not block their stage (Megatron-Core's option)
 };
 
+/// Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: the embedding
+/// (what comes before the layers) or the loss (what comes after them) counts as one layer when the layers are cut
+/// into chunks, so the first (last) chunk holds one layer fewer (Llama 3's balanced pipeline).
+struct PipelineSplit {
+  bool embedding = false;
+  bool loss = false;
+};
+
 /// Checks a layout against the rank's step and the system, and cuts the step's module chain into chunks: the
-/// repeated layers (the longest run of blocks named PREFIX.<index>) evenly, what comes before them with the first
-/// chunk, after them with the last. Backward and recompute operators follow their forward operator, optimizer
+/// repeated layers (the longest run of blocks named PREFIX.<index>) evenly (with `split`, the embedding and the
+/// loss counted as layers), what comes before them with the first chunk, after them with the last. Backward and recompute operators follow their forward operator, optimizer
 /// updates their parameter's first reader. UserError (at `where`) when more chips than the system has, layers
 /// not divisible by pipeline x virtual_pipeline, a global batch (0: micro-batch x data) not divisible by
 /// micro-batch x data, or interleaving with micro-batches not divisible by pipeline.
 MONET_API SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch,
                                       TensorParallelPlan plan, SourceLocation where, const Graph& rank_step,
-                                      const Accelerator& chip);
+                                      const Accelerator& chip, PipelineSplit split = {});
 
 struct ParallelStepInputs {
   const Graph& step;               // one rank's training step, one micro-batch, every layer
