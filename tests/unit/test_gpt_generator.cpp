@@ -282,6 +282,32 @@ TEST_F(Gpt, Llama3LayerKeepsWhatItsGradientsRead) {
   EXPECT_THAT(fail(bad), HasSubstr("RMSNorm"));
 }
 
+// attention_backend = "flash": one FlashAttention operator per layer. Its MACs are the causal triangle's (half of
+// the unfused scores' and context's, 2·s²·h), its backward operator recomputes the scores and makes five products
+// where the forward makes two (2.5x its MACs), and the layer keeps no s x s tensor: the rotated queries and keys,
+// linear_qkv's output (through v), the output and one fp32 log-sum-exp per query and head instead of the
+// softmax output.
+TEST_F(Gpt, FlashAttentionKeepsNoScoresAndCountsTheCausalHalf) {
+  const std::int64_t h = 64, a = 8, g = 2, L = 2, F = 96, s = 16, V = 100, d = h / a;
+  const std::string flash = "attention_backend = \"flash\"\n";
+  const GraphPtr unfused = load(llama_toml(h, a, g, L, F, s, V));
+  const GraphPtr fused = load(llama_toml(h, a, g, L, F, s, V, flash));
+  EXPECT_EQ(unfused->total_macs() - fused->total_macs(), L * s * s * h);
+  const GraphPtr step = training(llama_toml(h, a, g, L, F, s, V, flash));
+  std::int64_t forward = 0, backward = 0;
+  for (const Operator& op : step->operators()) {
+    if (op.type == "FlashAttention") forward += op.macs();
+    if (op.type == "FlashAttention.grad") backward += op.macs();
+  }
+  EXPECT_EQ(forward, L * s * s * h);
+  EXPECT_EQ(2 * backward, 5 * forward);
+  const std::int64_t sbh = s * h;
+  expect_per_layer(*step, Dims{h, a, L, s, V, 1},
+                   8 * sbh + 4 * sbh + 2 * s * g * d + 2 * s * (h + 2 * g * d) + 8 * s * F + 4 * a * s, 2 * 4 * s);
+  std::string bad = llama_toml(h, a, g, L, F, s, V, "attention_backend = \"fused\"\n");
+  EXPECT_THAT(fail(bad), HasSubstr("flash"));
+}
+
 TEST_F(Gpt, NoDropoutKeepsNoMasks) {
   const Dims d{64, 4, 2, 32, 100, 2};
   const GraphPtr g = training(gpt_toml(d, "hidden_dropout = 0\nattention_dropout = 0\n"));

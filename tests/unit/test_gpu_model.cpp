@@ -250,5 +250,23 @@ TEST(GpuModel, ConvolutionIsAnImplicitGemm) {
   EXPECT_DOUBLE_EQ(c.spatial_utilization, 64.0 / 108.0);
 }
 
+// FlashAttention (the gpt generator's attention_backend = "flash") names its GEMM in its attributes, as its operands
+// do not show it: M = the queries of a key/value group (s x a/g = 256 x 4), N = the keys each meets (s/2 = 128 of
+// the causal triangle), K = the head dim times its two products (64 x 2), batch = the groups (2). HBM: q and the
+// output whole, k and v every other row (the triangle's keys spread over the sequence: all rows but the last).
+TEST(GpuModel, FlashAttentionIsTheGemmItsAttributesName) {
+  test::ScratchDir dir;
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+  const GraphPtr graph = r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))
+                             ->load(dir.write("w.toml", "[workload]\ngenerator = \"gpt\"\nhidden = 512\nheads = 8\n"
+                                                        "num_query_groups = 2\nlayers = 1\nseq_length = 256\n"
+                                                        "vocab = 64\nattention_backend = \"flash\"\n"));
+  const Cost c = cost_of(a100({"128x128"}, {1}), *graph, "layers.0.self_attention.core_attention.flash");
+  EXPECT_NE(c.mapping.find("GEMM M=1024 N=128 K=128 batch=2"), std::string::npos) << c.mapping;
+  EXPECT_EQ(c.offchip_read_bits, (256LL * 512 + 2 * 255 * 2 * 64) * 16);
+  EXPECT_EQ(c.offchip_write_bits, 256LL * 512 * 16);
+}
+
 }  // namespace
 }  // namespace monet

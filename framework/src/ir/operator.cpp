@@ -140,6 +140,13 @@ std::int64_t Operator::iterations() const {
 
 std::int64_t Operator::macs() const { return is_mac_kind(kind) ? iterations() : 0; }
 
+std::int64_t Operator::recomputed_macs() const {
+  if (phase == Phase::recompute) return macs();
+  const auto share = attributes.find("recomputed_macs");
+  if (share == attributes.end() || share->second.size() != 2 || share->second[1] <= 0) return 0;
+  return macs() / share->second[1] * share->second[0];
+}
+
 double Operator::vector_ops() const {
   if (is_mac_kind(kind) || kind == OpKind::view || kind == OpKind::copy) return 0.0;
   return static_cast<double>(iterations()) * ops_per_iteration;

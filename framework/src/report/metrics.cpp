@@ -56,7 +56,7 @@ namespace {
 std::int64_t recomputed_macs(const Graph& g) {
   std::int64_t macs = 0;
   for (const Operator& op : g.operators()) {
-    if (op.phase == Phase::recompute) macs += op.macs();
+    macs += op.recomputed_macs();
   }
   return macs;
 }

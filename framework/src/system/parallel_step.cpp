@@ -218,6 +218,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     const double t = busy[static_cast<std::size_t>(op.id)] * time_scale;
     const double e = energy[static_cast<std::size_t>(op.id)] * energy_scale;
     step_macs += op.macs();
+    recompute_macs += op.recomputed_macs();
     if (op.phase == Phase::optimizer) {
       optimizer[c] += t;
       opt_energy += e;
@@ -227,7 +228,6 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     fb_energy += e;
     if (op.phase == Phase::recompute) {
       recompute[c] += t;
-      recompute_macs += op.macs();
       if (op.derived_from != kNone) recompute_copies[static_cast<std::size_t>(op.derived_from)].push_back(op.id);
     }
     pass_ops[pass_of(op)].push_back(op.id);

@@ -201,6 +201,13 @@ class Generator {
           op.operands.push_back(operand(t, OperandSlot::O, acc));
           inst.extra[fop.id].push_back(t);
         }
+      } else if (fop.type == "FlashAttention") {
+        // The log-sum-exp of every query row (fp32), which its backward pass recomputes the probabilities from.
+        const Shape rows{fop.dims[0].size, fop.dims[2].size, fop.dims[3].size, fop.dims[1].size};  // B G R Q
+        const TensorId t = new_tensor(base + ":softmax_lse", rows, ElementType::fp32, TensorRole::activation);
+        op.operands.push_back(operand(t, OperandSlot::O, {AffineExpr::of_dim(0), AffineExpr::of_dim(2),
+                                                          AffineExpr::of_dim(3), AffineExpr::of_dim(1)}));
+        inst.extra[fop.id].push_back(t);
       } else if (fop.kind == OpKind::norm && fop.attributes.contains("groups")) {
         // Group / instance norm: mean and rstd per (sample, group).
         const Shape stats{f_.tensor(fop.operands[1].tensor).shape.at(0), fop.attributes.at("groups").at(0)};
@@ -433,6 +440,7 @@ class Generator {
     if (rule && (rule->form == GradientForm::scatter || rule->form == GradientForm::sum)) {
       return data_movement(inst, f, dy, *rule);
     }
+    if (f.type == "FlashAttention") return flash_attention(inst, f, dy);
     switch (f.kind) {
       case OpKind::conv: case OpKind::gemm: case OpKind::matmul: return bilinear(inst, f, dy);
       case OpKind::elementwise: case OpKind::reduction: return pointwise(inst, f, dy);
@@ -477,6 +485,41 @@ class Generator {
       b_.add_operator(std::move(op));
       add_piece(x.tensor, g);
     }
+  }
+
+  /// FlashAttention's backward kernel (FlashAttention-2's): from dO, q, k, v, the output and the log-sum-exp it
+  /// recomputes the scores and the probabilities, then dV, dP, dQ and dK: five products where the forward pass
+  /// has two (its PASS dim), over the same (query, key) pairs. One operator writes dq, dk and dv.
+  void flash_attention(Instance& inst, const Operator& f, TensorId dy) {
+    const Operand& out = f.operands[0];
+    Operator op = like(f, inst, "dQKV", "FlashAttention.grad", Phase::backward_dx);
+    const int pass = f.dim_index("PASS");
+    if (pass < 0) throw InternalError("autodiff: FlashAttention '" + f.name + "' has no PASS dim");
+    op.dims[static_cast<std::size_t>(pass)].size = 5 * f.dims[static_cast<std::size_t>(pass)].size / 2;
+    op.attributes["recomputed_macs"] = {1, 5};  // the scores: not model FLOPs
+    std::vector<std::pair<TensorId, TensorId>> pieces;  // forward input, its gradient
+    for (std::size_t j = 1; j < f.operands.size(); ++j) {
+      const Operand& x = f.operands[j];
+      if (x.is_output() || !rg(x.tensor)) continue;
+      const TensorId g = grad_tensor(inst, x.tensor);
+      op.operands.push_back(operand(g, OperandSlot::O, x.access));
+      pieces.emplace_back(x.tensor, g);
+    }
+    if (pieces.empty()) return;
+    op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+    for (std::size_t j = 1; j < f.operands.size(); ++j) {
+      const Operand& x = f.operands[j];
+      if (!x.is_output()) op.operands.push_back(operand(T(inst, x.tensor), x.slot, x.access));
+    }
+    op.operands.push_back(operand(T(inst, out.tensor), OperandSlot::I2, out.access));
+    const Operator& fwd = b_.op(inst.op[static_cast<std::size_t>(f.id)]);
+    for (const TensorId t : inst.extra.at(f.id)) {
+      for (const Operand& o : fwd.operands) {
+        if (o.tensor == t) op.operands.push_back(operand(t, OperandSlot::I2, o.access));
+      }
+    }
+    b_.add_operator(std::move(op));
+    for (const auto& [x, g] : pieces) add_piece(x, g);
   }
 
   /// d(bias) = Σ dY over every output dimension the bias does not index.

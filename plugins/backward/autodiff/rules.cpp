@@ -46,6 +46,8 @@ const std::vector<GradientRule> kRules{
     {"Erf", kInput, 4, F::pointwise, "erf: 2/sqrt(pi) * exp(-self^2) * grad"},
     {"Exp", kOutput, 1, F::pointwise, "exp: grad * result"},
     {"Expand", kNothing, 0, F::view, "expand: sum_to_size(grad)"},
+    {"FlashAttention", kInput | kOutput | kStatistics, 1, F::layer,
+     "flash_attn_backward(dout, q, k, v, out, softmax_lse): the scores recomputed, five products"},
     {"Flatten", kNothing, 0, F::view, "view of grad"},
     {"Flip", kNothing, 0, F::scatter, "flip: grad.flip(dims)"},
     {"Floor", kNothing, 0, F::none, "zero gradient"},

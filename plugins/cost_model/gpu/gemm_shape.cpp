@@ -17,6 +17,20 @@ bool indexes(const Operand& o, int d) {
 
 GemmShape gemm_shape(const Operator& op, std::span<const Range> tile) {
   GemmShape g;
+  // A fused kernel whose operands do not show its GEMM (FlashAttention) names the dims of M, N and K.
+  const auto named = [&](const char* key) { return op.attributes.find(key); };
+  if (named("gemm_m") != op.attributes.end() && named("gemm_n") != op.attributes.end() &&
+      named("gemm_k") != op.attributes.end()) {
+    for (std::size_t d = 0; d < op.dims.size(); ++d) {
+      const std::int64_t size = tile[d].size();
+      auto in = [&](const char* key) {
+        const auto& dims = named(key)->second;
+        return std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(d)) != dims.end();
+      };
+      (in("gemm_m") ? g.m : in("gemm_n") ? g.n : in("gemm_k") ? g.k : g.batch) *= size;
+    }
+    return g;
+  }
   for (std::size_t d = 0; d < op.dims.size(); ++d) {
     const std::int64_t size = tile[d].size();
     if (size <= 1) continue;

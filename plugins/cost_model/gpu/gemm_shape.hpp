@@ -18,7 +18,9 @@ struct GemmShape {
 /// The GEMM of a tile of a MAC-kind operator. A convolution is an implicit GEMM: its output pixels and images
 /// index the output and the input, so they are M; output channels index the output and the weights (N); input
 /// channels and the filter window are reduced (K); groups index all three (batch). Output dims indexed by
-/// neither input (a broadcast) count as M.
+/// neither input (a broadcast) count as M. An operator with the attributes gemm_m, gemm_n and gemm_k (lists of
+/// loop-dim indices: a fused kernel such as FlashAttention, whose operands do not show its GEMM) gets those, the
+/// other dims as batch.
 GemmShape gemm_shape(const Operator& op, std::span<const Range> tile);
 
 }  // namespace monet::plugins::gpu

@@ -46,6 +46,7 @@ struct GptConfig {
   ElementType dtype = ElementType::bf16;
   std::int64_t query_groups = 0;  // key/value heads; = heads without grouped-query attention
   bool swiglu = false, rms_norm = false, bias = true, rope = false, untied = false;
+  bool flash = false;  // attention_backend = "flash": one fused, causal attention operator
 };
 
 GptConfig read_config(TableReader& w, const GptOverrides& o) {
@@ -68,6 +69,7 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   c.bias = w.boolean("add_bias_linear").value_or(true);
   c.rope = w.choice("position_embedding_type", {"learned_absolute", "rope"}).value_or("learned_absolute") == "rope";
   c.untied = w.boolean("untie_embeddings_and_output_weights").value_or(false);
+  c.flash = w.choice("attention_backend", {"unfused", "flash"}).value_or("unfused") == "flash";
   c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
   c.global_batch = w.integer("global_batch", Bounds::at_least(1)).value_or(c.micro_batch);
   // A split the file gives and the experiment overrides must agree: neither is ignored silently.
@@ -140,7 +142,7 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   }
   w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
             "tensor_parallel", "sequence_parallel", "context_parallel", "num_query_groups", "swiglu", "normalization",
-            "add_bias_linear", "position_embedding_type", "untie_embeddings_and_output_weights"});
+            "add_bias_linear", "position_embedding_type", "untie_embeddings_and_output_weights", "attention_backend"});
   return c;
 }
 
@@ -292,8 +294,7 @@ class GptBuilder : GeneratedGraph {
     // `gather` before the column-parallel layers, `sequence_part` after the row-parallel ones). Without t: Hl = H,
     // Al = A, Fl = ffn.
     const std::int64_t B = c_.micro_batch, S = local_seq(), H = c_.hidden, t = c_.tensor;
-    const std::int64_t Sl = c_.sequence_parallel ? S / t : S;
-    const std::int64_t Hl = H / t, Al = c_.heads / t, Gl = c_.query_groups / t, Fl = c_.ffn / t, d = H / c_.heads;
+    const std::int64_t Hl = H / t, Al = c_.heads / t, Gl = c_.query_groups / t, d = H / c_.heads;
     const std::string attn = p + ".self_attention";
     const std::string core = attn + ".core_attention";
     const TensorId ln1 = layer_norm(p + ".input_layernorm", p + ".input_layernorm", x);
@@ -305,6 +306,7 @@ class GptBuilder : GeneratedGraph {
     // queries of a group read the group's key and value: [b, g, R, s, s_kv].
     const bool grouped = Gl < Al;
     const std::int64_t R = Al / Gl;
+    if (c_.flash) return after_attention(p, x, flash_attention(attn, core, q, k, v, Gl, R, d));
     const TensorId qg = grouped ? act(attn + ".heads.q.grouped", {B, S, Gl, R, d}) : q;
     if (grouped) ops::view(b_, op(attn + ".heads.q.grouped", attn, "Reshape"), q, qg);
     const Shape score_shape = grouped ? Shape{B, Gl, R, S, c_.seq} : Shape{B, Al, S, c_.seq};
@@ -325,6 +327,48 @@ class GptBuilder : GeneratedGraph {
     ops::einsum(b_, std::move(pv), grouped ? "bgrqk,bkgd->bqgrd" : "bhqk,bkhd->bqhd", {dropped, v}, ctx4);
     const TensorId ctx = act(core + ".merge_heads", {B, S, Hl});
     ops::view(b_, op(core + ".merge_heads", core, "Reshape"), ctx4, ctx);
+    return after_attention(p, x, ctx);
+  }
+
+  /// FlashAttention (Dao et al.; Megatron-Core's attention_backend = "flash"): scores, causal mask, softmax and
+  /// the context in one kernel that keeps the scores on chip and skips the masked half. One MAC-kind operator over
+  /// (B, Q, G, R, KV, D, PASS): PASS = 2 products (q·kᵀ, probs·v); the causal triangle of (query, key) pairs is
+  /// counted as each query meeting half the keys (KV = s_kv / 2, read with a stride of two, so the keys and values
+  /// are read whole), which makes the MACs the triangle's. Its GEMM for a GPU: M = the queries (Q·R), N = the
+  /// keys (KV), K = D·PASS, batch B·G (the `gemm_*` attributes). It keeps the log-sum-exp of every query row
+  /// (autodiff adds it), and its backward pass recomputes the scores.
+  TensorId flash_attention(const std::string& attn, const std::string& core, TensorId q, TensorId k, TensorId v,
+                           std::int64_t G, std::int64_t R, std::int64_t d) {
+    const std::int64_t B = c_.micro_batch, S = local_seq(), keys = b_.tensor(k).shape[1];
+    const TensorId qg = act(attn + ".heads.q.grouped", {B, S, G, R, d});
+    ops::view(b_, op(attn + ".heads.q.grouped", attn, "Reshape"), q, qg);
+    const TensorId ctx5 = act(core + ".flash", {B, S, G, R, d});
+    Operator o = op(core + ".flash", core, "FlashAttention");
+    o.kind = OpKind::matmul;
+    o.ops_per_iteration = 1;
+    const std::int64_t stride = 2;  // causal: each query meets half the keys, spread over all of them
+    o.dims = {{"B", B}, {"Q", S}, {"G", G}, {"R", R}, {"KV", std::max<std::int64_t>(1, keys / stride)}, {"D", d}, {"PASS", 2}};
+    auto at = [](int dim, std::int64_t coeff = 1) { return AffineExpr{{AffineExpr::Term{dim, coeff}}, 0}; };
+    const std::vector<AffineExpr> rows{at(0), at(1), at(2), at(3), at(5)}, kv{at(0), at(4, stride), at(2), at(5)};
+    o.operands.push_back(ops::operand(b_, ctx5, OperandSlot::O, rows));
+    o.operands.push_back(ops::operand(b_, qg, OperandSlot::I1, rows));
+    o.operands.push_back(ops::operand(b_, k, OperandSlot::I2, kv));
+    o.operands.push_back(ops::operand(b_, v, OperandSlot::I2, kv));
+    o.attributes["causal"] = {1};
+    o.attributes["gemm_m"] = {1, 3};
+    o.attributes["gemm_n"] = {4};
+    o.attributes["gemm_k"] = {5, 6};
+    b_.add_operator(std::move(o));
+    const TensorId ctx = act(core + ".merge_heads", {B, S, G * R * d});
+    ops::view(b_, op(core + ".merge_heads", core, "Reshape"), ctx5, ctx);
+    return ctx;
+  }
+
+  /// The layer after its attention core's context (`ctx`, [b, s, h/t]): projection, dropout, residual, MLP.
+  TensorId after_attention(const std::string& p, TensorId x, TensorId ctx) {
+    const std::int64_t B = c_.micro_batch, S = local_seq(), H = c_.hidden, t = c_.tensor;
+    const std::int64_t Sl = c_.sequence_parallel ? S / t : S, Fl = c_.ffn / t;
+    const std::string attn = p + ".self_attention";
     const TensorId proj = sequence_part(attn + ".linear_proj.sequence_reduce_scatter", attn + ".linear_proj",
                                         "ReduceScatter", linear(attn + ".linear_proj", ctx, H));
     const TensorId proj_drop = dropout(p + ".self_attention_dropout", p, proj, c_.hidden_dropout);

@@ -63,6 +63,10 @@ struct Operator {
   [[nodiscard]] MONET_API std::int64_t iterations() const;
   /// Multiply-accumulates: iterations of conv/gemm/matmul operators, 0 for other kinds.
   [[nodiscard]] MONET_API std::int64_t macs() const;
+  /// The MACs that redo forward work, which model FLOPs (MFU) leave out: all of a recompute operator's, and of a
+  /// kernel that recomputes part of its forward operator inside itself (FlashAttention's backward recomputes the
+  /// scores: 1 of its 5 products) the share its attribute `recomputed_macs` = {numerator, denominator} gives.
+  [[nodiscard]] MONET_API std::int64_t recomputed_macs() const;
   /// Arithmetic operations of non-MAC kinds: iterations × ops_per_iteration (0 for views and MAC kinds).
   [[nodiscard]] MONET_API double vector_ops() const;
   [[nodiscard]] MONET_API int dim_index(std::string_view name) const;  // -1 when absent
