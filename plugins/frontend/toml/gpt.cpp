@@ -332,11 +332,13 @@ class GptBuilder : GeneratedGraph {
 
   /// FlashAttention (Dao et al.; Megatron-Core's attention_backend = "flash"): scores, causal mask, softmax and
   /// the context in one kernel that keeps the scores on chip and skips the masked half. One MAC-kind operator over
-  /// (B, Q, G, R, KV, D, PASS): PASS = 2 products (q·kᵀ, probs·v); the causal triangle of (query, key) pairs is
-  /// counted as each query meeting half the keys (KV = s_kv / 2, read with a stride of two, so the keys and values
-  /// are read whole), which makes the MACs the triangle's. Its GEMM for a GPU: M = the queries (Q·R), N = the
-  /// keys (KV), K = D·PASS, batch B·G (the `gemm_*` attributes). It keeps the log-sum-exp of every query row
-  /// (autodiff adds it), and its backward pass recomputes the scores.
+  /// batch, queries, groups, queries per group, keys, head dim and products (named as monet's einsums name their
+  /// dims, so that cores' spatial mappings apply: B, D, H, D2, C, K, C2). Two products (q·kᵀ, probs·v; the
+  /// `pass_dim` attribute); the causal triangle of (query, key) pairs is counted as each query meeting half the keys
+  /// (s_kv / 2, read with a stride of two, so the keys and values are read whole), which makes the MACs the
+  /// triangle's. Its GEMM for a GPU: M = the queries, N = the keys, K = head dim x products, batch = batch x groups
+  /// (the `gemm_*` attributes). It keeps the log-sum-exp of every query row (autodiff adds it), and its backward
+  /// pass recomputes the scores.
   TensorId flash_attention(const std::string& attn, const std::string& core, TensorId q, TensorId k, TensorId v,
                            std::int64_t G, std::int64_t R, std::int64_t d) {
     const std::int64_t B = c_.micro_batch, S = local_seq(), keys = b_.tensor(k).shape[1];
@@ -347,7 +349,7 @@ class GptBuilder : GeneratedGraph {
     o.kind = OpKind::matmul;
     o.ops_per_iteration = 1;
     const std::int64_t stride = 2;  // causal: each query meets half the keys, spread over all of them
-    o.dims = {{"B", B}, {"Q", S}, {"G", G}, {"R", R}, {"KV", std::max<std::int64_t>(1, keys / stride)}, {"D", d}, {"PASS", 2}};
+    o.dims = {{"B", B}, {"D", S}, {"H", G}, {"D2", R}, {"C", std::max<std::int64_t>(1, keys / stride)}, {"K", d}, {"C2", 2}};
     auto at = [](int dim, std::int64_t coeff = 1) { return AffineExpr{{AffineExpr::Term{dim, coeff}}, 0}; };
     const std::vector<AffineExpr> rows{at(0), at(1), at(2), at(3), at(5)}, kv{at(0), at(4, stride), at(2), at(5)};
     o.operands.push_back(ops::operand(b_, ctx5, OperandSlot::O, rows));
@@ -358,6 +360,7 @@ class GptBuilder : GeneratedGraph {
     o.attributes["gemm_m"] = {1, 3};
     o.attributes["gemm_n"] = {4};
     o.attributes["gemm_k"] = {5, 6};
+    o.attributes["pass_dim"] = {6};
     b_.add_operator(std::move(o));
     const TensorId ctx = act(core + ".merge_heads", {B, S, G * R * d});
     ops::view(b_, op(core + ".merge_heads", core, "Reshape"), ctx5, ctx);
