@@ -30,10 +30,10 @@ json run(const test::ScratchDir& dir, const std::string& name, const std::string
 TEST(Llama3, StepTimesWithOneH100CalibrationFittedToTheFirstRow) {
   // Published step = FLOPs / (TFLOP/s per GPU x GPUs), the FLOPs counted as Megatron's formula counts them (every
   // attention score). The H100's matrix efficiencies are scaled by one factor so that the first row takes its
-  // published step (h100_sxm5_80g_llama3_fit.csv): measured -0.07 %. The others are predictions: the second row
-  // -0.02 %, the 128K row -25.9 %. If Meta counted the FLOPs FlashAttention computes (the causal half of the
-  // scores), the three rows are +3.9 %, +4.0 % and +3.8 %: one calibration then fits all three. Each bound is the
-  // measured error plus half a point.
+  // published step (h100_sxm5_80g_llama3_fit.csv): measured +0.03 %. The others are predictions: the second row
+  // +0.08 %, the 128K row -25.7 %. If Meta counted the FLOPs FlashAttention computes (the causal half of the
+  // scores), the three rows are +4.1 % each: one calibration then fits all three. Each bound is the measured error
+  // plus half a point.
   struct Row {
     const char* name;
     double gpus, batch, seq, published_tflops, low, high;  // bounds on the step's error against Megatron's count
@@ -43,9 +43,9 @@ TEST(Llama3, StepTimesWithOneH100CalibrationFittedToTheFirstRow) {
   // over `keys` keys (2·s·h for every score, s·h for FlashAttention's causal half); the logits h·V.
   auto macs_per_token = [&](double keys) { return L * (h * (h + 2 * gd) + h * h + 3 * h * F + keys * h) + h * V; };
   test::ScratchDir dir;
-  for (const Row& row : {Row{"8192_gpus", 8192, 2048, 8192, 430, -0.006, 0.005},
-                         Row{"16384_gpus", 16384, 2048, 8192, 400, -0.005, 0.005},
-                         Row{"16384_gpus_cp16", 16384, 128, 131072, 380, -0.264, -0.254}}) {
+  for (const Row& row : {Row{"8192_gpus", 8192, 2048, 8192, 430, -0.005, 0.006},
+                         Row{"16384_gpus", 16384, 2048, 8192, 400, -0.005, 0.006},
+                         Row{"16384_gpus_cp16", 16384, 128, 131072, 380, -0.262, -0.252}}) {
     SCOPED_TRACE(row.name);
     const json j = run(dir, row.name);
     EXPECT_EQ(j["system"]["chips"].get<double>(), row.gpus);
@@ -58,15 +58,15 @@ TEST(Llama3, StepTimesWithOneH100CalibrationFittedToTheFirstRow) {
     EXPECT_LE(step / megatron - 1, row.high);
     // The causal reading: the published TFLOP/s counted as monet counts them, FlashAttention's FLOPs.
     const double causal = 6 * tokens * macs_per_token(row.seq) / (row.published_tflops * 1e12 * row.gpus);
-    EXPECT_NEAR(step / causal - 1, 0.039, 0.006);
+    EXPECT_NEAR(step / causal - 1, 0.041, 0.005);
     if (row.seq == 8192) {
       // The most loaded GPU is a middle stage's: 8 whole layers (t = 8 splits all but the two norms), 2 bytes each.
       const double layer = (3'187'703'808.0 - 2 * h) / 8 + 2 * h;
       EXPECT_EQ(j["system"]["memory_per_chip_bytes"]["weights"].get<double>(), 8 * layer * 2);
       EXPECT_EQ(j["system"]["memory_per_chip_bytes"]["stage"].get<int>(), 1);
     }
-    // Power per GPU, between the H100 file's 70 W idle and its 700 W limit: measured 418 W (8,192 GPUs), 394 W
-    // (16,384, which wait longer in the bubble; and the 128K row). Meta publishes no per-step energy: held within
+    // Power per GPU, between the H100 file's 70 W idle and its 700 W limit: measured 417 W (8,192 GPUs), 393 W
+    // (16,384, which wait longer in the bubble) and 392 W (the 128K row). Meta publishes no per-step energy: held within
     // 380-440 W.
     const double watts = j["system"]["energy_j"]["step"].get<double>() / (step * row.gpus);
     EXPECT_GT(watts, 380);

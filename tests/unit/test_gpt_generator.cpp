@@ -262,19 +262,25 @@ TEST_F(Gpt, Llama3ParameterCountsAreHuggingFaces) {
 // Per layer: the layer's input, both norms' outputs and the residual (2·s·b·h bytes each), the rotated queries and
 // the attention context (2·s·b·h/t each), the rotated keys (2·s·b·g·d/t), the values — a view of linear_qkv's output,
 // which keeps all of it, 2·s·b·(h + 2·g·d)/t, as in PyTorch —, the softmax output (2·a·s²·b/t), linear_fc1's output
-// (gate and up are views of it: 4·s·b·F/t), silu(gate) and the product (2·s·b·F/t each), and one fp32 rstd per
-// token and norm. One rank of a tensor-parallel group holds a/t heads, g/t groups and F/t features.
+// (4·s·b·F/t: Megatron's fused SwiGLU keeps its input) and the SwiGLU's output (2·s·b·F/t), and one fp32 rstd per
+// token and norm. Unfused (bias_swiglu_fusion = false, HF's LlamaMLP), silu(gate) is kept too: 2·s·b·F/t more. One
+// rank of a tensor-parallel group holds a/t heads, g/t groups and F/t features.
 TEST_F(Gpt, Llama3LayerKeepsWhatItsGradientsRead) {
   const std::int64_t h = 64, a = 8, g = 2, L = 2, F = 96, s = 16, V = 100, d = h / a;
   for (const std::int64_t t : {1, 2}) {
     const Dims dims{h, a, L, s, V, 1};
     const GraphPtr graph = training(llama_toml(h, a, g, L, F, s, V, "tensor_parallel = " + std::to_string(t) + "\n"));
     const std::int64_t sbh = s * h;
-    expect_per_layer(*graph, dims, 8 * sbh + 4 * sbh / t + 2 * s * (g / t) * d + 2 * s * (h + 2 * g * d) / t +
-                                         2 * (a / t) * s * s + 8 * s * F / t,
-                     2 * 4 * s);
+    const std::int64_t kept = 8 * sbh + 4 * sbh / t + 2 * s * (g / t) * d + 2 * s * (h + 2 * g * d) / t +
+                              2 * (a / t) * s * s + 6 * s * F / t;
+    expect_per_layer(*graph, dims, kept, 2 * 4 * s);
+    const GraphPtr unfused = training(llama_toml(h, a, g, L, F, s, V, "tensor_parallel = " + std::to_string(t) +
+                                                                          "\nbias_swiglu_fusion = false\n"));
+    expect_per_layer(*unfused, dims, kept + 2 * s * F / t, 2 * 4 * s);
   }
   EXPECT_THAT(fail(llama_toml(64, 8, 3, 2, 96, 16, 100)), HasSubstr("num_query_groups = 3 does not divide heads = 8"));
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2}, "bias_swiglu_fusion = true\n")),
+              HasSubstr("workload.bias_swiglu_fusion: fuses the SwiGLU activation, which this model does not have"));
   EXPECT_THAT(fail(llama_toml(64, 8, 2, 2, 96, 16, 100, "tensor_parallel = 4\n")),
               HasSubstr("tensor_parallel = 4 does not divide num_query_groups = 2"));
   std::string bad = llama_toml(64, 8, 2, 2, 96, 16, 100);
@@ -286,7 +292,7 @@ TEST_F(Gpt, Llama3LayerKeepsWhatItsGradientsRead) {
 // the unfused scores' and context's, 2·s²·h), its backward operator recomputes the scores and makes five products
 // where the forward makes two (2.5x its MACs), and the layer keeps no s x s tensor: the rotated queries and keys,
 // linear_qkv's output (through v), the output and one fp32 log-sum-exp per query and head instead of the
-// softmax output.
+// softmax output. Its FF part keeps what the fused SwiGLU keeps (above).
 TEST_F(Gpt, FlashAttentionKeepsNoScoresAndCountsTheCausalHalf) {
   const std::int64_t h = 64, a = 8, g = 2, L = 2, F = 96, s = 16, V = 100, d = h / a;
   const std::string flash = "attention_backend = \"flash\"\n";
@@ -303,7 +309,7 @@ TEST_F(Gpt, FlashAttentionKeepsNoScoresAndCountsTheCausalHalf) {
   EXPECT_EQ(2 * backward, 5 * forward);
   const std::int64_t sbh = s * h;
   expect_per_layer(*step, Dims{h, a, L, s, V, 1},
-                   8 * sbh + 4 * sbh + 2 * s * g * d + 2 * s * (h + 2 * g * d) + 8 * s * F + 4 * a * s, 2 * 4 * s);
+                   8 * sbh + 4 * sbh + 2 * s * g * d + 2 * s * (h + 2 * g * d) + 6 * s * F + 4 * a * s, 2 * 4 * s);
   std::string bad = llama_toml(h, a, g, L, F, s, V, "attention_backend = \"fused\"\n");
   EXPECT_THAT(fail(bad), HasSubstr("flash"));
 }

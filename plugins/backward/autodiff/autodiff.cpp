@@ -746,6 +746,28 @@ class Generator {
       return std::make_pair(T(inst, f.operands[j].tensor), f.operands[j].access);
     };
     if (type == "GradSum" || type == "GradAccumulate") return;
+    // Megatron's fused SwiGLU reads one tensor twice (the gate and the up half, [.., F] each at offsets 0 and F of
+    // the last axis): one gradient kernel writes both halves from dY and the kept input, recomputing silu. Its loop
+    // nest gets a dim of 2 for the half it writes, so that its output covers the whole gradient.
+    if (type == "Swiglu" && inputs.size() == 2 && f.operands[1].tensor == f.operands[2].tensor) {
+      const Operand& gate = f.operands[1];
+      const Operand& up = f.operands[2];
+      if (!rg(gate.tensor)) return;
+      Operator op = like(f, inst, "dX", "Swiglu.grad", phase_for(gate.tensor));
+      op.ops_per_iteration = gradient_rule(type)->ops / 2;  // per half written
+      const int half = static_cast<int>(op.dims.size());
+      op.dims.push_back(LoopDim{"C", 2});
+      std::vector<AffineExpr> both = gate.access;
+      both.back().terms.push_back(AffineExpr::Term{half, up.access.back().offset});
+      const TensorId g = grad_tensor(inst, gate.tensor);
+      op.operands.push_back(operand(g, OperandSlot::O, both));
+      op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
+      op.operands.push_back(operand(T(inst, gate.tensor), OperandSlot::I2, gate.access));
+      op.operands.push_back(operand(T(inst, gate.tensor), OperandSlot::I2, up.access));
+      b_.add_operator(std::move(op));
+      add_piece(gate.tensor, g);
+      return;
+    }
     // Several tensor inputs: what each input's gradient reads depends on its position.
     if (inputs.size() >= 2 && (type == "Add" || type == "Sub" || type == "Mul" || type == "Div" || type == "Max" ||
                                type == "Min" || type == "Where" || type == "Sum" || type == "Mean" ||

@@ -144,6 +144,8 @@ const std::vector<GradientRule> kRules{
     {"Squeeze", kNothing, 0, F::view, "unsqueeze(grad)"},
     {"Sub", kNothing, 0, F::pointwise, "sub: grad, -grad"},
     {"Sum", kNothing, 0, F::pointwise, "grad for each input"},
+    {"Swiglu", kInput, 8, F::pointwise,
+     "Megatron's fused bias_swiglu_back(grad, input): silu recomputed from the kept input, both halves' gradients"},
     {"Tanh", kOutput, 3, F::pointwise, "tanh_backward(grad, result)"},
     {"Tile", kNothing, 1, F::sum, "repeat_backward: grad summed over the repeats"},
     {"Transpose", kNothing, 0, F::view, "permute(grad)"},

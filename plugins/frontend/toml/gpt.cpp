@@ -47,6 +47,7 @@ struct GptConfig {
   std::int64_t query_groups = 0;  // key/value heads; = heads without grouped-query attention
   bool swiglu = false, rms_norm = false, bias = true, rope = false, untied = false;
   bool flash = false;  // attention_backend = "flash": one fused, causal attention operator
+  bool swiglu_fusion = true;  // Megatron's bias_swiglu_fusion: one kernel that keeps only its input
 };
 
 GptConfig read_config(TableReader& w, const GptOverrides& o) {
@@ -65,6 +66,10 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   c.ffn = w.integer("ffn_hidden", Bounds{1.0, 1099511627776.0, false, false}).value_or(4 * c.hidden);
   c.query_groups = w.integer("num_query_groups", Bounds::at_least(1)).value_or(c.heads);
   c.swiglu = w.boolean("swiglu").value_or(false);
+  c.swiglu_fusion = w.boolean("bias_swiglu_fusion").value_or(true);
+  if (!c.swiglu && w.boolean("bias_swiglu_fusion")) {
+    w.fail("bias_swiglu_fusion", "fuses the SwiGLU activation, which this model does not have (swiglu = false)");
+  }
   c.rms_norm = w.choice("normalization", {"LayerNorm", "RMSNorm"}).value_or("LayerNorm") == "RMSNorm";
   c.bias = w.boolean("add_bias_linear").value_or(true);
   c.rope = w.choice("position_embedding_type", {"learned_absolute", "rope"}).value_or("learned_absolute") == "rope";
@@ -142,7 +147,8 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   }
   w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
             "tensor_parallel", "sequence_parallel", "context_parallel", "num_query_groups", "swiglu", "normalization",
-            "add_bias_linear", "position_embedding_type", "untie_embeddings_and_output_weights", "attention_backend"});
+            "add_bias_linear", "position_embedding_type", "untie_embeddings_and_output_weights", "attention_backend",
+            "bias_swiglu_fusion"});
   return c;
 }
 
@@ -367,6 +373,24 @@ class GptBuilder : GeneratedGraph {
     return ctx;
   }
 
+  /// Megatron's fused SwiGLU (bias_swiglu_impl): silu(gate) · up of linear_fc1's two halves in one kernel, which
+  /// keeps only its input and recomputes silu in its backward pass. An elementwise operator over the output's
+  /// elements reading the input twice, at the gate's and at the up half's offset.
+  void fused_swiglu(const std::string& name, const std::string& module, TensorId fc1, TensorId out) {
+    const Shape shape = b_.tensor(out).shape;  // [b, s, F/t]
+    Operator o = op(name, module, "Swiglu");
+    o.kind = OpKind::elementwise;
+    o.ops_per_iteration = 5;  // sigmoid (3), two multiplications
+    o.dims = {{"B", shape[0]}, {"D", shape[1]}, {"K", shape[2]}};
+    const std::vector<AffineExpr> at{AffineExpr::of_dim(0), AffineExpr::of_dim(1), AffineExpr::of_dim(2)};
+    std::vector<AffineExpr> up = at;
+    up[2].offset = shape[2];
+    o.operands.push_back(ops::operand(b_, out, OperandSlot::O, at));
+    o.operands.push_back(ops::operand(b_, fc1, OperandSlot::I1, at));
+    o.operands.push_back(ops::operand(b_, fc1, OperandSlot::I1, up));
+    b_.add_operator(std::move(o));
+  }
+
   /// The layer after its attention core's context (`ctx`, [b, s, h/t]): projection, dropout, residual, MLP.
   TensorId after_attention(const std::string& p, TensorId x, TensorId ctx) {
     const std::int64_t B = c_.micro_batch, S = local_seq(), H = c_.hidden, t = c_.tensor;
@@ -380,7 +404,9 @@ class GptBuilder : GeneratedGraph {
     const TensorId ln2 = layer_norm(p + ".pre_mlp_layernorm", p + ".pre_mlp_layernorm", res1);
     const TensorId fc1 = linear(p + ".mlp.linear_fc1", gather(p + ".mlp.linear_fc1", ln2), c_.swiglu ? 2 * Fl : Fl);
     const TensorId activated = act(p + (c_.swiglu ? ".mlp.swiglu" : ".mlp.gelu"), {B, S, Fl});
-    if (c_.swiglu) {  // silu(gate) · up, the two halves of linear_fc1's output
+    if (c_.swiglu && c_.swiglu_fusion) {
+      fused_swiglu(p + ".mlp.swiglu", p + ".mlp", fc1, activated);
+    } else if (c_.swiglu) {  // silu(gate) · up, the two halves of linear_fc1's output
       const TensorId gate = split_view(p + ".mlp.split.gate", p + ".mlp", fc1, 0, Fl);
       const TensorId up = split_view(p + ".mlp.split.up", p + ".mlp", fc1, Fl, Fl);
       const TensorId silu = act(p + ".mlp.silu", {B, S, Fl});

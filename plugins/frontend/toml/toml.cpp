@@ -489,6 +489,7 @@ class TomlFrontend final : public WorkloadFrontend {
         "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group), "
         "sequence_parallel (that rank with Megatron's sequence parallelism), context_parallel (one rank of a "
         "context-parallel group) and Megatron's options for Llama-style models: num_query_groups, swiglu, "
+        "bias_swiglu_fusion, "
         "normalization (LayerNorm, RMSNorm), add_bias_linear, position_embedding_type (learned_absolute, rope), "
         "untie_embeddings_and_output_weights, attention_backend (unfused, flash) (docs/datacenter.md); generator = \"dlrm\" generates a DLRM from dense_features, "
         "bottom_mlp, embedding_dim, table_rows, lookups, top_mlp, micro_batch, global_batch, sharding, "
