@@ -439,7 +439,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     const std::size_t c = s.producer == kNone ? 0 : static_cast<std::size_t>(chunk_of_op(s.producer));
     pt.saved_bytes[c] += static_cast<double>(s.bytes);
   }
-  double boundary = 0;
+  CommCost send;  // one micro-batch's send between consecutive chunks (time and energy)
   if (chunks > 1) {
     std::vector<double> crossing(static_cast<std::size_t>(chunks), 0);
     for (const Tensor& t : g.tensors()) {
@@ -451,8 +451,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       }
       for (std::int64_t k = from + 1; k <= to; ++k) crossing[static_cast<std::size_t>(k)] += static_cast<double>(t.bytes());
     }
-    boundary = *std::max_element(crossing.begin(), crossing.end());
-    pt.send_s = pipeline_send(sys, L, boundary, neighbours).seconds;
+    send = pipeline_send(sys, L, *std::max_element(crossing.begin(), crossing.end()), neighbours);
+    pt.send_s = send.seconds;
     pt.blocking_sends = !in.overlap_p2p_comm;
   }
   r.pipeline_send_s = pt.send_s;
@@ -587,7 +587,6 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   // (reductions, and the collectives of parameters sharded over them).
   const auto t = static_cast<double>(L.tensor), cp = static_cast<double>(L.context);
   r.compute_energy_j = t * (d * static_cast<double>(m) * fb_energy + (L.zero_stage >= 1 ? 1 : d) * opt_energy);
-  const CommCost send = chunks > 1 ? pipeline_send(sys, L, boundary, neighbours) : CommCost{};
   r.communication_energy_j = (tp_energy * d + cp_energy * t * d / cp + (zero_energy + sharded_energy) * t) * static_cast<double>(m) +
                              dp_energy + send.energy_j * 2 * static_cast<double>((chunks - 1) * m) * t * d;
   // Every chip draws its idle power for the whole step: while it computes, waits in the bubble or for a collective.

@@ -12,10 +12,11 @@
 //
 // Megatron's options for Llama-style models change the layer where they apply: num_query_groups (grouped-query
 // attention: linear_qkv makes h + 2·g·d features, and the queries of a group share its key and value, without
-// copies, as FlashAttention and TE do), swiglu (linear_fc1 makes 2·ffn features, silu(gate)·up as HF's LlamaMLP),
-// normalization = "RMSNorm" (no bias, one statistic per token), add_bias_linear = false, position_embedding_type =
-// "rope" (no position table; q and k rotated by Megatron's fused kernel) and untie_embeddings_and_output_weights
-// (output_layer has its own weight).
+// copies, as FlashAttention and TE do), swiglu (linear_fc1 makes 2·ffn features, silu(gate)·up; fused as Megatron's
+// bias_swiglu_fusion, or as HF's LlamaMLP), normalization = "RMSNorm" (no bias, one statistic per token),
+// add_bias_linear = false, position_embedding_type = "rope" (no position table; q and k rotated by Megatron's fused
+// kernel), untie_embeddings_and_output_weights (output_layer has its own weight) and attention_backend = "flash"
+// (one FlashAttention operator for the attention core).
 #include "gpt.hpp"
 
 #include <algorithm>
@@ -66,8 +67,9 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   c.ffn = w.integer("ffn_hidden", Bounds{1.0, 1099511627776.0, false, false}).value_or(4 * c.hidden);
   c.query_groups = w.integer("num_query_groups", Bounds::at_least(1)).value_or(c.heads);
   c.swiglu = w.boolean("swiglu").value_or(false);
-  c.swiglu_fusion = w.boolean("bias_swiglu_fusion").value_or(true);
-  if (!c.swiglu && w.boolean("bias_swiglu_fusion")) {
+  const std::optional<bool> fusion = w.boolean("bias_swiglu_fusion");
+  c.swiglu_fusion = fusion.value_or(true);
+  if (!c.swiglu && fusion) {
     w.fail("bias_swiglu_fusion", "fuses the SwiGLU activation, which this model does not have (swiglu = false)");
   }
   c.rms_norm = w.choice("normalization", {"LayerNorm", "RMSNorm"}).value_or("LayerNorm") == "RMSNorm";
@@ -312,9 +314,10 @@ class GptBuilder : GeneratedGraph {
     // queries of a group read the group's key and value: [b, g, R, s, s_kv].
     const bool grouped = Gl < Al;
     const std::int64_t R = Al / Gl;
-    if (c_.flash) return after_attention(p, x, flash_attention(attn, core, q, k, v, Gl, R, d));
-    const TensorId qg = grouped ? act(attn + ".heads.q.grouped", {B, S, Gl, R, d}) : q;
-    if (grouped) ops::view(b_, op(attn + ".heads.q.grouped", attn, "Reshape"), q, qg);
+    // The queries by group ([b, s, g, R, d]), as grouped attention and FlashAttention read them.
+    const TensorId qg = grouped || c_.flash ? act(attn + ".heads.q.grouped", {B, S, Gl, R, d}) : q;
+    if (qg != q) ops::view(b_, op(attn + ".heads.q.grouped", attn, "Reshape"), q, qg);
+    if (c_.flash) return after_attention(p, x, flash_attention(core, qg, k, v));
     const Shape score_shape = grouped ? Shape{B, Gl, R, S, c_.seq} : Shape{B, Al, S, c_.seq};
     const TensorId scores = act(core + ".scores", score_shape);
     Operator qk = op(core + ".scores", core, "MatMul");
@@ -345,11 +348,10 @@ class GptBuilder : GeneratedGraph {
   /// triangle's. Its GEMM for a GPU: M = the queries, N = the keys, K = head dim x products, batch = batch x groups
   /// (the `gemm_*` attributes). It keeps the log-sum-exp of every query row (autodiff adds it), and its backward
   /// pass recomputes the scores.
-  TensorId flash_attention(const std::string& attn, const std::string& core, TensorId q, TensorId k, TensorId v,
-                           std::int64_t G, std::int64_t R, std::int64_t d) {
-    const std::int64_t B = c_.micro_batch, S = local_seq(), keys = b_.tensor(k).shape[1];
-    const TensorId qg = act(attn + ".heads.q.grouped", {B, S, G, R, d});
-    ops::view(b_, op(attn + ".heads.q.grouped", attn, "Reshape"), q, qg);
+  TensorId flash_attention(const std::string& core, TensorId qg, TensorId k, TensorId v) {
+    const Shape shape = b_.tensor(qg).shape;  // [b, s, g, R, d]; a copy, as adding tensors may move them
+    const std::int64_t B = shape[0], S = shape[1], G = shape[2], R = shape[3], d = shape[4];
+    const std::int64_t keys = b_.tensor(k).shape[1];
     const TensorId ctx5 = act(core + ".flash", {B, S, G, R, d});
     Operator o = op(core + ".flash", core, "FlashAttention");
     o.kind = OpKind::matmul;

@@ -104,8 +104,8 @@ struct PipelineSplit {
 
 /// Checks a layout against the rank's step and the system, and cuts the step's module chain into chunks: the
 /// repeated layers (the longest run of blocks named PREFIX.<index>) evenly (with `split`, the embedding and the
-/// loss counted as layers), what comes before them with the first chunk, after them with the last. Backward and recompute operators follow their forward operator, optimizer
-/// updates their parameter's first reader. UserError (at `where`) when more chips than the system has, layers
+/// loss counted as layers), what comes before them with the first chunk, after them with the last. Backward and
+/// recompute operators follow their forward operator, optimizer updates their parameter's first reader. UserError (at `where`) when more chips than the system has, layers
 /// not divisible by pipeline x virtual_pipeline, a global batch (0: micro-batch x data) not divisible by
 /// micro-batch x data, or interleaving with micro-batches not divisible by pipeline.
 MONET_API SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch,
