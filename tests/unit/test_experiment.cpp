@@ -142,7 +142,7 @@ TEST_F(ExperimentTest, TrainingModeResolvesItsPlugins) {
               HasSubstr(path() + ":14:10: error: no optimizer plugin named 'adamm' (did you mean 'adam'"));
   EXPECT_EQ(fail(experiment_text("\n[precision]\npreset = \"mixed_fp16\"\n")),
             path() + ":12:10: error: precision.preset: 'mixed_fp16' is not one of 'fp32', 'mixed_bf16', "
-                     "'int8_stream' (did you mean 'mixed_bf16'?)");
+                     "'fp8_hybrid', 'int8_stream' (did you mean 'mixed_bf16'?)");
   EXPECT_EQ(fail(experiment_text("\n[precision]\nweight = 12\n")),
             path() + ":12:10: error: precision.weight: expected 64, 32, 16 (bf16), 8 (int8) or 4 (int4) bits, or an "
                      "element type name");

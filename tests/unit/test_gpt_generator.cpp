@@ -12,6 +12,7 @@
 #include "monet/plugin/registry.hpp"
 #include "monet/training/checkpoint.hpp"
 #include "monet/training/memory.hpp"
+#include "monet/training/precision.hpp"
 #include "monet/training/recompute.hpp"
 #include "support/test_support.hpp"
 
@@ -312,6 +313,43 @@ TEST_F(Gpt, FlashAttentionKeepsNoScoresAndCountsTheCausalHalf) {
                    8 * sbh + 4 * sbh + 2 * s * g * d + 2 * s * (h + 2 * g * d) + 6 * s * F + 4 * a * s, 2 * 4 * s);
   std::string bad = llama_toml(h, a, g, L, F, s, V, "attention_backend = \"fused\"\n");
   EXPECT_THAT(fail(bad), HasSubstr("flash"));
+}
+
+// [precision] preset = "fp8_hybrid" (Transformer Engine's FP8 linear layers) on a Llama layer with FlashAttention:
+// linear_qkv, linear_proj, linear_fc1 and linear_fc2 multiply in fp8 -- their forward, input-gradient and
+// weight-gradient operators, 12 per layer -- and read their inputs at 8 bits; the output layer (no Transformer
+// Engine module in Megatron) and FlashAttention keep bf16. The inputs only those GEMMs read are kept in fp8: the two
+// norms' outputs (s·h bytes each instead of 2·s·h) and the SwiGLU's output (s·F/t instead of 2·s·F/t). The
+// attention's output stays bf16: FlashAttention's backward reads it too.
+TEST_F(Gpt, Fp8LinearLayersMultiplyAndKeepTheirInputsInFp8) {
+  const std::int64_t h = 64, a = 8, g = 2, L = 2, F = 96, s = 16, V = 100;
+  for (const std::int64_t t : {1, 2}) {
+    const GraphPtr step = training(llama_toml(h, a, g, L, F, s, V,
+                                              "attention_backend = \"flash\"\ntensor_parallel = " + std::to_string(t) + "\n"));
+    const GraphPtr bf16 = apply_precision(*step, *Precision::preset_named("mixed_bf16"));
+    const GraphPtr fp8 = apply_precision(*step, *Precision::preset_named("fp8_hybrid"));
+    std::int64_t narrowed = 0;
+    for (const Operator& op : fp8->operators()) {
+      if (!is_mac_kind(op.kind)) continue;
+      const std::string& name = op.derived_from == kNone ? op.name : fp8->op(op.derived_from).name;
+      const bool linear = name.find(".linear_") != std::string::npos;
+      EXPECT_EQ(op.matmul_type().has_value(), linear) << op.name;
+      if (!linear) continue;
+      ++narrowed;
+      EXPECT_EQ(*op.matmul_type(), ElementType::fp8);
+      for (const Operand& o : op.operands) {
+        if (!o.is_output()) EXPECT_EQ(o.precision_bits, 8) << op.name;
+      }
+    }
+    EXPECT_EQ(narrowed, 12 * L);
+    std::int64_t stats16 = 0, stats8 = 0;
+    const auto kept16 = saved_by_layer(*bf16, &stats16), kept8 = saved_by_layer(*fp8, &stats8);
+    ASSERT_EQ(kept16.size(), static_cast<std::size_t>(L));
+    for (const auto& [layer, bytes] : kept16) EXPECT_EQ(bytes - kept8.at(layer), 2 * s * h + s * F / t) << layer;
+    EXPECT_EQ(stats16, stats8);
+  }
+  // The choice is the precision's, not the workload's: Precision::weight_matmul.
+  EXPECT_FALSE(Precision::preset_named("mixed_bf16")->weight_matmul.has_value());
 }
 
 TEST_F(Gpt, NoDropoutKeepsNoMasks) {

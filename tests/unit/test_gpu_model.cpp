@@ -12,6 +12,7 @@
 #include "monet/ir/ops.hpp"
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
+#include "monet/training/precision.hpp"
 #include "support/graph_builders.hpp"
 #include "support/test_support.hpp"
 
@@ -210,6 +211,57 @@ TEST(GpuModel, UncalibratedChipsRunLargeGemmsAtTheirMatrixCapAndAdditionsAtTheir
     EXPECT_EQ(a.bound, "hbm");
     EXPECT_NEAR(a.exact_cycles, chip_numbers.launch + bits / (0.9 * chip_numbers.hbm_bits), 1e-6);
   }
+}
+
+// A calibration's fused_matrix rows are the efficiency of kernels that name their GEMM (FlashAttention): with
+// them FlashAttention runs at their eta and a plain GEMM (linear_qkv) at the matrix rows'; without them (every
+// shipped table) FlashAttention reads the matrix rows.
+TEST(GpuModel, FusedKernelsReadTheFusedMatrixRows) {
+  test::ScratchDir dir;
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+  const GraphPtr graph = r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))
+                             ->load(dir.write("w.toml", "[workload]\ngenerator = \"gpt\"\nhidden = 512\nheads = 8\n"
+                                                        "layers = 1\nseq_length = 256\nvocab = 64\n"
+                                                        "attention_backend = \"flash\"\n"));
+  const std::string flash = "layers.0.self_attention.core_attention.flash", qkv = "layers.0.self_attention.linear_qkv";
+  const Gpu shipped = a100();
+  std::string table = test::read_file(test::source_dir() / "architectures/gpu/calibration/a100_sxm4_80g.csv");
+  table += "fused_matrix,*,0,0.05\n";
+  Gpu fused = a100();
+  const PluginHandle& h = r.require(PluginKind::cost_model, "gpu", SourceLocation{"test"});
+  ParamValues p = core_cost_model_params(*fused.core, h);
+  p.set("calibration", ParamValue(dir.write("fused.csv", table).string()));
+  fused.model = r.create<CostModel>(h, p);
+  // 2 x 256 x 256 x 512 / 2 causal MACs x 2 = 67 MFLOP: the matrix rows' < 1 GFLOP row, 0.10.
+  EXPECT_NE(cost_of(shipped, *graph, flash).mapping.find("; eta 0.1 at"), std::string::npos);
+  EXPECT_NE(cost_of(fused, *graph, flash).mapping.find("; eta 0.05 at"), std::string::npos)
+      << cost_of(fused, *graph, flash).mapping;
+  EXPECT_EQ(cost_of(fused, *graph, qkv).mapping, cost_of(shipped, *graph, qkv).mapping);
+}
+
+TEST(GpuModel, Fp8LinearLayerRunsAtTheFp8RateAndReadsEightBitInputs) {
+  // [precision] fp8_hybrid narrows a linear layer's GEMM (it reads a weight) to fp8 (Operator::matmul_type): on the
+  // H100 the tensor cores' 4,096 fp8 MACs per SM and cycle, twice bf16's, at the calibration's fp8 rows (the shipped
+  // table has none of its own: its * rows, 0.801 at 2.2 TFLOP). 8192^3 with 256x128 tiles: 2,048 tiles in 16 waves
+  // of 132, tensor 2,112 x 256 x 128 x 8192 / (132 x 4,096) = 1,048,576 cycles, above the L2's 8-bit panels, 2,048 x
+  // 384 x 8192 x 8 / 50,064 = 1,029,474. HBM: both inputs read at 8 bits, the bf16 output written at 16.
+  const Gpu g = chip("h100_sxm5_80g");
+  const GraphPtr linear = gemm(8192, 8192, 8192);
+  const GraphPtr bf16 = apply_precision(*linear, *Precision::preset_named("mixed_bf16"));
+  const GraphPtr fp8 = apply_precision(*linear, *Precision::preset_named("fp8_hybrid"));
+  EXPECT_FALSE(bf16->find_operator("gemm")->matmul_type().has_value());
+  ASSERT_TRUE(fp8->find_operator("gemm")->matmul_type().has_value());
+  const Cost c = cost_of(g, *fp8, "gemm");
+  const double tensor = 2112.0 * 256 * 128 * 8192 / (132 * 4096);
+  EXPECT_DOUBLE_EQ(tensor, 1048576.0);
+  EXPECT_EQ(c.spatial_mapping, "256x128");
+  EXPECT_EQ(c.bound, "tensor_core");
+  EXPECT_NEAR(c.exact_cycles, 7320 + tensor / 0.801, 1e-6 * tensor);
+  EXPECT_EQ(c.offchip_read_bits, 2LL * 8192 * 8192 * 8);
+  EXPECT_EQ(c.offchip_write_bits, 8192LL * 8192 * 16);
+  // The same layer in bf16 takes twice the tensor cycles (2,097,152), plus the same launch.
+  EXPECT_NEAR(cost_of(g, *bf16, "gemm").exact_cycles - 7320, 2 * (c.exact_cycles - 7320), 1e-6 * tensor);
 }
 
 TEST(GpuModel, TinyOperatorCostsTheLaunchAndAViewNothing) {

@@ -147,6 +147,12 @@ std::int64_t Operator::recomputed_macs() const {
   return macs() / share->second[1] * share->second[0];
 }
 
+std::optional<ElementType> Operator::matmul_type() const {
+  const auto it = attributes.find("matmul_type");
+  if (it == attributes.end() || it->second.size() != 1) return std::nullopt;
+  return static_cast<ElementType>(it->second.front());
+}
+
 double Operator::vector_ops() const {
   if (is_mac_kind(kind) || kind == OpKind::view || kind == OpKind::copy) return 0.0;
   return static_cast<double>(iterations()) * ops_per_iteration;

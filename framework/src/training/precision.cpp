@@ -1,5 +1,6 @@
 #include "monet/training/precision.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "monet/config/params.hpp"
@@ -7,6 +8,13 @@
 #include "monet/util/strings.hpp"
 
 namespace monet {
+
+namespace {
+bool is_float(ElementType t) {
+  return t == ElementType::fp64 || t == ElementType::fp32 || t == ElementType::fp16 || t == ElementType::bf16 ||
+         t == ElementType::fp8;
+}
+}  // namespace
 
 std::optional<Precision> Precision::preset_named(const std::string& name) {
   Precision p;
@@ -16,6 +24,12 @@ std::optional<Precision> Precision::preset_named(const std::string& name) {
     p.activation = p.weight = p.gradient = p.weight_gradient = ElementType::bf16;
     return p;  // master weights, optimizer states and partial sums stay fp32
   }
+  if (name == "fp8_hybrid") {
+    p = *preset_named("mixed_bf16");
+    p.preset = name;
+    p.weight_matmul = ElementType::fp8;
+    return p;
+  }
   if (name == "int8_stream") {
     p.activation = p.weight = ElementType::int8;
     p.partial_sum = ElementType::int16;
@@ -24,7 +38,7 @@ std::optional<Precision> Precision::preset_named(const std::string& name) {
   return std::nullopt;
 }
 
-std::vector<std::string> Precision::preset_names() { return {"fp32", "mixed_bf16", "int8_stream"}; }
+std::vector<std::string> Precision::preset_names() { return {"fp32", "mixed_bf16", "fp8_hybrid", "int8_stream"}; }
 
 namespace {
 const char* const kClasses[] = {"activation", "weight",        "gradient",    "weight_gradient", "optimizer_state",
@@ -76,6 +90,19 @@ Precision read_precision(TableReader& t) {
     field(p, c) = *e;
   }
   p.loss_scaling = t.boolean("loss_scaling").value_or(false);
+  if (const toml::node* n = t.raw().get("weight_matmul")) {
+    t.mark_used("weight_matmul");
+    const auto* name = n->as_string();
+    const std::optional<ElementType> e = name ? parse_element_type(name->get()) : std::nullopt;
+    if (name && name->get() == "none") {
+      p.weight_matmul.reset();
+    } else if (!e || !is_float(*e)) {
+      t.fail("weight_matmul", "expected a floating-point element type (\"fp8\") or \"none\", got " +
+                                  (name ? "'" + name->get() + "'" : toml_type_name(*n)));
+    } else {
+      p.weight_matmul = e;
+    }
+  }
   return p;
 }
 
@@ -85,13 +112,29 @@ std::string precision_toml(const Precision& p) {
   Precision copy = p;
   for (const char* c : kClasses) out << c << " = \"" << to_string(field(copy, c)) << "\"\n";
   out << "loss_scaling = " << (p.loss_scaling ? "true" : "false") << "\n";
+  out << "weight_matmul = \"" << (p.weight_matmul ? to_string(*p.weight_matmul) : "none") << "\"\n";
   return out.str();
 }
 
 namespace {
-bool is_float(ElementType t) {
-  return t == ElementType::fp64 || t == ElementType::fp32 || t == ElementType::fp16 || t == ElementType::bf16 ||
-         t == ElementType::fp8;
+bool flag(const Operator& op, const char* name) {
+  const auto it = op.attributes.find(name);
+  return it != op.attributes.end() && !it->second.empty() && it->second.front() != 0;
+}
+
+/// The MAC-kind operators of linear layers: they read a weight or write a weight gradient, and neither they nor
+/// their forward operator keep the working precision.
+std::vector<bool> narrow_matmuls(const Graph& g) {
+  std::vector<bool> narrow(g.operators().size(), false);
+  for (const Operator& op : g.operators()) {
+    if (!is_mac_kind(op.kind) || flag(op, "keeps_working_precision")) continue;
+    if (op.derived_from != kNone && flag(g.op(op.derived_from), "keeps_working_precision")) continue;
+    narrow[static_cast<std::size_t>(op.id)] = std::any_of(op.operands.begin(), op.operands.end(), [&](const Operand& o) {
+      const TensorRole role = g.tensor(o.tensor).role;
+      return o.is_output() ? role == TensorRole::weight_gradient : role == TensorRole::weight;
+    });
+  }
+  return narrow;
 }
 }  // namespace
 
@@ -114,10 +157,22 @@ GraphPtr apply_precision(const Graph& graph, const Precision& p) {
     }
     type[static_cast<std::size_t>(t.id)] = x.dtype;
   }
+  const std::vector<bool> narrow = p.weight_matmul ? narrow_matmuls(graph) : std::vector<bool>(graph.operators().size());
+  if (p.weight_matmul) {
+    for (const Tensor& t : graph.tensors()) {
+      if ((t.role != TensorRole::activation && t.role != TensorRole::gradient) || !is_float(t.dtype) || t.consumers.empty()) continue;
+      const bool only_narrow = std::all_of(t.consumers.begin(), t.consumers.end(),
+                                           [&](OperatorId c) { return narrow[static_cast<std::size_t>(c)]; });
+      if (only_narrow) type[static_cast<std::size_t>(t.id)] = b.tensor(t.id).dtype = *p.weight_matmul;
+    }
+  }
   for (const Operator& op : graph.operators()) {
     Operator& o = b.op(op.id);
+    const bool narrowed = narrow[static_cast<std::size_t>(op.id)];
+    if (narrowed) o.attributes["matmul_type"] = {static_cast<std::int64_t>(*p.weight_matmul)};
     for (Operand& operand : o.operands) {
       operand.precision_bits = bits_of(type[static_cast<std::size_t>(operand.tensor)]);
+      if (narrowed && !operand.is_output()) operand.precision_bits = bits_of(*p.weight_matmul);
       operand.partial_sum_bits = 0;
       if (operand.is_output() && is_mac_kind(o.kind) && bits_of(p.partial_sum) > operand.precision_bits) {
         operand.partial_sum_bits = bits_of(p.partial_sum);

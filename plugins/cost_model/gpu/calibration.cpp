@@ -44,8 +44,10 @@ Calibration Calibration::read(const std::string& file) {
       table = Table::vector;
     } else if (cells[0] == "hbm") {
       table = Table::hbm;
+    } else if (cells[0] == "fused_matrix") {
+      table = Table::fused_matrix;
     } else {
-      fail(1, "table: expected matrix, vector or hbm, got '" + cells[0] + "'");
+      fail(1, "table: expected matrix, fused_matrix, vector or hbm, got '" + cells[0] + "'");
     }
     if (cells[1] != "*" && !parse_element_type(cells[1])) {
       fail(csv_column(line, 1), "type: expected a datatype (" + join(all_element_type_names()) + ") or *, got '" + cells[1] + "'");
@@ -87,10 +89,12 @@ Calibration Calibration::read(const std::string& file) {
 }
 
 bool Calibration::has(Table t, const std::string& type) const {
+  if (t == Table::fused_matrix && !rows_.contains(Key{t, type}) && !rows_.contains(Key{t, "*"})) t = Table::matrix;
   return rows_.contains(Key{t, type}) || rows_.contains(Key{t, "*"});
 }
 
 const std::vector<std::pair<double, double>>& Calibration::rows(Table t, const std::string& type) const {
+  if (t == Table::fused_matrix && !rows_.contains(Key{t, type}) && !rows_.contains(Key{t, "*"})) t = Table::matrix;
   auto it = rows_.find(Key{t, type});
   if (it == rows_.end()) it = rows_.find(Key{t, "*"});
   return it->second;

@@ -29,6 +29,7 @@ GemmShape gemm_shape(const Operator& op, std::span<const Range> tile) {
       };
       (in("gemm_m") ? g.m : in("gemm_n") ? g.n : in("gemm_k") ? g.k : g.batch) *= size;
     }
+    g.fused = true;
     return g;
   }
   for (std::size_t d = 0; d < op.dims.size(); ++d) {

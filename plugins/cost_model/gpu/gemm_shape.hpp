@@ -13,6 +13,7 @@ struct GemmShape {
   std::int64_t n = 1;      // output columns: dims of the output and the second input (I2) only
   std::int64_t k = 1;      // reduction: dims no output operand is indexed by
   std::int64_t batch = 1;  // dims every operand is indexed by (groups, attention heads)
+  bool fused = false;      // named by the operator's gemm_m/gemm_n/gemm_k: a fused kernel's products
 };
 
 /// The GEMM of a tile of a MAC-kind operator. A convolution is an implicit GEMM: its output pixels and images

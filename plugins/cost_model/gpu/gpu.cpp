@@ -43,7 +43,7 @@ class GpuModel final : public CostModel {
     PluginInfo i;
     i.kind = PluginKind::cost_model;
     i.name = "gpu";
-    i.version = "1.0.0";
+    i.version = "1.1.0";
     i.summary = "a whole GPU as one core: tensor-core GEMMs with tile and wave quantization and a calibrated "
                 "efficiency, other operators at the achievable HBM bandwidth, plus a launch overhead";
     i.description =
@@ -56,15 +56,17 @@ class GpuModel final : public CostModel {
         "blocks_per_sm x Tm Tn ceil(K/split) / (sms x tensor_macs_per_sm[dtype]) (NVIDIA's tile and wave "
         "quantization; split from `split_k`), at least the operand panels the tiles read out of the L2 (tiles x "
         "(Tm + Tn) x ceil(K/split) x element bits, plus 2 x split x M N x 32 bits of split-K partial sums) over "
-        "the L2's bandwidth; the fastest (tile, split) wins. compute = that / eta_matrix(dtype, 2 MNK batch FLOP), or the vector "
-        "units' time if shorter (a depthwise convolution). Other operators: compute = iterations x "
+        "the L2's bandwidth; the fastest (tile, split) wins. compute = that / eta_matrix(dtype, 2 MNK batch FLOP) "
+        "(eta_fused_matrix for a kernel that names its GEMM), or the vector units' time if shorter (a depthwise convolution). Other operators: compute = iterations x "
         "ops_per_iteration / (sms x vector_ops_per_sm[dtype] x eta_vector(ops)). dtype = the first input's "
-        "element type for matrix products, the output's otherwise; types without a vector rate use fp32's. HBM "
+        "element type for matrix products (or the type the precision pass narrowed them to: [precision] "
+        "weight_matmul, Operator::matmul_type), the output's otherwise; types without a vector rate use fp32's. HBM "
         "bytes = every operand's region once (perfect reuse inside the kernel, none between kernels). The eta "
         "are step tables by size in the `calibration` CSV. The core's top level for every operand must be its "
         "off-chip HBM (offchip = true: its widest port is the HBM bandwidth, its energies the HBM's); the "
         "highest on-chip level is the L2 (its widest port is the L2 bandwidth). Energy: MACs x the array's "
-        "unit_energy_pj (tensor cores) or vector ops x vector_op_energy_pj; HBM bits at the off-chip level's "
+        "unit_energy_pj x tensor_macs_per_sm[the array's precision] / tensor_macs_per_sm[dtype] (tensor cores: the "
+        "same power at every datatype's peak) or vector ops x vector_op_energy_pj; HBM bits at the off-chip level's "
         "energies; the L2's reads (operands out to the SMs) and writes (fills from HBM and outputs) at its "
         "energies. bound: tensor_core, l2, vector, hbm or launch.";
     i.params = {
@@ -106,8 +108,10 @@ class GpuModel final : public CostModel {
             .with_doc("energy of one vector (CUDA-core) operation"),
         ParamSpec::path("calibration").with_doc(
             "CSV of efficiency step tables: header table,type,at_least,efficiency; table = matrix (by FLOP, per "
-            "datatype), vector (by ops) or hbm (by bytes, type *); type = a datatype or * (any); a row applies "
-            "from at_least up to the next row; each (table, type) needs an at_least = 0 row"),
+            "datatype), fused_matrix (optional, by FLOP, per datatype: kernels that name their GEMM in gemm_m/"
+            "gemm_n/gemm_k, FlashAttention; without its rows they read matrix's), vector (by ops) or hbm (by "
+            "bytes, type *); type = a datatype or * (any); a row applies from at_least up to the next row; each "
+            "(table, type) needs an at_least = 0 row"),
     };
     return i;
   }
@@ -251,6 +255,7 @@ class GpuModel final : public CostModel {
 
   [[nodiscard]] static std::string dtype_of(const CostQuery& q, bool input) {
     const Operator& op = q.op;
+    if (input && op.matmul_type()) return to_string(*op.matmul_type());  // narrowed by the precision pass (FP8)
     for (const Operand& o : op.operands) {
       if (input ? o.slot == OperandSlot::I1 : o.is_output()) return to_string(q.graph.tensor(o.tensor).dtype);
     }
@@ -274,6 +279,15 @@ class GpuModel final : public CostModel {
     k.mapping = "vector units: " + format_number(ops) + " ops (" + type + ") at eta " + format_number(eta) + " = " +
                 format_number(std::ceil(k.cycles)) + " cycles";
     return k;
+  }
+
+  /// unit_energy_pj is the whole chip's energy per MAC of the array's precision, calibrated at the power limit.
+  /// A datatype the tensor cores run at another rate draws the same power at its peak (the chip is power-limited
+  /// either way): its MAC costs unit_energy_pj x the array precision's rate / its rate (an fp8 MAC half a bf16's).
+  [[nodiscard]] double mac_energy_scale(const Core& core, std::int64_t rate) const {
+    if (!core.array.precision) return 1.0;
+    const auto calibrated = tensor_.find(to_string(*core.array.precision));
+    return calibrated == tensor_.end() ? 1.0 : static_cast<double>(calibrated->second) / static_cast<double>(rate);
   }
 
   [[nodiscard]] Compute matrix(const CostQuery& q, double macs, double read_bits) const {
@@ -315,12 +329,12 @@ class GpuModel final : public CostModel {
       }
     }
     const double flops = 2 * macs;
-    const double eta = calibration_.efficiency(Table::matrix, type, flops);
+    const double eta = calibration_.efficiency(g.fused ? Table::fused_matrix : Table::matrix, type, flops);
     Compute k;
     k.cycles = best_cycles / eta;
     if (on_vector.cycles < k.cycles) return on_vector;  // the vector units win (depthwise convolutions)
     k.ideal_cycles = macs / per_cycle;
-    k.energy_pj = macs * q.core.array.unit_energy_pj;
+    k.energy_pj = macs * q.core.array.unit_energy_pj * mac_energy_scale(q.core, rate->second);
     k.l2_read_bits = best_l2_bits;
     k.utilization = best.tile_efficiency * best.wave_efficiency;
     k.bound = l2_bound ? "l2" : "tensor_core";

@@ -182,6 +182,7 @@ class GptBuilder : GeneratedGraph {
     const TensorId logits = act("output_layer", {B, S, c_.vocab / c_.tensor});
     Operator head = op("output_layer", "output_layer", "MatMul");
     head.kind = OpKind::gemm;
+    head.attributes["keeps_working_precision"] = {1};  // Megatron's output layer is no Transformer Engine module: never FP8
     const TensorId head_weight = c_.untied ? weight("output_layer.weight", {c_.vocab / c_.tensor, H}) : wte;
     ops::matmul(b_, std::move(head), gather("output_layer", final_ln), head_weight, std::nullopt, logits,
                 ops::MatmulSpec{false, true});

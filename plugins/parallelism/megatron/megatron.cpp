@@ -22,7 +22,13 @@
 // reduce-scatter) of its input gradient when that gradient is computed and waits for it only after its weight
 // gradient, so the collective runs beside the weight-gradient GEMM; with sequence parallelism it also issues the
 // all-gather of its sharded input as its backward pass starts and waits for it before the weight gradient, so the
-// gather runs beside the input-gradient GEMM. Every other collective is synchronous.
+// gather runs beside the input-gradient GEMM. Every other collective is synchronous, unless tp_comm_overlap.
+//
+// tp_comm_overlap (Megatron-LM's --tp-comm-overlap: Transformer Engine's userbuffers, with sequence parallelism) also
+// pipelines the remaining sequence-parallel collectives with the GEMM next to them, chunk by chunk: the forward
+// all-gather of a column-parallel layer's input with that layer's GEMM, the forward reduce-scatter of a
+// row-parallel layer's output with the GEMM producing it, and the backward all-gather of that output's gradient
+// with the row-parallel layer's input-gradient GEMM. Each is issued as its GEMM starts and awaited as it ends.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +50,7 @@ class Megatron final : public ParallelismModel {
     PluginInfo i;
     i.kind = PluginKind::parallelism;
     i.name = "megatron";
-    i.version = "1.0.0";
+    i.version = "1.1.0";
     i.summary = "Megatron-LM's tensor-parallel collectives of a GPT layer (column- then row-parallel linear layers)";
     i.description =
         "For one rank of a tensor-parallel group of t: per micro-batch and layer, an all-reduce of the output of "
@@ -68,10 +74,18 @@ class Megatron final : public ParallelismModel {
                       "it, on the critical path (the code of Narayanan et al. SC'21). Sequence parallelism's "
                       "backward all-gather and reduce-scatter overlap either way, as Megatron-LM's sequence-parallel "
                       "code does"),
+        ParamSpec::boolean("tp_comm_overlap", false)
+            .with_doc("Megatron-LM's --tp-comm-overlap (Transformer Engine's userbuffers; needs sequence_parallel): "
+                      "the forward all-gather before linear_qkv, linear_fc1 and output_layer runs beside that "
+                      "layer's GEMM, the forward reduce-scatter after linear_proj and linear_fc2 beside the GEMM "
+                      "producing it, and its backward all-gather beside their input-gradient GEMM (issued as the "
+                      "GEMM starts, awaited as it ends: the chunked pipeline's time is the longer of the two). The "
+                      "SMs the collectives' kernels take from the GEMM are not modelled"),
     };
     return i;
   }
-  explicit Megatron(const ParamValues& p) : async_(p.get_bool("async_tensor_model_parallel_allreduce")) {}
+  explicit Megatron(const ParamValues& p)
+      : async_(p.get_bool("async_tensor_model_parallel_allreduce")), overlap_(p.get_bool("tp_comm_overlap")) {}
 
   [[nodiscard]] TensorParallelPlan plan(const Graph& g, const ParallelLayout& layout) const override {
     TensorParallelPlan plan;
@@ -113,6 +127,10 @@ class Megatron final : public ParallelismModel {
                       " but the workload's rank was generated " + (context_ops ? "with" : "without") +
                       " context parallelism (its context_parallel key)");
     }
+    if (overlap_ && (layout.tensor < 2 || !layout.sequence_parallel)) {
+      throw UserError("megatron: tp_comm_overlap pipelines sequence parallelism's collectives with their GEMMs: it "
+                      "needs [parallelism] tensor >= 2 and sequence_parallel = true (Megatron-LM's rule)");
+    }
     if (layout.tensor < 2) return plan;
     const bool sp = layout.sequence_parallel;
     bool found = false, sequence_ops = false;
@@ -136,6 +154,21 @@ class Megatron final : public ParallelismModel {
         }
       }
       return kNone;
+    };
+    // The row-parallel layer whose output a sequence-parallel reduce-scatter reads (with its backward operators).
+    auto producer = [&](const Operator& scatter) {
+      for (const Operand& o : scatter.operands) {
+        if (o.is_output()) continue;
+        const OperatorId p = g.tensor(o.tensor).producer;
+        if (p != kNone && dx[static_cast<std::size_t>(p)] != kNone) return p;
+      }
+      return kNone;
+    };
+    // With tp_comm_overlap: a collective pipelined with `gemm` (issued as it starts, awaited as it ends).
+    auto beside = [](TensorParallelComm c, OperatorId gemm) {
+      c.issued_by = gemm, c.issued_at_start = true;
+      c.awaited_by = gemm, c.awaited_at_start = false;
+      return c;
     };
     // A column-parallel layer's input-gradient collective beside its weight gradient (kNone: synchronous).
     auto beside_weight_gradient = [&](OperatorId owner, OperatorId layer, CollectiveKind kind, double whole) {
@@ -164,13 +197,13 @@ class Megatron final : public ParallelismModel {
           const auto l = static_cast<std::size_t>(layer);
           TensorParallelComm forward{op.id, false, CollectiveKind::all_gather, whole};
           forward.issued_by = op.id;  // one run: the runs in the backward pass are listed below
-          plan.comms.push_back(forward);
+          plan.comms.push_back(overlap_ ? beside(forward, layer) : forward);
           // A recomputed layer (full recomputation) runs its forward again, gather included, before its backward.
           const OperatorId gathered_again = again[static_cast<std::size_t>(op.id)];
           if (again[l] != kNone && gathered_again != kNone) {
             TensorParallelComm rerun = forward;
             rerun.issued_by = gathered_again;
-            plan.comms.push_back(rerun);
+            plan.comms.push_back(overlap_ ? beside(forward, again[l]) : rerun);
           }
           // The layer's backward gathers its sharded input beside its input-gradient GEMM.
           TensorParallelComm regather{op.id, true, CollectiveKind::all_gather, whole};
@@ -179,8 +212,18 @@ class Megatron final : public ParallelismModel {
           plan.comms.push_back(regather);
           beside_weight_gradient(op.id, layer, CollectiveKind::reduce_scatter, whole);
         } else {
-          if (op.type == "ReduceScatter") plan.comms.push_back({op.id, false, CollectiveKind::reduce_scatter, whole});
-          plan.comms.push_back({op.id, true, CollectiveKind::all_gather, whole});
+          const TensorParallelComm forward{op.id, false, CollectiveKind::reduce_scatter, whole};
+          const TensorParallelComm backward{op.id, true, CollectiveKind::all_gather, whole};
+          const OperatorId layer = op.type == "ReduceScatter" && overlap_ ? producer(op) : kNone;
+          if (layer == kNone) {
+            if (op.type == "ReduceScatter") plan.comms.push_back(forward);
+            plan.comms.push_back(backward);
+          } else {
+            const auto l = static_cast<std::size_t>(layer);
+            plan.comms.push_back(beside(forward, layer));
+            if (again[l] != kNone) plan.comms.push_back(beside(forward, again[l]));  // full recomputation
+            plan.comms.push_back(beside(backward, dx[l]));
+          }
           found = found || op.type == "ReduceScatter";
         }
       } else if (n == "embedding.word_embeddings" || (!sp && (ends_with(n, ".linear_proj") || ends_with(n, ".linear_fc2")))) {
@@ -209,6 +252,7 @@ class Megatron final : public ParallelismModel {
 
  private:
   bool async_;
+  bool overlap_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 // operator plus a sub-range per loop dimension).
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,6 +68,9 @@ struct Operator {
   /// kernel that recomputes part of its forward operator inside itself (FlashAttention's backward recomputes the
   /// scores: 1 of its 5 products) the share its attribute `recomputed_macs` = {numerator, denominator} gives.
   [[nodiscard]] MONET_API std::int64_t recomputed_macs() const;
+  /// The datatype its multiplier runs in when the precision pass narrowed it below its tensors' (attribute
+  /// `matmul_type`: FP8 linear layers); none = its first input's.
+  [[nodiscard]] MONET_API std::optional<ElementType> matmul_type() const;
   /// Arithmetic operations of non-MAC kinds: iterations × ops_per_iteration (0 for views and MAC kinds).
   [[nodiscard]] MONET_API double vector_ops() const;
   [[nodiscard]] MONET_API int dim_index(std::string_view name) const;  // -1 when absent

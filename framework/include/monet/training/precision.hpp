@@ -25,11 +25,16 @@ struct MONET_API Precision {
   /// mask of the activation's type (4 B in fp32).
   ElementType dropout_mask = ElementType::boolean;
   bool loss_scaling = false;  // scale the loss, unscale and check the gradients (fp16 training)
+  /// The datatype the GEMMs of linear layers multiply in when it is narrower than their tensors' (Transformer
+  /// Engine's FP8 training: fp8); none = the tensors' own. See apply_precision.
+  std::optional<ElementType> weight_matmul;
 
   /// Master weights exist when they are wider than the working weights.
   [[nodiscard]] bool has_master_weights() const { return bits_of(master_weight) > bits_of(weight); }
   /// fp32 (everything 32-bit), mixed_bf16 (bf16 activations/weights/gradients; fp32 master weights, states,
-  /// partial sums), int8_stream (int8 activations and weights, 16-bit partial sums: Stream's and MONET's).
+  /// partial sums), fp8_hybrid (mixed_bf16 whose linear layers multiply in fp8: Transformer Engine's HYBRID
+  /// format, E4M3 forward and E5M2 backward), int8_stream (int8 activations and weights, 16-bit partial sums:
+  /// Stream's and MONET's).
   static std::optional<Precision> preset_named(const std::string& name);
   static std::vector<std::string> preset_names();
 };
@@ -41,6 +46,12 @@ MONET_API std::string precision_toml(const Precision& p);
 
 /// Sets the element type of every floating-point tensor by its role (integer and boolean tensors keep theirs)
 /// and every operand's precision accordingly; outputs of conv/gemm/matmul accumulate in `partial_sum`.
+/// With `weight_matmul`, every MAC-kind operator of a linear layer -- one that reads a weight (forward, input
+/// gradient, recomputation) or writes a weight gradient -- multiplies in it (attribute `matmul_type`, read by
+/// Operator::matmul_type) and reads its inputs at its width (Transformer Engine casts them in the producing
+/// kernel, and the weights once per step); a tensor that only such operators read is stored in it (what Transformer
+/// Engine saves for the backward pass). Operators whose attribute `keeps_working_precision` is set, or whose
+/// forward operator's is, are left alone (Megatron-LM's output layer is not a Transformer Engine module).
 MONET_API GraphPtr apply_precision(const Graph& graph, const Precision& precision);
 
 }  // namespace monet
