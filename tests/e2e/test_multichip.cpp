@@ -272,6 +272,15 @@ TEST(Multichip, ContextParallelSplitsTheSequence) {
   const double activations = cp["system"]["memory_per_chip_bytes"]["activations"].get<double>() /
                              base["system"]["memory_per_chip_bytes"]["activations"].get<double>();
   EXPECT_DOUBLE_EQ(activations, 0.5);
+  // The megatron plugin's default ring (cp_comm_type = "p2p") runs each exchange beside the attention kernel;
+  // Llama 3's all-gather puts it on the critical path: more exposed, the same bytes on the links (energy).
+  const json gathered = run(dir, small, "cp_all_gather",
+                            " --set parallelism.context=2 --set parallelism.data=1 --set parallelism.cp_comm_type=all_gather");
+  const json& u = gathered["system"]["time_s"];
+  EXPECT_GT(u["context_parallel_communication"].get<double>(), t["context_parallel_communication"].get<double>());
+  EXPECT_NEAR(u["compute"].get<double>(), t["compute"].get<double>(), 1e-12 * t["compute"].get<double>());
+  EXPECT_DOUBLE_EQ(gathered["system"]["energy_j"]["communication"].get<double>(),
+                   cp["system"]["energy_j"]["communication"].get<double>());
 }
 
 // The search at scale in miniature: every (tensor, pipeline, data, micro-batch, recompute) layout of the small GPT

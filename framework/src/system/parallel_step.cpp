@@ -12,6 +12,17 @@
 
 namespace monet {
 namespace {
+/// The low-precision copy of a weight that narrowed GEMMs read (Operator::matmul_type: FP8 linear layers), kept
+/// beside the working weight for the whole step (Transformer Engine casts the weights once per step); 0 for others.
+/// Hopper's second, transposed copy is not counted.
+std::int64_t narrow_copy_bytes(const Graph& g, const Tensor& weight) {
+  int bits = 0;
+  for (OperatorId c : weight.consumers) {
+    if (const auto type = g.op(c).matmul_type(); type && bits_of(*type) < bits_of(weight.dtype)) bits = bits_of(*type);
+  }
+  return bits == 0 ? 0 : weight.elements() * bits / 8;
+}
+
 
 // "layers.12" -> "layers.": the blocks of a transformer's stack differ only by their trailing index.
 std::string repeat_prefix(const std::string& label) {
@@ -295,7 +306,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   }
   // Parameters, gradients and optimizer states per chunk (ZeRO shards them over the data-parallel group), and the
   // gradients per block (ZeRO 2-3 reduce them block by block).
-  std::vector<std::int64_t> weights(static_cast<std::size_t>(chunks), 0), grads(weights), states(weights);
+  std::vector<std::int64_t> weights(static_cast<std::size_t>(chunks), 0), grads(weights), states(weights), casts(weights);
   const std::size_t block_count = in.block_of_op.empty() ? 0 : static_cast<std::size_t>(*std::max_element(in.block_of_op.begin(), in.block_of_op.end())) + 1;
   std::vector<double> block_grads(block_count, 0);
   for (const Tensor& t : g.tensors()) {
@@ -306,7 +317,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     const auto blk = static_cast<std::size_t>(in.block_of_op[static_cast<std::size_t>(at)]);
     switch (t.role) {
       case TensorRole::weight:
-        if (t.producer == kNone) weights[c] += t.bytes();  // not the updated copies
+        if (t.producer == kNone) weights[c] += t.bytes(), casts[c] += narrow_copy_bytes(g, t);  // not the updated copies
         break;
       case TensorRole::weight_gradient:
         if (t.gradient_of != kNone) grads[c] += t.bytes(), block_grads[blk] += static_cast<double>(t.bytes());
@@ -463,13 +474,14 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       stage_gather(stage_opt);
   double dp_energy = 0;
   std::vector<std::int64_t> stage_weights(static_cast<std::size_t>(p), 0), stage_grads(stage_weights),
-      stage_states(stage_weights);
+      stage_states(stage_weights), stage_casts(stage_weights);
   for (std::int64_t s = 0; s < p; ++s) {
     const auto si = static_cast<std::size_t>(s);
     for (std::int64_t c = 0; c < v; ++c) {
       const auto j = static_cast<std::size_t>(c * p + s);
       stage_opt[si] += optimizer[j];
       stage_weights[si] += weights[j], stage_grads[si] += grads[j], stage_states[si] += states[j];
+      stage_casts[si] += casts[j];
     }
     if (s == p - 1 && !tied.empty()) stage_opt[si] += tied_opt_s;  // the copy's update
     if (L.zero_stage >= 1) stage_opt[si] /= d;
@@ -601,7 +613,9 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     auto shard = [&](std::int64_t bytes, int from_stage) {
       return L.zero_stage >= from_stage ? static_cast<std::int64_t>(static_cast<double>(bytes) / d) : bytes;
     };
-    const auto w = shard(stage_weights[si], 3), gr = shard(stage_grads[si], 2), st = shard(stage_states[si], 1);
+    // The weights' low-precision copies are memory only: cast on each rank, never communicated.
+    const auto w = shard(stage_weights[si], 3) + shard(stage_casts[si], 3), gr = shard(stage_grads[si], 2),
+               st = shard(stage_states[si], 1);
     const auto act = static_cast<std::int64_t>(run.peak_saved_bytes[si]);
     std::int64_t whole = 0;  // ZeRO 3: the gathered parameters of the running (and prefetched) block
     for (std::int64_t c = 0; c < v; ++c) whole = std::max(whole, gathered[static_cast<std::size_t>(c * p + s)]);

@@ -15,7 +15,9 @@
 //
 // With context parallelism (Megatron-core's context_parallel_size) the generator's AllGather operators marked
 // context_parallel gather each layer's keys and values over the context-parallel group (all-gather forward,
-// reduce-scatter of their gradients backward; the exchange runs again in the backward pass).
+// reduce-scatter of their gradients backward; the exchange runs again in the backward pass). With cp_comm_type =
+// p2p (Megatron's default: Transformer Engine's ring) the blocks travel while the attention computes, so each
+// exchange runs beside the attention's forward or backward kernel; all_gather (Llama 3's) puts them before it.
 //
 // Asynchronous collectives (Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication, since September 2021):
 // a column-parallel layer's backward pass issues the all-reduce (or, with sequence parallelism, the
@@ -63,7 +65,8 @@ class Megatron final : public ParallelismModel {
         "generator's AllGather (all-gather forward, reduce-scatter backward), ReduceScatter (reduce-scatter "
         "forward, all-gather backward) and Shard (all-gather backward) operators, each of the whole array. With "
         "context parallelism, the keys' and values' AllGather operators marked context_parallel run over the "
-        "context-parallel group. The backward collectives of column-parallel layers (linear_qkv, linear_fc1, "
+        "context-parallel group, beside the attention kernel (cp_comm_type = p2p, the ring) or before it "
+        "(all_gather). The backward collectives of column-parallel layers (linear_qkv, linear_fc1, "
         "output_layer) are asynchronous as in Megatron-LM since September 2021: issued when the input gradient is "
         "computed and awaited after the weight gradient; with sequence_parallel the all-gather of the layer's "
         "sharded input is issued as its backward pass starts and awaited before the weight gradient.";
@@ -74,6 +77,13 @@ class Megatron final : public ParallelismModel {
                       "it, on the critical path (the code of Narayanan et al. SC'21). Sequence parallelism's "
                       "backward all-gather and reduce-scatter overlap either way, as Megatron-LM's sequence-parallel "
                       "code does"),
+        ParamSpec::choice("cp_comm_type", {"p2p", "all_gather"}, "p2p")
+            .with_doc("Megatron-LM's --cp-comm-type: how a context-parallel group exchanges each layer's keys and "
+                      "values. p2p (Megatron's default, Transformer Engine's ring): the blocks travel around the "
+                      "ring while the attention computes on the blocks it holds, so the exchange runs beside the "
+                      "attention kernel (forward: the gather; backward: the gather again and the reduce-scatter of "
+                      "their gradients, beside the attention's backward kernel). all_gather (Llama 3's): gathered "
+                      "before the attention, the gradients reduce-scattered after its backward, on the critical path"),
         ParamSpec::boolean("tp_comm_overlap", false)
             .with_doc("Megatron-LM's --tp-comm-overlap (Transformer Engine's userbuffers; needs sequence_parallel): "
                       "the forward all-gather before linear_qkv, linear_fc1 and output_layer runs beside that "
@@ -85,7 +95,9 @@ class Megatron final : public ParallelismModel {
     return i;
   }
   explicit Megatron(const ParamValues& p)
-      : async_(p.get_bool("async_tensor_model_parallel_allreduce")), overlap_(p.get_bool("tp_comm_overlap")) {}
+      : async_(p.get_bool("async_tensor_model_parallel_allreduce")),
+        ring_(p.get_string("cp_comm_type") == "p2p"),
+        overlap_(p.get_bool("tp_comm_overlap")) {}
 
   [[nodiscard]] TensorParallelPlan plan(const Graph& g, const ParallelLayout& layout) const override {
     TensorParallelPlan plan;
@@ -109,6 +121,33 @@ class Megatron final : public ParallelismModel {
       const auto it = op.attributes.find("context_parallel");
       return op.type == "AllGather" && it != op.attributes.end() && !it->second.empty() && it->second.front() != 0;
     };
+    // Per forward operator: its input-gradient and weight-gradient operators, and its recomputation.
+    const std::size_t n = g.operators().size();
+    std::vector<OperatorId> dx(n, kNone), dw(n, kNone), again(n, kNone);
+    for (const Operator& op : g.operators()) {
+      if (op.derived_from == kNone) continue;
+      const auto f = static_cast<std::size_t>(op.derived_from);
+      if (op.phase == Phase::backward_dx && dx[f] == kNone) dx[f] = op.id;
+      if (op.phase == Phase::backward_dw && dw[f] == kNone) dw[f] = op.id;
+      if (op.phase == Phase::recompute) again[f] = op.id;
+    }
+    // A collective pipelined with the kernel `beside` (issued as it starts, awaited as it ends): tp_comm_overlap's
+    // GEMMs, the context-parallel ring's attention.
+    auto beside = [](TensorParallelComm c, OperatorId kernel) {
+      c.issued_by = kernel, c.issued_at_start = true;
+      c.awaited_by = kernel, c.awaited_at_start = false;
+      return c;
+    };
+    // The attention kernel reading a context-parallel gather's keys or values (kNone: none with a backward).
+    auto attention = [&](const Operator& gather) {
+      for (const Operand& o : gather.operands) {
+        if (!o.is_output()) continue;
+        for (OperatorId c : g.tensor(o.tensor).consumers) {
+          if (g.op(c).phase == Phase::forward && dx[static_cast<std::size_t>(c)] != kNone) return c;
+        }
+      }
+      return kNone;
+    };
     bool context_ops = false;
     for (const Operator& op : g.operators()) {
       if (op.type == "AllToAll") {
@@ -119,8 +158,22 @@ class Megatron final : public ParallelismModel {
       if (op.phase != Phase::forward || !context_parallel(op)) continue;
       context_ops = true;
       const double whole = bytes_of(op, true);
-      plan.comms.push_back({op.id, false, CollectiveKind::all_gather, whole, ParallelGroup::context});
-      plan.comms.push_back({op.id, true, CollectiveKind::reduce_scatter, whole, ParallelGroup::context});
+      const TensorParallelComm gather{op.id, false, CollectiveKind::all_gather, whole, ParallelGroup::context};
+      const TensorParallelComm scatter{op.id, true, CollectiveKind::reduce_scatter, whole, ParallelGroup::context};
+      const OperatorId kernel = ring_ ? attention(op) : kNone;
+      if (kernel == kNone) {  // all_gather: before the attention (again before its backward), gradients after it
+        plan.comms.push_back(gather);
+        plan.comms.push_back(scatter);
+        continue;
+      }
+      // The ring: the blocks travel while the attention computes, in its forward and again in its backward kernel,
+      // where the gradients travel too.
+      const OperatorId backward = dx[static_cast<std::size_t>(kernel)];
+      TensorParallelComm again_gather = gather;
+      again_gather.backward = true;
+      plan.comms.push_back(beside(gather, kernel));
+      plan.comms.push_back(beside(again_gather, backward));
+      plan.comms.push_back(beside(scatter, backward));
     }
     if (context_ops != (layout.context > 1)) {
       throw UserError("megatron: [parallelism] context = " + std::to_string(layout.context) +
@@ -134,16 +187,6 @@ class Megatron final : public ParallelismModel {
     if (layout.tensor < 2) return plan;
     const bool sp = layout.sequence_parallel;
     bool found = false, sequence_ops = false;
-    // Per forward operator: its input-gradient and weight-gradient operators, and its recomputation.
-    const std::size_t n = g.operators().size();
-    std::vector<OperatorId> dx(n, kNone), dw(n, kNone), again(n, kNone);
-    for (const Operator& op : g.operators()) {
-      if (op.derived_from == kNone) continue;
-      const auto f = static_cast<std::size_t>(op.derived_from);
-      if (op.phase == Phase::backward_dx && dx[f] == kNone) dx[f] = op.id;
-      if (op.phase == Phase::backward_dw && dw[f] == kNone) dw[f] = op.id;
-      if (op.phase == Phase::recompute) again[f] = op.id;
-    }
     // The column-parallel layer reading a sequence-parallel gather's output.
     auto reader = [&](const Operator& gather) {
       for (const Operand& o : gather.operands) {
@@ -163,12 +206,6 @@ class Megatron final : public ParallelismModel {
         if (p != kNone && dx[static_cast<std::size_t>(p)] != kNone) return p;
       }
       return kNone;
-    };
-    // With tp_comm_overlap: a collective pipelined with `gemm` (issued as it starts, awaited as it ends).
-    auto beside = [](TensorParallelComm c, OperatorId gemm) {
-      c.issued_by = gemm, c.issued_at_start = true;
-      c.awaited_by = gemm, c.awaited_at_start = false;
-      return c;
     };
     // A column-parallel layer's input-gradient collective beside its weight gradient (kNone: synchronous).
     auto beside_weight_gradient = [&](OperatorId owner, OperatorId layer, CollectiveKind kind, double whole) {
@@ -252,6 +289,7 @@ class Megatron final : public ParallelismModel {
 
  private:
   bool async_;
+  bool ring_;
   bool overlap_;
 };
 
