@@ -81,6 +81,15 @@ Cost cost_of(const Gpu& g, const Graph& graph, const std::string& name) {
   return g.model->evaluate(CostQuery{graph, *op, tile, *g.core});
 }
 
+/// One layer of the gpt generator with FlashAttention (hidden 512, 8 heads, 256 tokens) and `extra` keys.
+GraphPtr flash_layer(const test::ScratchDir& dir, const std::string& extra) {
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+  return r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))
+      ->load(dir.write("w.toml", "[workload]\ngenerator = \"gpt\"\nhidden = 512\nheads = 8\nlayers = 1\n"
+                                 "seq_length = 256\nvocab = 64\nattention_backend = \"flash\"\n" + extra));
+}
+
 TEST(GpuModel, WaveQuantizationReproducesNvidiasExamples) {
   // NVIDIA's Matrix Multiplication Background User's Guide §3.2, with 128x256 tiles on the A100's 108 SMs:
   // a 4096 x 4096 output is 16 x 32 = 512 tiles, 5 waves of 108 (4.74 rounded up): 512 / 540 = 94.8 %;
@@ -219,11 +228,7 @@ TEST(GpuModel, UncalibratedChipsRunLargeGemmsAtTheirMatrixCapAndAdditionsAtTheir
 TEST(GpuModel, FusedKernelsReadTheFusedMatrixRows) {
   test::ScratchDir dir;
   const Registry& r = Registry::global();
-  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
-  const GraphPtr graph = r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))
-                             ->load(dir.write("w.toml", "[workload]\ngenerator = \"gpt\"\nhidden = 512\nheads = 8\n"
-                                                        "layers = 1\nseq_length = 256\nvocab = 64\n"
-                                                        "attention_backend = \"flash\"\n"));
+  const GraphPtr graph = flash_layer(dir, "");
   const std::string flash = "layers.0.self_attention.core_attention.flash", qkv = "layers.0.self_attention.linear_qkv";
   const Gpu shipped = a100();
   std::string table = test::read_file(test::source_dir() / "architectures/gpu/calibration/a100_sxm4_80g.csv");
@@ -308,12 +313,7 @@ TEST(GpuModel, ConvolutionIsAnImplicitGemm) {
 // output whole, k and v every other row (the triangle's keys spread over the sequence: all rows but the last).
 TEST(GpuModel, FlashAttentionIsTheGemmItsAttributesName) {
   test::ScratchDir dir;
-  const Registry& r = Registry::global();
-  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
-  const GraphPtr graph = r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))
-                             ->load(dir.write("w.toml", "[workload]\ngenerator = \"gpt\"\nhidden = 512\nheads = 8\n"
-                                                        "num_query_groups = 2\nlayers = 1\nseq_length = 256\n"
-                                                        "vocab = 64\nattention_backend = \"flash\"\n"));
+  const GraphPtr graph = flash_layer(dir, "num_query_groups = 2\n");
   const Cost c = cost_of(a100({"128x128"}, {1}), *graph, "layers.0.self_attention.core_attention.flash");
   EXPECT_NE(c.mapping.find("GEMM M=1024 N=128 K=128 batch=2"), std::string::npos) << c.mapping;
   EXPECT_EQ(c.offchip_read_bits, (256LL * 512 + 2 * 255 * 2 * 64) * 16);

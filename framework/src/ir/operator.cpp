@@ -150,7 +150,9 @@ std::int64_t Operator::recomputed_macs() const {
 std::optional<ElementType> Operator::matmul_type() const {
   const auto it = attributes.find("matmul_type");
   if (it == attributes.end() || it->second.size() != 1) return std::nullopt;
-  return static_cast<ElementType>(it->second.front());
+  const std::int64_t v = it->second.front();  // a workload file may write any attribute: only a real type counts
+  if (v < 0 || v > static_cast<std::int64_t>(ElementType::boolean)) return std::nullopt;
+  return static_cast<ElementType>(v);
 }
 
 double Operator::vector_ops() const {

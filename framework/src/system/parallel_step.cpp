@@ -23,7 +23,6 @@ std::int64_t narrow_copy_bytes(const Graph& g, const Tensor& weight) {
   return bits == 0 ? 0 : weight.elements() * bits / 8;
 }
 
-
 // "layers.12" -> "layers.": the blocks of a transformer's stack differ only by their trailing index.
 std::string repeat_prefix(const std::string& label) {
   const auto dot = label.rfind('.');
@@ -317,7 +316,10 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     const auto blk = static_cast<std::size_t>(in.block_of_op[static_cast<std::size_t>(at)]);
     switch (t.role) {
       case TensorRole::weight:
-        if (t.producer == kNone) weights[c] += t.bytes(), casts[c] += narrow_copy_bytes(g, t);  // not the updated copies
+        if (t.producer == kNone) {  // not the updated copies
+          weights[c] += t.bytes();
+          casts[c] += narrow_copy_bytes(g, t);
+        }
         break;
       case TensorRole::weight_gradient:
         if (t.gradient_of != kNone) grads[c] += t.bytes(), block_grads[blk] += static_cast<double>(t.bytes());
