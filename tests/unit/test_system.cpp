@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "monet/experiment/runner.hpp"
 #include "monet/system/collectives.hpp"
@@ -26,6 +28,36 @@ TEST(System, ReadsTiersAndChip) {
   EXPECT_DOUBLE_EQ(s.intra_node.efficiency, 0.5);
   EXPECT_DOUBLE_EQ(s.inter_node.efficiency, 1.0);
   EXPECT_TRUE(std::filesystem::exists(s.chip));
+}
+
+// A tier's compute_share (default 0): a collective takes the largest share of the tiers it uses; a share of 1
+// (the chip stopped) is refused at its key.
+TEST(System, CollectivesTakeTheirTiersComputeShare) {
+  System s = read_system(kSystem);
+  EXPECT_EQ(s.intra_node.compute_share, 0);
+  s.intra_node.compute_share = 0.1, s.inter_node.compute_share = 0.05;
+  constexpr unsigned fabric = 1, network = 1u << kTierLinkBits;
+  EXPECT_EQ(collective_compute_share(s, fabric), 0.1);
+  EXPECT_EQ(collective_compute_share(s, network), 0.05);
+  EXPECT_EQ(collective_compute_share(s, fabric | network), 0.1);
+  EXPECT_EQ(collective_compute_share(s, 0), 0);
+  std::string text;
+  {
+    std::ifstream in(kSystem);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.insert(text.find("[system.intra_node]\n") + 20, "compute_share = 1\n");
+  const std::string chip = "\"../../../architectures/tpu_like_single.toml\"";
+  text.replace(text.find(chip), chip.size(), "\"" + (std::filesystem::path(MONET_SOURCE_DIR) / "architectures/tpu_like_single.toml").string() + "\"");
+  const auto file = std::filesystem::temp_directory_path() / "monet_system_compute_share.toml";
+  std::ofstream(file) << text;
+  try {
+    (void)read_system(file);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("monet_system_compute_share.toml:9:17: error: system.intra_node.compute_share"),
+              std::string::npos) << e.what();
+  }
 }
 
 TEST(System, MissingFabricIsALocatedError) {
@@ -307,6 +339,34 @@ TEST(PassSchedule, CollectivesOnOneLinkWaitForEachOther) {
   EXPECT_DOUBLE_EQ(run_pass(apart).seconds, 2);
   PassSchedule both{{1, 0.5}, {collective(1, 0, false, kPassEnd, false, 2), collective(1, 0, false, kPassEnd, false, 3)}};
   EXPECT_DOUBLE_EQ(run_pass(both).seconds, 3);
+}
+
+// A collective whose library takes a share of the chip's compute (Fabric::compute_share) slows the operators it
+// runs beside; what they lose is its exposed time. A 0.5-s collective taking 20 % issued as a 1-s operator starts:
+// the operator does 0.4 s of work in its first 0.5 s and the other 0.6 s after, ending at 1.1 s; 0.1 s exposed.
+// Two collectives of 20 % and 30 % on different links: each takes its share of what the other leaves, so the rate is
+// 0.8 · 0.7 = 0.56 while both run; the 0.44 lost is split 2:3 between their groups.
+TEST(PassSchedule, CollectivesTakeTheirShareOfTheChipsCompute) {
+  PassSchedule p{{1}, {collective(0.5, 0, true, kPassEnd, false)}};
+  p.collectives[0].compute_share = 0.2;
+  PassRun r = run_pass(p);
+  EXPECT_DOUBLE_EQ(r.seconds, 1.1);
+  EXPECT_DOUBLE_EQ(r.compute_s, 1);
+  EXPECT_NEAR(r.exposed_s[0], 0.1, 1e-15);
+  EXPECT_DOUBLE_EQ(r.link_s[0], 0.5);
+  // Issued before the operator, on a busy link: it starts 0.25 s into the operator, which then slows down.
+  PassSchedule queued{{0.25, 1}, {collective(0.25, 0, true, kPassEnd, false), collective(0.5, 0, true, kPassEnd, false, 1, 1)}};
+  queued.collectives[1].compute_share = 0.2;
+  r = run_pass(queued);
+  EXPECT_DOUBLE_EQ(r.collective_start_s[1], 0.25);
+  EXPECT_NEAR(r.seconds, 1.35, 1e-15);
+  EXPECT_NEAR(r.exposed_s[1], 0.1, 1e-15);
+  PassSchedule both{{1}, {collective(0.5, 0, true, kPassEnd, false, 1, 0), collective(0.5, 0, true, kPassEnd, false, 2, 2)}};
+  both.collectives[0].compute_share = 0.2, both.collectives[1].compute_share = 0.3;
+  r = run_pass(both);
+  EXPECT_NEAR(r.seconds, 1.22, 1e-15);  // 0.28 s of work in the first 0.5 s, 0.72 s after
+  EXPECT_NEAR(r.exposed_s[0], 0.088, 1e-15);
+  EXPECT_NEAR(r.exposed_s[2], 0.132, 1e-15);
 }
 
 TEST(PassSchedule, FirstFreeFindsAGapLongEnough) {

@@ -88,6 +88,14 @@ unsigned collective_tiers(const System& s, CollectiveKind kind, std::int64_t ran
   return tier_links(s.intra_node, kind, per_node, stride, 0) | across;
 }
 
+double collective_compute_share(const System& s, unsigned tiers) {
+  constexpr unsigned intra = (1u << kTierLinkBits) - 1;
+  double share = 0;
+  if (tiers & intra) share = s.intra_node.compute_share;
+  if (tiers & ~intra) share = std::max(share, s.inter_node.compute_share);
+  return share;
+}
+
 CommCost group_collective(const System& s, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride) {
   if (kind != CollectiveKind::send && ranks <= 1) return {};
   const std::int64_t per_node = chips_per_node_of(s, ranks, stride);

@@ -271,6 +271,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     PassCollective x;
     x.seconds = cost.seconds;
     x.tiers = collective_tiers(sys, tc.kind, ranks, stride);
+    x.compute_share = collective_compute_share(sys, x.tiers);
     x.group = data ? 3 : context ? 1 : 0;
     if (issued != kNone) {
       pi = pass_of(g.op(issued));
@@ -377,6 +378,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
           const CommCost cost = group_collective(sys, CollectiveKind::all_gather, reads[blk], D, L.tensor);
           PassCollective x;
           x.seconds = cost.seconds, x.tiers = gather_tiers, x.group = 2;
+          x.compute_share = collective_compute_share(sys, gather_tiers);
           x.awaited_by = first[blk], x.awaited_at_start = true;
           if (in.zero_overlap_comm) {
             if (previous != kPassEnd) x.issued_by = first[previous], x.issued_at_start = true;
@@ -393,6 +395,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
           const CommCost cost = group_collective(sys, CollectiveKind::reduce_scatter, block_grads[blk], D, L.tensor);
           PassCollective x;
           x.seconds = cost.seconds, x.tiers = reduce_tiers, x.group = 2;
+          x.compute_share = collective_compute_share(sys, reduce_tiers);
           x.issued_by = last[blk];
           x.awaited_by = in.zero_overlap_comm ? kPassEnd : last[blk];
           passes[pi].collectives.push_back(x);
@@ -517,17 +520,26 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
         }
       }
       std::sort(taken.begin(), taken.end());
+      // A bucket running beside those backward passes takes the tiers' compute share of the chip while they
+      // overlap: the stage's compute ends that much later (the passes are not re-run; the lost time is the same).
+      const double share = collective_compute_share(sys, dp_tiers);
       const auto bucket_elements = std::max<std::int64_t>(40'000'000, 1'000'000 * D);
-      double network = 0, bytes = 0;
+      double network = 0, bytes = 0, lost = 0;
       std::int64_t elements = 0;
       for (std::size_t i = 0; i < grads_ready.size(); ++i) {
         bytes += grads_ready[i].bytes, elements += grads_ready[i].elements;
         if (elements < bucket_elements && i + 1 < grads_ready.size()) continue;
         const double length = group_collective(sys, reduce, bytes, D, L.tensor).seconds;
-        network = first_free(taken, std::max(network, grads_ready[i].at_s), length) + length;
+        const double start = first_free(taken, std::max(network, grads_ready[i].at_s), length);
+        network = start + length;
+        for (std::int64_t c = 0; share > 0 && c < v; ++c) {
+          const auto j = static_cast<std::size_t>(c * p + s);
+          const double pass_end = run.chunk_last_backward_end_s[j];
+          lost += share * std::max(0.0, std::min(network, pass_end) - std::max(start, pass_end - pt.backward[j]));
+        }
         bytes = 0, elements = 0;
       }
-      end = std::max(network, run.last_backward_end_s[si]);
+      end = std::max(network, run.last_backward_end_s[si] + lost);
     }
     stage_reduced[si] = end;
     if (L.zero_stage == 1 || L.zero_stage == 2) {

@@ -1,6 +1,7 @@
 #include "monet/system/pass_schedule.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "monet/util/error.hpp"
@@ -44,6 +45,35 @@ PassRun run_pass(const PassSchedule& pass) {
       r.link_s[static_cast<std::size_t>(x.group)] += x.seconds;
     }
   };
+  // An operator of `work` seconds started at `from`, slowed while collectives with a compute share run: piece by
+  // piece between their starts and ends. Collectives in flight together each take their share of what the others
+  // leave (the rate is the product of 1 - share: it never reaches 0); the time lost is split between their groups'
+  // exposed time by share.
+  auto run_operator = [&](double from, double work) {
+    auto running = [&](std::size_t c, double at) {
+      return pass.collectives[c].compute_share > 0 && r.collective_start_s[c] >= 0 && r.collective_start_s[c] <= at &&
+             r.collective_end_s[c] > at;
+    };
+    while (work > 0) {
+      double rate = 1, shares = 0, next = std::numeric_limits<double>::infinity();
+      for (std::size_t c = 0; c < k; ++c) {
+        const double start = r.collective_start_s[c];
+        if (pass.collectives[c].compute_share > 0 && start > from) next = std::min(next, start);  // issued, not started
+        if (!running(c, from)) continue;
+        rate *= 1 - pass.collectives[c].compute_share, shares += pass.collectives[c].compute_share;
+        next = std::min(next, r.collective_end_s[c]);
+      }
+      if (rate * (next - from) >= work) return from + work / rate;  // done before the next start or end
+      for (std::size_t c = 0; c < k; ++c) {
+        if (!running(c, from)) continue;
+        const PassCollective& x = pass.collectives[c];
+        r.exposed_s[static_cast<std::size_t>(x.group)] += (next - from) * (1 - rate) * x.compute_share / shares;
+      }
+      work -= rate * (next - from);
+      from = next;
+    }
+    return from;
+  };
   auto await_all = [&](std::size_t s) {
     for (std::size_t c : await[s]) {
       const double end = r.collective_end_s[c];
@@ -58,7 +88,7 @@ PassRun run_pass(const PassSchedule& pass) {
   for (std::size_t i = 0; i < n; ++i) {
     await_all(2 * i);  // what this operator needs, then what is issued as it starts
     issue_all(2 * i);
-    t += pass.operator_seconds[i];
+    t = run_operator(t, pass.operator_seconds[i]);
     r.compute_s += pass.operator_seconds[i];
     r.operator_end_s[i] = t;
     issue_all(2 * i + 1);  // issued as it ends, then awaited there (a synchronous collective)

@@ -31,6 +31,7 @@ Fabric read_fabric(TableReader t, std::int64_t joins, const std::string& joined)
   f.latency_s = t.required_number("latency_s", Bounds::at_least(0));
   f.efficiency = t.number("efficiency", Bounds::fraction()).value_or(1.0);
   f.energy_pj_per_bit = t.required_number("energy_pj_per_bit", Bounds::at_least(0));
+  f.compute_share = t.number("compute_share", Bounds{0.0, 1.0, false, true}).value_or(0.0);
   t.finish();
   return f;
 }

@@ -44,5 +44,8 @@ inline constexpr unsigned kTierLinkBits = 3;
 /// one bit per dimension the group spans), bits 3-5 the inter-node network likewise (both tiers for a hierarchical
 /// one; 0 for a group of one chip). Collectives whose bits meet wait for each other (docs/datacenter.md).
 MONET_API unsigned collective_tiers(const System& system, CollectiveKind kind, std::int64_t ranks, std::int64_t stride);
+/// The share of a chip's compute a collective on `tiers` (collective_tiers' bits) takes while it runs: the
+/// largest compute_share of the tiers it uses (a hierarchical collective is one library call).
+MONET_API double collective_compute_share(const System& system, unsigned tiers);
 
 }  // namespace monet

@@ -5,7 +5,8 @@
 // uses. A collective is issued when an operator starts or ends and starts once its links are free (collectives on
 // one link run one at a time: contention); the stream waits for it before or after the operator that needs it
 // (a synchronous collective: right where it was issued). What the stream waits is the collective's exposed time;
-// the rest ran beside the operators.
+// the rest ran beside the operators. A collective with a compute share slows the operators it runs beside (their
+// rate is 1 - the shares of the collectives in flight); the time they lose is exposed time of those collectives.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,7 @@ struct PassCollective {
   bool issued_at_start = false;
   std::size_t awaited_by = kPassEnd;    // kPassEnd: when the pass ends
   bool awaited_at_start = false;
+  double compute_share = 0;             // of the chip's compute rate while it runs (collective_compute_share)
 };
 
 struct PassSchedule {
@@ -39,7 +41,7 @@ struct PassSchedule {
 
 struct PassRun {
   double seconds = 0;                        // from the first operator's start to the last wait
-  double compute_s = 0;                      // the operators' own time
+  double compute_s = 0;                      // the operators' own time (without what collectives took)
   std::array<double, kPassGroups> link_s{};  // per group: its collectives' time on the links
   std::array<double, kPassGroups> exposed_s{};  // per group: what the stream waited for them
   std::vector<double> operator_end_s;        // per operator

@@ -26,6 +26,9 @@ struct Fabric {
   double latency_s = 0;              // α: per message step of a collective, per point-to-point message
   double efficiency = 1;             // achieved bus bandwidth / bandwidth (nccl-tests' busbw over the link rate)
   double energy_pj_per_bit = 0;      // per bit sent over the tier
+  // The fraction of each chip's compute rate a collective on this tier takes while it runs beside the chip's
+  // operators: the communication library's kernels (NCCL runs a thread block per channel on an SM). 0: none.
+  double compute_share = 0;
   SourceLocation where;
 };
 
