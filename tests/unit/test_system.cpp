@@ -3,6 +3,7 @@
 // schedules (bubble of 1F1B and of the interleaved schedule); the last stage's copy of a tied word embedding.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -453,6 +454,14 @@ TEST(Pipeline, SendsBlockTheSendingStage) {
   EXPECT_DOUBLE_EQ(r.send_blocked_s[0], 1.0);  // after its two forward passes
   EXPECT_DOUBLE_EQ(r.send_blocked_s[1], 1.0);  // after its two backward passes
   EXPECT_DOUBLE_EQ(r.bubble_s, 10.5 - 6.0 - 1.0);
+  // Both chips' links carry every send: stage 0's two forward sends, then stage 1's two backward ones.
+  using Spans = std::vector<std::pair<double, double>>;
+  const Spans sends{{1, 1.5}, {2.5, 3}, {4.5, 5}, {8, 8.5}};
+  for (std::size_t s = 0; s < 2; ++s) {
+    Spans spans = r.send_intervals[s];
+    std::sort(spans.begin(), spans.end());
+    EXPECT_EQ(spans, sends) << s;
+  }
   // Megatron-Core's overlap_p2p_comm: the sender goes on at once, the receiver still waits for the data.
   t.blocking_sends = false;
   const PipelineRun overlapped = simulate_pipeline(t);

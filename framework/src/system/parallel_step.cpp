@@ -519,6 +519,10 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
           if ((h.tiers & dp_tiers) != 0 && h.end_s > h.start_s) taken.emplace_back(start + h.start_s, start + h.end_s);
         }
       }
+      // The pipeline's sends and receives on the stage's chip hold its links too (they are on the critical path).
+      if ((collective_tiers(sys, CollectiveKind::send, 2, neighbours) & dp_tiers) != 0) {
+        for (const auto& [from, to] : run.send_intervals[si]) taken.emplace_back(from, to);
+      }
       std::sort(taken.begin(), taken.end());
       // A bucket running beside those backward passes takes the tiers' compute share of the chip while they
       // overlap: the stage's compute ends that much later (the passes are not re-run; the lost time is the same).

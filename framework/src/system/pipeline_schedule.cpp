@@ -63,6 +63,7 @@ PipelineRun simulate_pipeline(const PipelineTimes& t) {
   run.last_backward_end_s.assign(static_cast<std::size_t>(p), 0);
   run.chunk_last_backward_end_s.assign(static_cast<std::size_t>(chunks), 0);
   run.peak_saved_bytes.assign(static_cast<std::size_t>(p), 0);
+  run.send_intervals.resize(static_cast<std::size_t>(p));
   std::vector<double> live(static_cast<std::size_t>(p), 0);
   auto saved = [&](std::int64_t chunk) {
     return t.saved_bytes.empty() ? 0.0 : t.saved_bytes[static_cast<std::size_t>(chunk)];
@@ -96,6 +97,11 @@ PipelineRun simulate_pipeline(const PipelineTimes& t) {
         const bool sends = t.blocking_sends && (x.forward ? x.chunk + 1 < chunks : x.chunk > 0);
         free_at[static_cast<std::size_t>(s)] = end + (sends ? t.send_s : 0);
         if (sends) run.send_blocked_s[static_cast<std::size_t>(s)] += t.send_s;
+        if (t.send_s > 0 && (x.forward ? x.chunk + 1 < chunks : x.chunk > 0)) {
+          const std::int64_t to = ((x.forward ? x.chunk + 1 : x.chunk - 1) % p);  // the receiving chunk's stage
+          run.send_intervals[static_cast<std::size_t>(s)].emplace_back(end, end + t.send_s);
+          run.send_intervals[static_cast<std::size_t>(to)].emplace_back(end, end + t.send_s);
+        }
         run.busy_s[static_cast<std::size_t>(s)] += d;
         if (!x.forward) {
           run.last_backward_end_s[static_cast<std::size_t>(s)] = end;

@@ -7,6 +7,7 @@
 // communication does (batch_isend_irecv, wait, synchronize). The bubble comes out of the simulation:
 // with uniform stages it is (p-1)·(F+B) for 1F1B and (p-1)·(F+B)/v interleaved, as the paper derives.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "monet/util/export.hpp"
@@ -35,6 +36,9 @@ struct PipelineRun {
   std::vector<double> chunk_last_backward_end_s;  // per model chunk: when its last backward pass ends
   /// per stage: the most saved bytes alive at once (micro-batches whose forward ran and backward has not)
   std::vector<double> peak_saved_bytes;
+  /// per stage: when its chip's pipeline links carry a send, [start, end) in order of issue (the sends it makes and
+  /// those it receives; blocking or not)
+  std::vector<std::vector<std::pair<double, double>>> send_intervals;
   /// makespan − the busiest stage's busy and send-blocked time: the time that stage waits for its inputs (the bubble
   /// that cannot be hidden)
   double bubble_s = 0;
