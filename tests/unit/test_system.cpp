@@ -89,6 +89,7 @@ TEST(Collectives, RingTermsAreNcclBusBandwidthFactors) {
 
 TEST(Collectives, GroupsInsideANodeAcrossNodesAndHierarchical) {
   const System s = read_system(kSystem);
+  EXPECT_EQ(s.all_reduce, "ring");  // the default: ring algorithms only (NCCL's tree: below)
   const double S = 4e8;
   // 4 consecutive chips: one node, ring on the fabric at half its bandwidth.
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, S, 4, 1).seconds, 6e-6 + 1.5 * S / 50e9);
@@ -109,6 +110,42 @@ TEST(Collectives, GroupsInsideANodeAcrossNodesAndHierarchical) {
   // A send between stages 4 chips apart crosses nodes.
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 4).seconds, 5e-6 + S / 10e9);
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::send, S, 2, 1).seconds, 1e-6 + S / 50e9);
+}
+
+// NCCL's tree all-reduce (src/graph/tuning.cc): 2·((k − 1)·α_fabric + ⌈log₂ N⌉·α_network) + 2·S / (0.92·B), B the
+// slower of the fabric and the node's k network ports. The test system: fabric 100 GB/s × 0.5, 1 µs; network
+// 10 GB/s, 5 µs; 2 nodes of 4. [system] all_reduce = "fastest" (as NCCL by default) takes whichever is shorter.
+TEST(Collectives, TreeAllReduceTakesLogarithmicLatency) {
+  System s = read_system(kSystem);
+  s.all_reduce = "fastest";
+  const double S = 4e8;
+  const double ring_hierarchical = 3e-6 + 0.75 * S / 50e9 + 2 * 5e-6 + 1.0 * (S / 4) / 10e9 + 3e-6 + 0.75 * S / 50e9;
+  const double tree = 2 * (3 * 1e-6 + 1 * 5e-6) + 2 * S / (0.92 * std::min(50e9, 4 * 10e9));
+  EXPECT_LT(tree, ring_hierarchical);  // pipelined over both tiers, where the hierarchical ring adds its phases
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, S, 8, 1).seconds, tree);
+  // The same bytes move either way: the energy is the ring's.
+  s.all_reduce = "ring";
+  const CommCost ring = group_collective(s, CollectiveKind::all_reduce, S, 8, 1);
+  EXPECT_DOUBLE_EQ(ring.seconds, ring_hierarchical);
+  s.all_reduce = "fastest";
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, S, 8, 1).energy_j, ring.energy_j);
+  // Inside a node the chain has the ring's latency and less bandwidth: the ring; one chip per node on 2 nodes,
+  // the ring too (2α + S/B against 2α + 2S/(0.92·B)).
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, S, 4, 1).seconds, 6e-6 + 1.5 * S / 50e9);
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, S, 2, 4).seconds, 2 * 5e-6 + S / 10e9);
+  s.all_reduce = "tree";  // NCCL_ALGO=tree: even where the ring is faster
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, S, 2, 4).seconds, 2 * 5e-6 + 2 * S / (0.92 * 10e9));
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::reduce_scatter, S, 8, 1).seconds,
+                   3e-6 + 0.75 * S / 50e9 + 5e-6 + 0.5 * (S / 4) / 10e9);  // all-reduce only, as NCCL
+  // Small messages over many nodes: 64 chips on 16 nodes, 1 kB. The ring's 6 fabric and 30 network steps against
+  // the tree's 2·(3 + 4): the tree, by 110 µs.
+  s.all_reduce = "fastest";
+  s.nodes = 16;
+  const double small = 1e3;
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, small, 64, 1).seconds,
+                   2 * (3 * 1e-6 + 4 * 5e-6) + 2 * small / (0.92 * 40e9));
+  s.all_reduce = "ring";
+  EXPECT_NEAR(group_collective(s, CollectiveKind::all_reduce, small, 64, 1).seconds, 6e-6 + 30 * 5e-6, 1e-7);  // plus 77 ns of bandwidth terms
 }
 
 TEST(Collectives, TiersAGroupOccupies) {

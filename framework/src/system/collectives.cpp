@@ -1,6 +1,7 @@
 #include "monet/system/collectives.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "monet/system/torus.hpp"
 
@@ -96,7 +97,48 @@ double collective_compute_share(const System& s, unsigned tiers) {
   return share;
 }
 
+namespace {
+// Ring algorithms on one tier, hierarchical over both (the header's group_collective without the tree).
+CommCost ring_group_collective(const System& s, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride);
+
+// NCCL's tree all-reduce (src/graph/tuning.cc): a chain through the group's chips of each node and a double binary
+// tree across the nodes, reducing up and broadcasting down, pipelined. Its latency is 2·((k − 1)·α_fabric +
+// ⌈log₂ N⌉·α_network); its bus bandwidth NCCL takes as 0.92 of the graph's, and the algorithm bandwidth as half
+// the bus bandwidth, so the bandwidth term is 2·S / (0.92·B). B is the slower of the fabric per chip and the
+// node's network ports (one per chip of the group) when both are used. The bytes that move (and so the energy) are
+// those of the ring: every chip sends its data up once and the result down once, over the same tiers.
+CommCost tree_all_reduce(const System& s, const CommCost& ring, double bytes, std::int64_t per_node, std::int64_t nodes) {
+  const Fabric& in = s.intra_node;
+  const Fabric& net = s.inter_node;
+  const double k = static_cast<double>(per_node);
+  double latency = 2 * (k - 1) * in.latency_s, bandwidth = in.bandwidth_bytes_per_s * in.efficiency;
+  if (nodes > 1) {
+    latency += 2 * std::ceil(std::log2(static_cast<double>(nodes))) * net.latency_s;
+    const double ports = k * net.bandwidth_bytes_per_s * net.efficiency;
+    bandwidth = per_node > 1 ? std::min(bandwidth, ports) : ports;
+  }
+  CommCost c = ring;
+  c.seconds = latency + 2 * bytes / (0.92 * bandwidth);
+  return c;
+}
+}  // namespace
+
 CommCost group_collective(const System& s, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride) {
+  if (kind == CollectiveKind::all_reduce && ranks > 1 && s.all_reduce != "ring") {
+    const std::int64_t per_node = chips_per_node_of(s, ranks, stride);
+    const std::int64_t nodes = (ranks + per_node - 1) / per_node;
+    const bool torus = (per_node > 1 && s.intra_node.topology == "torus") || (nodes > 1 && s.inter_node.topology == "torus");
+    if (!torus) {  // a torus runs its own algorithm (torus.hpp)
+      const CommCost ring = ring_group_collective(s, kind, bytes, ranks, stride);
+      const CommCost tree = tree_all_reduce(s, ring, bytes, per_node, nodes);
+      return s.all_reduce == "tree" || tree.seconds < ring.seconds ? tree : ring;
+    }
+  }
+  return ring_group_collective(s, kind, bytes, ranks, stride);
+}
+
+namespace {
+CommCost ring_group_collective(const System& s, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride) {
   if (kind != CollectiveKind::send && ranks <= 1) return {};
   const std::int64_t per_node = chips_per_node_of(s, ranks, stride);
   // The network numbers nodes, not chips (a torus between nodes has one chip per node: read_system).
@@ -157,5 +199,7 @@ CommCost group_collective(const System& s, CollectiveKind kind, double bytes, st
   }
   return c;
 }
+
+}  // namespace
 
 }  // namespace monet

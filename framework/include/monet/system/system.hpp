@@ -40,6 +40,9 @@ struct System {
   std::int64_t nodes = 1;
   Fabric intra_node;                // chips of one node (unused when chips_per_node = 1)
   Fabric inter_node;                // between nodes (unused when nodes = 1)
+  // The all-reduce algorithm, as NCCL_ALGO: "ring", "tree" (NCCL's chain inside a node, double binary tree across
+  // nodes) or "fastest" (as NCCL by default: the one predicted faster for the message).
+  std::string all_reduce = "ring";
   SourceLocation where;             // the [system] table
   [[nodiscard]] std::int64_t chips() const { return chips_per_node * nodes; }
 };
