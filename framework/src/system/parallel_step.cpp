@@ -476,6 +476,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 
   const auto d = static_cast<double>(D);  // the replicas of each parameter
   std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp_end(stage_opt), stage_reduced(stage_opt),
+      stage_hidden(stage_opt),
       stage_gather(stage_opt);
   double dp_energy = 0;
   std::vector<std::int64_t> stage_weights(static_cast<std::size_t>(p), 0), stage_grads(stage_weights),
@@ -528,7 +529,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       // overlap: the stage's compute ends that much later (the passes are not re-run; the lost time is the same).
       const double share = collective_compute_share(sys, dp_tiers);
       const auto bucket_elements = std::max<std::int64_t>(40'000'000, 1'000'000 * D);
-      double network = 0, bytes = 0, lost = 0;
+      double network = 0, bytes = 0, lost = 0, on_links = 0;
       std::int64_t elements = 0;
       for (std::size_t i = 0; i < grads_ready.size(); ++i) {
         bytes += grads_ready[i].bytes, elements += grads_ready[i].elements;
@@ -536,6 +537,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
         const double length = group_collective(sys, reduce, bytes, D, L.tensor).seconds;
         const double start = first_free(taken, std::max(network, grads_ready[i].at_s), length);
         network = start + length;
+        on_links += length;
         for (std::int64_t c = 0; share > 0 && c < v; ++c) {
           const auto j = static_cast<std::size_t>(c * p + s);
           const double pass_end = run.chunk_last_backward_end_s[j];
@@ -544,6 +546,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
         bytes = 0, elements = 0;
       }
       end = std::max(network, run.last_backward_end_s[si] + lost);
+      // What ran beside the backward passes: the buckets' time less what the stage waits after them.
+      stage_hidden[si] = std::max(0.0, on_links - (end - run.last_backward_end_s[si]));
     }
     stage_reduced[si] = end;
     if (L.zero_stage == 1 || L.zero_stage == 2) {
@@ -576,7 +580,10 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   for (std::size_t s = 0; s < static_cast<std::size_t>(p); ++s) {
     if (run.busy_s[s] > run.busy_s[busiest]) busiest = s;
   }
-  const double reduced = *std::max_element(stage_dp_end.begin(), stage_dp_end.end());
+  const auto last_reduced = std::max_element(stage_dp_end.begin(), stage_dp_end.end());
+  const double reduced = *last_reduced;
+  // The overlapped reduction's hidden time, of the stage whose reduction ends the step.
+  r.data_comm_hidden_s = stage_hidden[static_cast<std::size_t>(last_reduced - stage_dp_end.begin())];
   r.data_comm_s = std::max(0.0, reduced - run.makespan_s);  // exposed; plus ZeRO's in-pass collectives, below
   r.optimizer_s = *std::max_element(stage_opt.begin(), stage_opt.end());
   r.step_time_s = run.makespan_s + r.data_comm_s + r.optimizer_s;

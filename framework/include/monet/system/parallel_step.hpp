@@ -33,7 +33,8 @@ struct ParallelStep {
                                   // group (a DLRM's all-to-alls of indices and pooled embeddings)
   double tensor_comm_hidden_s = 0;   // busiest stage: tensor-parallel collectives' time beside computation
   double context_comm_hidden_s = 0;  // (not in the step's split: they overlapped operators)
-  double data_comm_hidden_s = 0;     // ... ZeRO 2-3's collectives in the passes
+  double data_comm_hidden_s = 0;     // ... ZeRO 2-3's collectives in the passes, and the overlapped reduction's
+                                     // buckets beside the backward passes (of the stage whose reduction ends last)
   double sharded_comm_hidden_s = 0;  // ... collectives of sharded parameters
   double pipeline_comm_s = 0;     // busiest stage: what its stream waits for its own point-to-point sends (Megatron's
                                   // sends block until they complete)
