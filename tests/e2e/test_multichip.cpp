@@ -535,6 +535,52 @@ TEST(Multichip, DlrmRowWiseTablesReduceScatterTheirPooledVectors) {
   EXPECT_EQ(m["gradients"].get<std::int64_t>(), 305 * 4);
 }
 
+// TorchRec's table-row-wise sharding (`sharding = "table_row_wise"`, `node_ranks` = 8): the four tables over 16
+// H100s on 2 nodes, two tables per node, each split over the node's 8 ranks (125 rows). Per micro-batch a rank
+// receives, from all 16 ranks, the ids of its node's 2 tables that fall in its rows (the 64 bags' lengths of each
+// table in 8 rows of 8 bags, and 2 ids per table for 8 samples' worth): 8·(2·2 + 2·8)·8 = 1,280 B, more than the
+// 4·12·8 = 384 B it sends: an all-to-all of all 16 (the fabric's 7 steps the longer). It sums the partial pooled
+// vectors of the node's tables for all 64 bags (64·32·4 = 8,192 B) by a reduce-scatter over the node's 8 ranks
+// (NVLink), keeping the 8 bags of the samples of the ranks at its place on both nodes, then an all-to-all with its
+// peer on the other node (1,024 B over InfiniBand) gives its 4 samples all 4 tables; the backward pass all-gathers
+// and exchanges back.
+TEST(Multichip, DlrmTableRowWiseTablesReduceInsideTheNodeThenExchangeAcross) {
+  test::ScratchDir dir;
+  const std::string twrw = " --set workload.data_parallel=16 --set parallelism.data=16 --set parallelism.global_batch=128"
+                           " --set workload.sharding=\"table_row_wise\"";
+  const json j = run(dir, "tests/data/experiments/dlrm_four_ranks.toml", "twrw", twrw + " --set workload.node_ranks=8");
+  const json& s = j["system"];
+  EXPECT_EQ(s["micro_batches"].get<int>(), 2);
+  const double nvlink = 450e9 * 0.65, ib = 50e9 * 0.9;
+  const double ids = std::max(7 * 10e-6 + 7.0 / 16 * 1280 / nvlink, 20e-6 + 8.0 / 16 * 1280 / ib);
+  const double inside = 7 * 10e-6 + 7.0 / 8 * 8192 / nvlink, across = 20e-6 + 0.5 * 1024 / ib;
+  const double exchanges = 2 * (ids + 2 * inside + 2 * across);
+  EXPECT_NEAR(s["time_s"]["sharded_parameters_communication"].get<double>(), exchanges, 1e-12 * exchanges);
+  const json& m = s["memory_per_chip_bytes"];
+  EXPECT_EQ(m["weights"].get<std::int64_t>(), 2 * 125 * 16 * 4 + 305 * 4);
+  EXPECT_EQ(m["optimizer_states"].get<std::int64_t>(), 2 * 125 * 4 + 305 * 4);
+  // Every chip's bytes on each tier (6 and 55 pJ/bit): per micro-batch, the 16 ranks' ids (7/16 of S to the node,
+  // 8/16 to the other), the 2 nodes' reduce-scatters and all-gathers (7/8 of S from each of 8 chips), the 8 pairs'
+  // all-to-alls both ways (half of S from each of 2 chips); once per step, the MLPs' 1,220 B of gradients
+  // all-reduced over the 16 (hierarchical: 2·7/8 of S inside, 2·1/2 of S/8 across, from each chip).
+  const double fabric = 6e-12 * 8, network = 55e-12 * 8, mlp = 305 * 4;
+  const double per_micro_batch = 16 * (7.0 / 16 * 1280 * fabric + 8.0 / 16 * 1280 * network) +
+                                 2 * 2 * 8 * 7.0 / 8 * 8192 * fabric + 2 * 8 * 2 * 0.5 * 1024 * network;
+  const double reduction = 16 * (2 * 7.0 / 8 * mlp * fabric + 2 * 0.5 * mlp / 8 * network);
+  EXPECT_NEAR(s["energy_j"]["communication"].get<double>(), 2 * per_micro_batch + reduction, 1e-18);
+  // On one node (node_ranks = 16 over 16 ranks) it is row-wise sharding: one reduce-scatter of all 16.
+  const json one = run(dir, "tests/data/experiments/dlrm_four_ranks.toml", "one_node", twrw + " --set workload.node_ranks=16");
+  const json rw = run(dir, "tests/data/experiments/dlrm_four_ranks.toml", "rw16",
+                      " --set workload.data_parallel=16 --set parallelism.data=16 --set parallelism.global_batch=128"
+                      " --set workload.sharding=\"row_wise\"");
+  EXPECT_EQ(one["step_time_s"].get<double>(), rw["step_time_s"].get<double>());
+  // Built for 4 ranks per node on a system with 8 data-parallel ranks per node: refused, naming both.
+  const auto r = test::monet("run " + q(test::source_dir() / "tests/data/experiments/dlrm_four_ranks.toml") + " --out " +
+                             q(dir.path() / "bad") + twrw + " --set workload.node_ranks=4");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("built for 4 data-parallel ranks per node, but the system 'dgx_h100_cluster' places 8"));
+}
+
 TEST(Multichip, SystemFilesValidate) {
   for (const char* f : {"architectures/systems/selene_a100.toml", "architectures/systems/dgx_h100_cluster.toml",
                         "architectures/systems/dgx_b200_cluster.toml", "architectures/systems/mi300x_cluster.toml",

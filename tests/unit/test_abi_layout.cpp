@@ -13,7 +13,7 @@ namespace monet {
 namespace {
 
 // Recorded on x86_64 with libstdc++ (GCC, C++20), the platform monet is built and tested on.
-constexpr std::uint32_t kRecordedApiVersion = 8;
+constexpr std::uint32_t kRecordedApiVersion = 9;
 constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"SourceLocation", 40, 8},
     {"Bounds", 40, 8},
@@ -68,7 +68,7 @@ constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"UserError", 88, 8},
     {"ParallelLayout", 56, 8},
     {"TensorParallelComm", 32, 8},
-    {"TensorParallelPlan", 32, 8},
+    {"TensorParallelPlan", 40, 8},
     {"ParallelismModel", 8, 8},
 };
 

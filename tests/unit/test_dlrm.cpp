@@ -287,6 +287,36 @@ TEST_F(Dlrm, TablesAreShardedPerTableBySize) {
   EXPECT_EQ(dense, 1);
 }
 
+// Table-row-wise over 8 ranks on 2 nodes of 4: whole tables balanced over the nodes like table-wise shards over
+// ranks (memory and lookups: 1,000 rows on one node, 100, 30 and 10 on the other, whose lookups are 3/4 of all), the
+// rank built one of the most loaded node's, holding ⌈1,000 / 4⌉ rows. It receives its rows' ids from all 16 samples'
+// bags, 4 per lookup row (b·N/4 = 4 rows of 2 ids and 4 lengths); reduce-scatters the 16 bags' partial vectors over
+// its node (each keeps 2 nodes × 2 samples) and exchanges them across the nodes for its 2 samples' 4 tables.
+TEST_F(Dlrm, TableRowWiseTablesGoToNodesAndSplitTheirRows) {
+  const std::string text =
+      "[workload]\ngenerator = \"dlrm\"\ndense_features = 4\nbottom_mlp = [8]\nembedding_dim = 8\n"
+      "table_rows = [100, 30, 1000, 10]\nlookups = 2\ntop_mlp = [4, 1]\nmicro_batch = 2\ndata_parallel = 8\n"
+      "sharding = \"table_row_wise\"\nnode_ranks = 4\n";
+  const GraphPtr g = load_text(text);
+  std::map<std::string, Shape> tables, exchanges;
+  for (const Operator& op : g->operators()) {
+    if (op.type == "EmbeddingBag") {
+      tables[op.name] = g->tensor(op.operands.back().tensor).shape;
+      EXPECT_EQ(op.attributes.at("node_ranks"), std::vector<std::int64_t>{4});
+      EXPECT_EQ(op.attributes.at("tables"), std::vector<std::int64_t>{2});
+    }
+    if (op.type == "AllToAll" || op.type == "ReduceScatter") exchanges[op.type + " " + op.name] = g->tensor(op.operands.front().tensor).shape;
+  }
+  EXPECT_EQ(tables, (std::map<std::string, Shape>{{"embeddings.table_row_wise.tbe0", {250, 8}}}));
+  EXPECT_EQ(exchanges, (std::map<std::string, Shape>{{"AllToAll sparse_dist.table_row_wise", {4, 6}},
+                                                     {"ReduceScatter embedding_dist.table_row_wise.intra", {4, 8}},
+                                                     {"AllToAll embedding_dist.table_row_wise", {2, 32}}}));
+  for (const Operator& op : g->operators()) {
+    if (op.name == "embedding_dist.table_row_wise.intra") EXPECT_EQ(op.attributes.at("data_group"), std::vector<std::int64_t>{1});
+    if (op.name == "embedding_dist.table_row_wise") EXPECT_EQ(op.attributes.at("data_group"), std::vector<std::int64_t>{2});
+  }
+}
+
 // The frontend's embedding_dtype (a search gene) sets the tables' type, and only a DLRM's.
 TEST_F(Dlrm, EmbeddingDtypeOverrideSetsTheTablesOnly) {
   const Registry& r = Registry::global();
@@ -322,8 +352,13 @@ TEST_F(Dlrm, MistakesAreErrorsAtTheirKeys) {
   EXPECT_THAT(fail(base + "bottom_mlp = [16]\ntable_rows = [10]\n"), HasSubstr("embedding_dim = 8"));
   EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10, 20]\nlookups = [1, 2, 3]\n"), HasSubstr("lookups"));
   EXPECT_THAT(fail(base + "bottom_mlp = [8]\n"), HasSubstr("table_rows"));
-  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nsharding = \"table_row_wise\"\n"),
-              HasSubstr("sharding"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nsharding = \"column_wise\"\n"), HasSubstr("sharding"));
+  // Table-row-wise needs the ranks per node, in whole nodes.
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\ndata_parallel = 8\nsharding = \"table_row_wise\"\n"),
+              HasSubstr("node_ranks"));
+  EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\ndata_parallel = 8\nsharding = \"table_row_wise\"\n"
+                          "node_ranks = 3\n"),
+              HasSubstr("node_ranks = 3 does not divide the 8 ranks"));
   EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nrow_wise_min_rows = -1\n"), HasSubstr("row_wise_min_rows"));
   EXPECT_THAT(fail(base + "bottom_mlp = [8]\ntable_rows = [10]\nmicro_batch = 3\nglobal_batch = 10\n"),
               HasSubstr("global_batch"));

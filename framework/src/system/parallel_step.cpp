@@ -113,6 +113,11 @@ CommCost pipeline_send(const System& sys, const ParallelLayout& L, double bytes,
 
 }  // namespace
 
+std::int64_t data_ranks_per_node(const System& sys, const ParallelLayout& L) {
+  const std::int64_t D = L.data * L.context;
+  return L.tensor >= sys.chips_per_node ? 1 : std::min(D, sys.chips_per_node / L.tensor);
+}
+
 SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch, TensorParallelPlan plan,
                             SourceLocation where, const Graph& g, const Accelerator& chip, PipelineSplit split) {
   SystemStep st{std::move(system), layout, global_batch > 0 ? global_batch : plan.micro_batch * layout.data,
@@ -123,6 +128,13 @@ SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t g
   if (chips > st.system.chips()) {
     fail("tensor x context x pipeline x data = " + std::to_string(chips) + " chips, but the system '" + st.system.name +
          "' has " + std::to_string(st.system.chips()));
+  }
+  if (const std::int64_t per_node = data_ranks_per_node(st.system, L);
+      st.plan.data_ranks_per_node > 0 && (st.plan.data_ranks_per_node != per_node || (L.data * L.context) % per_node != 0)) {
+    fail("the workload's rank was built for " + std::to_string(st.plan.data_ranks_per_node) + " data-parallel ranks per "
+         "node, but the system '" + st.system.name + "' places " + std::to_string(per_node) + " of the " +
+         std::to_string(L.data * L.context) + " on a node (" + std::to_string(st.system.chips_per_node) +
+         " chips per node, tensor = " + std::to_string(L.tensor) + "): make them agree");
   }
   if (chip.frequency_hz <= 0) fail("the chip '" + chip.name + "' has no frequency_hz: a step on a system needs seconds");
   const std::int64_t b = st.plan.micro_batch;
@@ -170,6 +182,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   // consecutive chips, a context-parallel group cp chips t apart, the gradient-reduction group (data x context
   // ranks, which hold the same parameters) D = d·cp chips t apart, pipeline neighbours t·cp·d apart.
   const std::int64_t D = L.data * L.context, neighbours = L.tensor * L.context * L.data;
+  const std::int64_t data_per_node = data_ranks_per_node(sys, L);
   r.micro_batch = in.plan.micro_batch;
   r.global_batch = in.global_batch;
   r.micro_batches = in.global_batch / (r.micro_batch * L.data);
@@ -264,10 +277,17 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   // recomputation, a backward one after the operator's last backward operator — and the pass waits for it.
   auto place = [&](const TensorParallelComm& tc, OperatorId issued, bool issued_at_start, OperatorId awaited,
                    bool awaited_at_start, std::size_t pi) {  // pi: its pass when `issued` is kNone
-    // The group's ranks and spacing, and the pass group its exposure is accounted to.
-    const bool context = tc.group == ParallelGroup::context, data = tc.group == ParallelGroup::data;
-    const std::int64_t ranks = data ? D : context ? L.context : L.tensor, stride = data || context ? L.tensor : 1;
-    const CommCost cost = group_collective(sys, tc.kind, tc.bytes, ranks, stride);
+    // The group's ranks and spacing, the pass group its exposure is accounted to, and how many such groups one data
+    // group holds (the energy below counts every chip).
+    const bool context = tc.group == ParallelGroup::context, data = tc.group != ParallelGroup::tensor && !context;
+    std::int64_t ranks = data ? D : context ? L.context : L.tensor, stride = data || context ? L.tensor : 1;
+    double groups = 1;
+    if (tc.group == ParallelGroup::data_in_node) ranks = data_per_node, groups = static_cast<double>(D / data_per_node);
+    if (tc.group == ParallelGroup::data_across_nodes) {
+      ranks = D / data_per_node, stride = L.tensor * data_per_node, groups = static_cast<double>(data_per_node);
+    }
+    CommCost cost = group_collective(sys, tc.kind, tc.bytes, ranks, stride);
+    cost.energy_j *= groups;
     PassCollective x;
     x.seconds = cost.seconds;
     x.tiers = collective_tiers(sys, tc.kind, ranks, stride);

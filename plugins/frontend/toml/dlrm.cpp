@@ -38,8 +38,9 @@ namespace monet::plugins {
 namespace {
 
 /// Where a table's rows live (TorchRec's sharding types; column-wise is table-wise's split of a large table).
-enum class Placement { table_wise, row_wise, replicated };
-constexpr Placement kPlacements[] = {Placement::table_wise, Placement::row_wise, Placement::replicated};
+enum class Placement { table_wise, row_wise, table_row_wise, replicated };
+constexpr Placement kPlacements[] = {Placement::table_wise, Placement::row_wise, Placement::table_row_wise,
+                                     Placement::replicated};
 
 struct DlrmConfig {
   std::string name = "dlrm";
@@ -47,17 +48,22 @@ struct DlrmConfig {
   std::vector<std::int64_t> bottom, top, rows, lookups;
   std::int64_t micro_batch = 1, global_batch = 1;
   std::int64_t data = 1;  // ranks the tables are sharded over
+  std::int64_t node_ranks = 0;  // of them on one node (TorchRec's local world size; table-row-wise needs it)
   Placement sharding = Placement::table_wise;  // of the tables the thresholds do not pick
   std::int64_t row_wise_min_rows = 0, data_parallel_max_rows = 0;  // 0: no table picked
   ElementType dtype = ElementType::fp32, embedding_dtype = ElementType::fp32;
 
-  /// Table t's placement. Over one rank every sharding is the whole table on it (table-wise).
+  /// Table t's placement. Over one rank every sharding is the whole table on it (table-wise); table-row-wise on one
+  /// node is row-wise.
   [[nodiscard]] Placement placement(std::size_t t) const {
     Placement p = sharding;
     if (row_wise_min_rows > 0 && rows[t] >= row_wise_min_rows) p = Placement::row_wise;
     if (data_parallel_max_rows > 0 && rows[t] <= data_parallel_max_rows) p = Placement::replicated;
+    if (p == Placement::table_row_wise && nodes() == 1) p = Placement::row_wise;
     return p == Placement::row_wise && data <= 1 ? Placement::table_wise : p;
   }
+  /// The nodes the ranks span (table-row-wise places each table on the ranks of one).
+  [[nodiscard]] std::int64_t nodes() const { return node_ranks > 0 && node_ranks < data ? data / node_ranks : 1; }
 };
 
 /// A table's columns [offset, offset + width) and `rows` of its rows on one rank.
@@ -68,7 +74,10 @@ struct Shard {
 };
 
 Placement parse_placement(const std::string& s) {
-  return s == "row_wise" ? Placement::row_wise : s == "data_parallel" ? Placement::replicated : Placement::table_wise;
+  return s == "row_wise"         ? Placement::row_wise
+         : s == "table_row_wise" ? Placement::table_row_wise
+         : s == "data_parallel"  ? Placement::replicated
+                                 : Placement::table_wise;
 }
 
 ElementType read_type(TableReader& w, const char* key, ElementType fallback) {
@@ -114,8 +123,21 @@ DlrmConfig read_config(TableReader& w, const DlrmOverrides& o) {
                             "them agree");
   }
   c.data = o.data > 0 ? o.data : given.value_or(1);
-  c.sharding = parse_placement(w.choice("sharding", {"table_wise", "row_wise", "data_parallel"}).value_or("table_wise"));
+  c.sharding = parse_placement(
+      w.choice("sharding", {"table_wise", "row_wise", "table_row_wise", "data_parallel"}).value_or("table_wise"));
   if (!o.sharding.empty()) c.sharding = parse_placement(o.sharding);
+  if (auto n = w.integer("node_ranks", Bounds{1.0, 1048576.0, false, false})) c.node_ranks = *n;
+  if (o.node_ranks > 0) c.node_ranks = o.node_ranks;
+  if (c.sharding == Placement::table_row_wise && c.data > 1) {
+    if (c.node_ranks == 0) {
+      w.fail_missing("node_ranks", "the data-parallel ranks on one node (TorchRec's local world size), which "
+                                   "sharding = \"table_row_wise\" places each table on");
+    }
+    if (c.node_ranks < c.data && c.data % c.node_ranks != 0) {
+      w.fail("node_ranks", "node_ranks = " + std::to_string(c.node_ranks) + " does not divide the " +
+                               std::to_string(c.data) + " ranks (data_parallel) into whole nodes");
+    }
+  }
   const Bounds rows_bound = Bounds::non_negative();
   c.row_wise_min_rows = o.row_wise_min_rows >= 0 ? o.row_wise_min_rows
                                                  : w.integer("row_wise_min_rows", rows_bound).value_or(0);
@@ -140,18 +162,54 @@ DlrmConfig read_config(TableReader& w, const DlrmOverrides& o) {
   }
   w.finish({"name", "generator", "dense_features", "embedding_dim", "bottom_mlp", "top_mlp", "table_rows", "lookups",
             "interaction", "micro_batch", "global_batch", "data_parallel", "sharding", "row_wise_min_rows",
-            "data_parallel_max_rows", "dtype", "embedding_dtype"});
+            "data_parallel_max_rows", "dtype", "embedding_dtype", "node_ranks"});
   return c;
 }
 
-/// The shards of the most loaded rank. Table-wise tables' shards go, largest first, to the rank whose larger share
-/// after taking it — of all table-wise bytes, or of all lookups (columns read per sample) — is least (then the one
-/// holding the fewest bytes, then the lowest index): a greedy balance of memory and lookups, as TorchRec's greedy
-/// partitioner balances its storage and perf estimates. The rank built is the one with the largest such share (the
-/// most bytes on ties), so its memory bounds every rank's in the usual case; another rank may read more columns per
-/// sample (docs/datacenter.md#sharding-types). Row-wise and replicated tables put the same rows on every rank.
+/// Places `items` (whole shards) on `bins` bins, largest first, each on the bin whose larger share after taking it —
+/// of all the items' bytes, or of all their lookups (columns read per sample) — is least (then the one holding the
+/// fewest bytes, then the lowest index): a greedy balance of memory and lookups, as TorchRec's greedy partitioner
+/// balances its storage and perf estimates. Returns the items of the bin with the largest share (the most bytes on
+/// ties).
+std::vector<Shard> most_loaded(std::vector<Shard> items, std::int64_t bins, const DlrmConfig& c) {
+  if (items.empty()) return {};
+  using R = long double;
+  auto bytes = [&](const Shard& s) { return static_cast<R>(s.rows) * static_cast<R>(s.width); };
+  auto reads = [&](const Shard& s) { return static_cast<R>(c.lookups[s.table]) * static_cast<R>(s.width); };
+  R all_bytes = 0, all_reads = 0;
+  for (const Shard& s : items) all_bytes += bytes(s), all_reads += reads(s);
+  std::stable_sort(items.begin(), items.end(), [&](const Shard& a, const Shard& b) { return bytes(a) > bytes(b); });
+  std::vector<R> held(static_cast<std::size_t>(bins), 0), read(static_cast<std::size_t>(bins), 0);
+  auto share = [&](std::size_t r, R more_bytes, R more_reads) {
+    return std::max((held[r] + more_bytes) / all_bytes, (read[r] + more_reads) / all_reads);
+  };
+  std::vector<std::vector<Shard>> on(static_cast<std::size_t>(bins));
+  for (const Shard& s : items) {
+    std::size_t best = 0;
+    for (std::size_t r = 1; r < held.size(); ++r) {
+      const R a = share(r, bytes(s), reads(s)), b = share(best, bytes(s), reads(s));
+      if (a < b || (a == b && held[r] < held[best])) best = r;
+    }
+    held[best] += bytes(s);
+    read[best] += reads(s);
+    on[best].push_back(s);
+  }
+  std::size_t most = 0;
+  for (std::size_t r = 1; r < held.size(); ++r) {
+    const R a = share(r, 0, 0), b = share(most, 0, 0);
+    if (a > b || (a == b && held[r] > held[most])) most = r;
+  }
+  return on[most];
+}
+
+/// The shards of the most loaded rank. Table-wise tables' shards are balanced over the N ranks (most_loaded), and
+/// the rank built is the one with the largest share, so its memory bounds every rank's in the usual case; another
+/// rank may read more columns per sample (docs/datacenter.md#sharding-types). Table-row-wise tables are balanced
+/// over the nodes the same way, whole, and every rank of a node holds ⌈rows / node_ranks⌉ rows of each of its
+/// node's tables: the rank built holds those of the most loaded node (with table-wise tables too, the two most
+/// loaded together: a bound). Row-wise and replicated tables put the same rows on every rank.
 std::vector<Shard> rank_shards(const DlrmConfig& c) {
-  std::vector<Shard> all, everywhere;
+  std::vector<Shard> all, whole, everywhere;
   const std::int64_t n = c.data;
   long double total = 0;
   for (std::size_t t = 0; t < c.rows.size(); ++t) {
@@ -159,6 +217,10 @@ std::vector<Shard> rank_shards(const DlrmConfig& c) {
   }
   for (std::size_t t = 0; t < c.rows.size(); ++t) {
     const Placement p = c.placement(t);
+    if (p == Placement::table_row_wise) {
+      whole.push_back({t, 0, c.dim, 0, c.rows[t], p});
+      continue;
+    }
     if (p != Placement::table_wise) {
       const std::int64_t rows = p == Placement::row_wise ? (c.rows[t] + n - 1) / n : c.rows[t];
       everywhere.push_back({t, 0, c.dim, 0, rows, p});
@@ -171,33 +233,11 @@ std::vector<Shard> rank_shards(const DlrmConfig& c) {
     }
     for (std::int64_t q = 0; q < parts; ++q) all.push_back({t, q * (c.dim / parts), c.dim / parts, q, c.rows[t], p});
   }
-  using R = long double;
-  auto bytes = [&](const Shard& s) { return static_cast<R>(s.rows) * static_cast<R>(s.width); };
-  auto reads = [&](const Shard& s) { return static_cast<R>(c.lookups[s.table]) * static_cast<R>(s.width); };
-  R all_bytes = 0, all_reads = 0;
-  for (const Shard& s : all) all_bytes += bytes(s), all_reads += reads(s);
-  std::stable_sort(all.begin(), all.end(), [&](const Shard& a, const Shard& b) { return bytes(a) > bytes(b); });
-  std::vector<R> held(static_cast<std::size_t>(n), 0), read(static_cast<std::size_t>(n), 0);
-  auto share = [&](std::size_t r, R more_bytes, R more_reads) {
-    return std::max((held[r] + more_bytes) / all_bytes, (read[r] + more_reads) / all_reads);
-  };
-  std::vector<std::vector<Shard>> on(static_cast<std::size_t>(n));
-  for (const Shard& s : all) {
-    std::size_t best = 0;
-    for (std::size_t r = 1; r < held.size(); ++r) {
-      const R a = share(r, bytes(s), reads(s)), b = share(best, bytes(s), reads(s));
-      if (a < b || (a == b && held[r] < held[best])) best = r;
-    }
-    held[best] += bytes(s);
-    read[best] += reads(s);
-    on[best].push_back(s);
+  std::vector<Shard> mine = most_loaded(all, n, c);
+  for (Shard sh : most_loaded(whole, c.nodes(), c)) {
+    sh.rows = (sh.rows + c.node_ranks - 1) / c.node_ranks;
+    mine.push_back(sh);
   }
-  std::size_t most = 0;
-  for (std::size_t r = 1; r < held.size() && !all.empty(); ++r) {
-    const R a = share(r, 0, 0), b = share(most, 0, 0);
-    if (a > b || (a == b && held[r] > held[most])) most = r;
-  }
-  std::vector<Shard> mine = on[most];
   mine.insert(mine.end(), everywhere.begin(), everywhere.end());
   std::sort(mine.begin(), mine.end(), [](const Shard& a, const Shard& b) {
     return a.table != b.table ? a.table < b.table : a.offset < b.offset;
@@ -213,16 +253,16 @@ class DlrmBuilder : GeneratedGraph {
     const std::int64_t b = c_.micro_batch, K = c_.dim, T = static_cast<std::int64_t>(c_.rows.size());
     const std::int64_t all_lookups = std::accumulate(c_.lookups.begin(), c_.lookups.end(), std::int64_t{0});
     const TensorId dense = tensor("dense_features", {b, c_.dense}, c_.dtype, TensorRole::input);
-    // The KeyedJaggedTensor: per sharding type (table-wise, row-wise, replicated), its tables' ids, then one length
+    // The KeyedJaggedTensor: per sharding type (table-wise, row-wise, table-row-wise, replicated), its tables' ids, then one length
     // per bag and table (TorchRec's values and lengths, split by the sharding types' input distributions; a bag's
     // offset follows from the lengths).
     const TensorId ids = tensor("sparse_features", {b, all_lookups + T}, ElementType::int64, TensorRole::input);
-    std::vector<std::int64_t> type_ids(3, 0), type_tables(3, 0);
+    std::vector<std::int64_t> type_ids(std::size(kPlacements), 0), type_tables(type_ids);
     for (std::size_t t = 0; t < c_.rows.size(); ++t) {
       type_ids[static_cast<std::size_t>(c_.placement(t))] += c_.lookups[t] + 1;
       ++type_tables[static_cast<std::size_t>(c_.placement(t))];
     }
-    const bool mixed = std::count(type_tables.begin(), type_tables.end(), 0) < 2;
+    const bool mixed = std::count_if(type_tables.begin(), type_tables.end(), [](std::int64_t n) { return n > 0; }) > 1;
 
     // The sparse arch: this rank's shards, batched as FBGEMM's table-batched embeddings (TBE) batch them — one
     // lookup kernel for every shard of a sharding type, a width and a pooling size, over one buffer holding their
@@ -273,7 +313,8 @@ class DlrmBuilder : GeneratedGraph {
   /// The lookups of one sharding type's shards on this rank from `own` (the rank's ids of those tables), as
   /// [samples, pooled columns]: table-wise over N ranks for the N·b samples whose ids the input all-to-all brings
   /// (TorchRec's sparse_dist); row-wise for the b·L ids per table that fall in this rank's rows (the bags' lengths
-  /// come for all N·b samples); replicated for the rank's own b samples.
+  /// come for all N·b samples); table-row-wise likewise from the node's G = node_ranks ranks, (N/G)·b·L ids per table
+  /// of its node (the lengths of all N·b bags); replicated for the rank's own b samples.
   TensorId lookups(Placement p, TensorId own, const std::vector<Shard>& shards) {
     const std::int64_t b = c_.micro_batch, N = c_.data;
     const bool exchanged = p != Placement::replicated && N > 1;
@@ -289,8 +330,12 @@ class DlrmBuilder : GeneratedGraph {
     }
     // The rank's ids: each group's shards' ids side by side, then the bags' lengths (one per bag and shard; row-wise,
     // one per bag of all N·b samples). Not exchanged, that is `own` itself.
-    const std::int64_t B = p == Placement::table_wise && exchanged ? b * N : b;  // the bags whose ids arrive
-    const std::int64_t bags_per_row = p == Placement::row_wise ? N : 1;
+    // The rows of the lookup: the bags whose ids arrive (table-wise), or the N·b bags in rows of bags_per_row (the
+    // ranks a row-wise table is split over: each receives 1/G of the ids).
+    const bool row_sharded = p == Placement::row_wise || p == Placement::table_row_wise;
+    const std::int64_t G = p == Placement::row_wise ? N : p == Placement::table_row_wise ? c_.node_ranks : 1;
+    const std::int64_t B = row_sharded ? b * N / G : p == Placement::table_wise && exchanged ? b * N : b;
+    const std::int64_t bags_per_row = G;
     std::vector<std::int64_t> at(groups.size(), 0), bag_at(groups.size(), 0);
     std::int64_t width = 0, bags = 0;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -330,6 +375,7 @@ class DlrmBuilder : GeneratedGraph {
       const bool sharded = p != Placement::replicated;
       bag.attributes["sparse"] = {sharded ? 1 : 0};
       bag.attributes["ranks"] = {sharded ? N : 0};  // sharded over (0: replicated on every rank)
+      if (p == Placement::table_row_wise) bag.attributes["node_ranks"] = {c_.node_ranks};
       bag.attributes["tables"] = tables;
       bag.attributes["column_offsets"] = columns_of;
       ops::embedding_bag(b_, std::move(bag), weight, idx, offsets, out);
@@ -342,7 +388,11 @@ class DlrmBuilder : GeneratedGraph {
 
   /// One sharding type's pooled vectors `pooled` as this rank's b samples' [b, width]: table-wise, the output
   /// all-to-all (embedding_dist: every table's vectors of the rank's samples); row-wise, the partial sums of all N·b
-  /// bags (FBGEMM writes a zero vector for a bag with no ids here) reduce-scattered; replicated, as they are.
+  /// bags (FBGEMM writes a zero vector for a bag with no ids here) reduce-scattered; table-row-wise, those of the
+  /// node's tables reduce-scattered over the node's ranks (each keeps the bags of the samples of the ranks with its
+  /// place on every node), then all-to-all across the nodes (TorchRec's TwRwPooledEmbeddingDist: intra-node
+  /// reduce-scatter, cross-node all-to-all); replicated, as they are. The collectives' operators carry their
+  /// data-parallel subgroup (`data_group`: 0 the whole group, 1 the node's ranks, 2 one rank per node).
   TensorId distributed(Placement p, TensorId pooled, std::int64_t width) {
     const std::int64_t b = c_.micro_batch, N = c_.data;
     if (p == Placement::replicated || N <= 1) return pooled;
@@ -352,16 +402,34 @@ class DlrmBuilder : GeneratedGraph {
       ops::copy(b_, op(name, "embedding_dist", "AllToAll"), {pooled}, mine);
       return mine;
     }
-    const TensorId bags = tensor("embeddings.row_wise.bags", {b * N, width}, c_.dtype, TensorRole::activation);
-    ops::pad(b_, op("embeddings.row_wise.bags", "embeddings", "Pad"), pooled, bags, {0, 0});
+    const std::int64_t node_width = b_.tensor(pooled).shape[1];
+    const TensorId bags = tensor("embeddings." + label(p) + ".bags", {b * N, node_width}, c_.dtype, TensorRole::activation);
+    ops::pad(b_, op("embeddings." + label(p) + ".bags", "embeddings", "Pad"), pooled, bags, {0, 0});
     // The chip's part as Megatron's sequence-parallel reduce-scatter has it: a copy of the rank's part (the ring's
     // time on the links is the plugin's collective).
-    ops::pad(b_, op(name, "embedding_dist", "ReduceScatter"), bags, mine, {0, 0});
+    if (p == Placement::row_wise) {
+      ops::pad(b_, op(name, "embedding_dist", "ReduceScatter"), bags, mine, {0, 0});
+      return mine;
+    }
+    const std::int64_t nodes = c_.nodes();
+    const TensorId summed = tensor(name + ".intra", {nodes * b, node_width}, c_.dtype, TensorRole::activation);
+    Operator scatter = op(name + ".intra", "embedding_dist", "ReduceScatter");
+    scatter.attributes["data_group"] = {1};
+    ops::pad(b_, std::move(scatter), bags, summed, {0, 0});
+    Operator across = op(name, "embedding_dist", "AllToAll");
+    across.attributes["data_group"] = {2};
+    ops::copy(b_, std::move(across), {summed}, mine);
     return mine;
   }
 
   static std::string label(Placement p) {
-    return p == Placement::table_wise ? "table_wise" : p == Placement::row_wise ? "row_wise" : "replicated";
+    switch (p) {
+      case Placement::table_wise: return "table_wise";
+      case Placement::row_wise: return "row_wise";
+      case Placement::table_row_wise: return "table_row_wise";
+      case Placement::replicated: return "replicated";
+    }
+    return "?";
   }
 
   TensorId linear(const std::string& name, TensorId x, std::int64_t out) {

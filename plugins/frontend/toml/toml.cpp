@@ -478,7 +478,7 @@ class TomlFrontend final : public WorkloadFrontend {
     PluginInfo i;
     i.kind = PluginKind::frontend;
     i.name = "toml";
-    i.version = "1.0.0";
+    i.version = "1.1.0";
     i.summary = "Native layer-list workloads written in TOML (docs/workloads.md)";
     i.description =
         "Reads [[inputs]] (name, shape, dtype) and [[layers]] (name, op, input(s) and the op's attributes) and "
@@ -493,8 +493,8 @@ class TomlFrontend final : public WorkloadFrontend {
         "(learned_absolute, rope), untie_embeddings_and_output_weights, attention_backend (unfused, flash) "
         "(docs/datacenter.md); generator = \"dlrm\" generates a DLRM from dense_features, "
         "bottom_mlp, embedding_dim, table_rows, lookups, top_mlp, micro_batch, global_batch, sharding, "
-        "row_wise_min_rows, data_parallel_max_rows and data_parallel (the most loaded rank of TorchRec's table-wise, "
-        "row-wise or replicated tables, docs/workloads.md#dlrm); `batch` then "
+        "row_wise_min_rows, data_parallel_max_rows, data_parallel and node_ranks (the most loaded rank of TorchRec's "
+        "table-wise, row-wise, table-row-wise or replicated tables, docs/workloads.md#dlrm); `batch` then "
         "overrides micro_batch.";
     i.file_extensions = {".toml"};
     i.params = {ParamSpec::integer("batch", 0)
@@ -514,7 +514,7 @@ class TomlFrontend final : public WorkloadFrontend {
                     .with_doc("generated DLRMs: overrides the file's embedding_dtype, the tables' element type (FBGEMM "
                               "keeps tables in fp32 or fp16; a search gene: workload.embedding_dtype); empty keeps "
                               "the file's"),
-                ParamSpec::choice("sharding", {"", "table_wise", "row_wise", "data_parallel"}, "")
+                ParamSpec::choice("sharding", {"", "table_wise", "row_wise", "table_row_wise", "data_parallel"}, "")
                     .with_doc("generated DLRMs: overrides the file's sharding, the TorchRec sharding type of the "
                               "tables that row_wise_min_rows and data_parallel_max_rows do not pick (a search gene: "
                               "workload.sharding); empty keeps the file's"),
@@ -537,6 +537,12 @@ class TomlFrontend final : public WorkloadFrontend {
                               "data (the torchrec plugin checks; in a search, one gene with both paths); 0 keeps the "
                               "file's. Not set by the kernel: a GPT's rank does not depend on it, and its graphs "
                               "stay shared across data-parallel degrees"),
+                ParamSpec::integer("node_ranks", 0)
+                    .with_bounds(Bounds::non_negative())
+                    .with_unit("chips")
+                    .with_doc("generated DLRMs: overrides the file's node_ranks, the data-parallel ranks on one node "
+                              "(TorchRec's local world size), over which sharding = \"table_row_wise\" splits each "
+                              "table's rows (the kernel checks it against the system); 0 keeps the file's"),
                 ParamSpec::integer("context_parallel", 0)
                     .with_bounds(Bounds::non_negative())
                     .with_unit("chips")
@@ -555,8 +561,9 @@ class TomlFrontend final : public WorkloadFrontend {
         data_where_(p.where("data_parallel")),
         sharding_(p.get_string("sharding")),
         row_wise_min_rows_(p.get_int("row_wise_min_rows")),
-        data_parallel_max_rows_(p.get_int("data_parallel_max_rows")) {
-    for (const char* k : {"sharding", "row_wise_min_rows", "data_parallel_max_rows"}) {
+        data_parallel_max_rows_(p.get_int("data_parallel_max_rows")),
+        node_ranks_(p.get_int("node_ranks")) {
+    for (const char* k : {"sharding", "row_wise_min_rows", "data_parallel_max_rows", "node_ranks"}) {
       if (!tables_where_.known()) tables_where_ = p.where(k);
     }
     // Where a split came from ([parallelism], or the frontend's own table), for a workload that cannot take it.
@@ -577,7 +584,7 @@ class TomlFrontend final : public WorkloadFrontend {
                           "tables are sharded over the data-parallel ranks");
         }
         return build_dlrm(doc, DlrmOverrides{batch_, data_, embedding_dtype_, sharding_, row_wise_min_rows_,
-                                             data_parallel_max_rows_});
+                                             data_parallel_max_rows_, node_ranks_});
       }
       if (sets_tables()) throw_no_tables(file);
       return build_gpt(doc, GptOverrides{batch_, tensor_, sequence_, context_});
@@ -602,7 +609,7 @@ class TomlFrontend final : public WorkloadFrontend {
   /// ignores them.
   [[nodiscard]] bool sets_tables() const {
     return !embedding_dtype_.empty() || data_ > 0 || !sharding_.empty() || row_wise_min_rows_ >= 0 ||
-           data_parallel_max_rows_ >= 0;
+           data_parallel_max_rows_ >= 0 || node_ranks_ > 0;
   }
   [[noreturn]] void throw_no_tables(const std::filesystem::path& file) const {
     const bool dtype = !embedding_dtype_.empty();
@@ -622,6 +629,7 @@ class TomlFrontend final : public WorkloadFrontend {
   std::string sharding_;
   std::int64_t row_wise_min_rows_;
   std::int64_t data_parallel_max_rows_;
+  std::int64_t node_ranks_;
   SourceLocation tables_where_;
   SourceLocation split_where_;
 };

@@ -12,7 +12,12 @@
 // (the next micro-batch's ids, so no lookup waits for it; one forward pass stands for the overlap window).
 // Row-wise tables have their own input all-to-all (the ids that fall in each rank's rows) and, at the generator's
 // "ReduceScatter" operator, a reduce-scatter of the partial pooled vectors of all N·b bags (TorchRec's
-// PooledEmbeddingsReduceScatter) whose gradients the backward pass all-gathers.
+// PooledEmbeddingsReduceScatter) whose gradients the backward pass all-gathers. Table-row-wise tables (each on the
+// ranks of one node, rows split over them) have their own input all-to-all over all ranks, and their output
+// distribution in two: a reduce-scatter over the node's ranks, then an all-to-all across the nodes (TorchRec's
+// TwRwPooledEmbeddingDist); the operators' `data_group` attribute names the subgroup (1: the node's data-parallel
+// ranks, 2: one per node), and the tables' `node_ranks` the ranks per node the rank was built for, which the kernel
+// checks against the system.
 #include <algorithm>
 #include <string>
 
@@ -29,7 +34,7 @@ class TorchRec final : public ParallelismModel {
     PluginInfo i;
     i.kind = PluginKind::parallelism;
     i.name = "torchrec";
-    i.version = "1.0.0";
+    i.version = "1.1.0";
     i.summary = "TorchRec's all-to-alls of a DLRM whose embedding tables are sharded over the data-parallel ranks";
     i.description =
         "For one rank of the data-parallel group (d ranks): per micro-batch, an all-to-all at each AllToAll operator "
@@ -37,7 +42,9 @@ class TorchRec final : public ParallelismModel {
         "pooled embeddings), of the larger of the bytes the rank sends and receives, and for embedding_dist the "
         "reverse all-to-all of their gradients in the backward pass; at each ReduceScatter operator (row-wise "
         "tables' partial pooled embeddings of every rank's samples) a reduce-scatter of its input, all-gathered "
-        "back in the backward pass. Synchronous, but for the ids' all-to-alls with "
+        "back in the backward pass; an operator's data_group attribute puts its collective in the node's data-parallel "
+        "ranks (1) or in one rank per node (2; table-row-wise tables' intra-node reduce-scatter and cross-node "
+        "all-to-all). Synchronous, but for the ids' all-to-alls with "
         "pipelined_input_dist. The dense parameters are replicated (the kernel reduces their gradients); the "
         "tables' rows are updated where they live. Refuses "
         "tensor, context or pipeline parallelism and ZeRO (not modelled with sharded tables).";
@@ -84,6 +91,8 @@ class TorchRec final : public ParallelismModel {
       if (op.type == "EmbeddingBag" && op.phase == Phase::forward) {
         const auto r = op.attributes.find("ranks");
         const std::int64_t ranks = r == op.attributes.end() || r->second.empty() ? 0 : r->second.front();
+        const auto per_node = op.attributes.find("node_ranks");
+        if (per_node != op.attributes.end() && !per_node->second.empty()) plan.data_ranks_per_node = per_node->second.front();
         if (ranks > 0 && ranks != layout.data * layout.context) {
           throw UserError("torchrec: the workload's tables are sharded over " + std::to_string(ranks) +
                           " ranks (its data_parallel) but [parallelism] data = " + std::to_string(layout.data) +
@@ -100,18 +109,23 @@ class TorchRec final : public ParallelismModel {
         if (o.is_output()) integer = t.dtype == ElementType::int64 || t.dtype == ElementType::int32;
       }
       const double bytes = std::max(sent, received);
+      const auto sub = op.attributes.find("data_group");
+      const std::int64_t which = sub == op.attributes.end() || sub->second.empty() ? 0 : sub->second.front();
+      const ParallelGroup group = which == 1   ? ParallelGroup::data_in_node
+                                  : which == 2 ? ParallelGroup::data_across_nodes
+                                               : ParallelGroup::data;
       if (op.type == "ReduceScatter") {  // S: the whole array, the partial vectors of every rank's samples
-        plan.comms.push_back({op.id, false, CollectiveKind::reduce_scatter, bytes, ParallelGroup::data});
-        plan.comms.push_back({op.id, true, CollectiveKind::all_gather, bytes, ParallelGroup::data});
+        plan.comms.push_back({op.id, false, CollectiveKind::reduce_scatter, bytes, group});
+        plan.comms.push_back({op.id, true, CollectiveKind::all_gather, bytes, group});
         continue;
       }
-      TensorParallelComm comm{op.id, false, CollectiveKind::all_to_all, bytes, ParallelGroup::data};
+      TensorParallelComm comm{op.id, false, CollectiveKind::all_to_all, bytes, group};
       if (integer && pipelined_) {
         comm.issued_by = op.id, comm.issued_at_start = true;
         comm.awaited_by = last_forward;  // when it ends: the end of the forward pass
       }
       plan.comms.push_back(comm);
-      if (!integer) plan.comms.push_back({op.id, true, CollectiveKind::all_to_all, bytes, ParallelGroup::data});
+      if (!integer) plan.comms.push_back({op.id, true, CollectiveKind::all_to_all, bytes, group});
     }
     if (any && layout.data * layout.context < 2) {
       throw UserError("torchrec: the workload's rank was generated with its tables sharded (all-to-all operators) but "

@@ -23,7 +23,8 @@ namespace monet {
 /// 6: context parallelism (ParallelLayout::context, TensorParallelComm::group).
 /// 7: asynchronous collectives (TensorParallelComm::issued_by, awaited_by and where in those operators).
 /// 8: chip power (Accelerator::idle_power_w; EnergyBreakdown::idle_pj).
-inline constexpr std::uint32_t kPluginApiVersion = 8;
+/// 9: data-parallel subgroups (ParallelGroup::data_in_node, data_across_nodes; TensorParallelPlan::data_ranks_per_node).
+inline constexpr std::uint32_t kPluginApiVersion = 9;
 
 struct AbiLayoutEntry {
   std::string_view name;

@@ -28,8 +28,10 @@ struct ParallelLayout {
 /// The group a collective of one rank's step runs in: its tensor-parallel group (t ranks, consecutive), its
 /// context-parallel group (cp ranks, t apart), or its data-parallel group (d·cp ranks, t apart: the ranks that
 /// replicate the dense parameters, over which a family may shard other parameters, as TorchRec shards a DLRM's
-/// embedding tables: their all-to-alls).
-enum class ParallelGroup : std::uint8_t { tensor, context, data };
+/// embedding tables: their all-to-alls). A data-parallel group spanning nodes splits in two kinds of subgroups, as
+/// hierarchical sharding uses them (TorchRec's table-row-wise): `data_in_node`, its ranks on the rank's node, and
+/// `data_across_nodes`, its ranks on the other nodes with the same place in theirs (one per node).
+enum class ParallelGroup : std::uint8_t { tensor, context, data, data_in_node, data_across_nodes };
 
 /// One collective of a model-parallel group, per micro-batch: it runs right after operator `op` of the rank's
 /// step (a forward operator for a forward collective; `backward`: in the backward pass of that forward operator,
@@ -54,6 +56,9 @@ struct TensorParallelComm {
 struct TensorParallelPlan {
   std::vector<TensorParallelComm> comms;  // per micro-batch, in graph order
   std::int64_t micro_batch = 1;           // samples (sequences) per micro-batch of the step
+  /// The data-parallel ranks per node the rank's step was built for (its data_in_node subgroup), which the kernel
+  /// checks against the system's placement; 0: the step does not depend on it.
+  std::int64_t data_ranks_per_node = 0;
 };
 
 class MONET_API ParallelismModel : public Plugin {
