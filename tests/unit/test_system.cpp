@@ -492,10 +492,14 @@ TEST(Pipeline, SendsBlockTheSendingStage) {
   EXPECT_DOUBLE_EQ(r.send_blocked_s[1], 1.0);  // after its two backward passes
   EXPECT_DOUBLE_EQ(r.bubble_s, 10.5 - 6.0 - 1.0);
   // Both chips' links carry every send: stage 0's two forward sends, then stage 1's two backward ones.
+  EXPECT_TRUE(r.send_intervals[0].empty());  // recorded on request
+  t.record_sends = true;
+  const PipelineRun recorded = simulate_pipeline(t);
+  EXPECT_EQ(recorded.makespan_s, r.makespan_s);
   using Spans = std::vector<std::pair<double, double>>;
   const Spans sends{{1, 1.5}, {2.5, 3}, {4.5, 5}, {8, 8.5}};
   for (std::size_t s = 0; s < 2; ++s) {
-    Spans spans = r.send_intervals[s];
+    Spans spans = recorded.send_intervals[s];
     std::sort(spans.begin(), spans.end());
     EXPECT_EQ(spans, sends) << s;
   }

@@ -490,6 +490,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     send = pipeline_send(sys, L, *std::max_element(crossing.begin(), crossing.end()), neighbours);
     pt.send_s = send.seconds;
     pt.blocking_sends = !in.overlap_p2p_comm;
+    pt.record_sends = in.overlap_grad_reduce;  // the overlapped buckets wait for them
   }
   r.pipeline_send_s = pt.send_s;
   const PipelineRun run = simulate_pipeline(pt);

@@ -97,7 +97,7 @@ PipelineRun simulate_pipeline(const PipelineTimes& t) {
         const bool sends = t.blocking_sends && (x.forward ? x.chunk + 1 < chunks : x.chunk > 0);
         free_at[static_cast<std::size_t>(s)] = end + (sends ? t.send_s : 0);
         if (sends) run.send_blocked_s[static_cast<std::size_t>(s)] += t.send_s;
-        if (t.send_s > 0 && (x.forward ? x.chunk + 1 < chunks : x.chunk > 0)) {
+        if (t.record_sends && t.send_s > 0 && (x.forward ? x.chunk + 1 < chunks : x.chunk > 0)) {
           const std::int64_t to = ((x.forward ? x.chunk + 1 : x.chunk - 1) % p);  // the receiving chunk's stage
           run.send_intervals[static_cast<std::size_t>(s)].emplace_back(end, end + t.send_s);
           run.send_intervals[static_cast<std::size_t>(to)].emplace_back(end, end + t.send_s);

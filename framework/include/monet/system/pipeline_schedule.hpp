@@ -24,6 +24,7 @@ struct PipelineTimes {
   double send_s = 0;  // one micro-batch's activations (forward) or their gradient (backward) to the next chunk: the
                       // sender's stream waits for it, the receiver's pass starts when it has arrived
   bool blocking_sends = true;  // false: the sender goes on at once (Megatron-Core's overlap_p2p_comm)
+  bool record_sends = false;   // fill PipelineRun::send_intervals (only what needs them pays for them)
   /// Per model chunk: bytes one micro-batch's forward pass leaves saved until its backward pass (optional).
   std::vector<double> saved_bytes;
 };
@@ -36,8 +37,8 @@ struct PipelineRun {
   std::vector<double> chunk_last_backward_end_s;  // per model chunk: when its last backward pass ends
   /// per stage: the most saved bytes alive at once (micro-batches whose forward ran and backward has not)
   std::vector<double> peak_saved_bytes;
-  /// per stage: when its chip's pipeline links carry a send, [start, end) in order of issue (the sends it makes and
-  /// those it receives; blocking or not)
+  /// per stage, with PipelineTimes::record_sends: when its chip's pipeline links carry a send, [start, end) in order
+  /// of issue (the sends it makes and those it receives; blocking or not)
   std::vector<std::vector<std::pair<double, double>>> send_intervals;
   /// makespan − the busiest stage's busy and send-blocked time: the time that stage waits for its inputs (the bubble
   /// that cannot be hidden)
