@@ -394,7 +394,7 @@ std::string architecture_path(const std::string& key) {
   if (key.rfind(prefix, 0) != 0) return {};
   const std::string rest = key.substr(prefix.size());
   const std::string first = rest.substr(0, rest.find('.'));
-  return first == "file" || first == "system" || first == "set" || first == "unset" ? std::string{} : rest;
+  return first == "file" || first == "system" || first == "system_set" || first == "set" || first == "unset" ? std::string{} : rest;
 }
 
 namespace {
@@ -575,9 +575,27 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
 
   {
     TableReader a = root.required_table("architecture");
+    // [architecture.system_set]: changes to the system file, by path below its [system] table (a search gene or a
+    // --set reaches the system's tiers this way: "intra_node.bandwidth_bytes_per_s").
+    std::vector<SystemChange> system_changes;
+    if (auto set = a.table("system_set")) {
+      if (!a.has("system")) a.fail("system_set", "changes a system file: give [architecture] system");
+      auto leaves = [&](auto&& self, const toml::table& t, const std::string& prefix) -> void {
+        for (const auto& [key, node] : t) {
+          const std::string path = prefix + std::string(key.str());
+          if (const toml::table* inner = node.as_table()) {
+            self(self, *inner, path + ".");
+          } else {
+            system_changes.push_back({path, toml_text(node), location_of(node, set->file())});
+          }
+        }
+      };
+      leaves(leaves, set->raw(), "");
+    }
     if (auto system = a.path("system")) {
       if (a.has("file")) a.fail("file", "give `file` or `system`, not both: the system names its chip");
-      e.system = read_system(*system);
+      e.system = read_system(*system, system_changes);
+      e.system_set = std::move(system_changes);
       e.architecture_file = e.system->chip;
     } else {
       e.architecture_file = a.required_path("file");

@@ -353,6 +353,10 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
     out << "\n[architecture]\nfile = " << toml_string(relative_to(e.architecture_file, dir)) << "\n";
   }
   if (!e.architecture_unset.empty()) out << "unset = " << string_list(e.architecture_unset) << "\n";
+  if (!e.system_set.empty()) {
+    out << "\n[architecture.system_set]\n";
+    for (const SystemChange& c : e.system_set) out << toml_string(c.path) << " = " << c.value << "\n";
+  }
   if (!e.architecture_set.empty()) {
     out << "\n[architecture.set]\n";
     for (const auto& [path, value] : e.architecture_set) out << toml_string(path) << " = " << value << "\n";

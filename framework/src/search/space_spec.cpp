@@ -25,7 +25,8 @@ GeneGroup group_of(const std::string& path, TableReader& g) {
   if (head == "fusion") return GeneGroup::fusion;
   if (head == "allocation" || head == "schedule") return GeneGroup::allocation;
   g.fail("path", "'" + path + "' is not a design parameter: a gene may vary keys of [workload], [training], "
-                 "[precision], [parallelism], [architecture] (and the accelerator and core files: architecture.PATH), "
+                 "[precision], [parallelism], [architecture] (and the accelerator and core files: architecture.PATH; the "
+                 "system file: architecture.system_set.PATH), "
                  "[cost_model], [fusion], [allocation] or [schedule]");
 }
 

@@ -38,8 +38,27 @@ Fabric read_fabric(TableReader t, std::int64_t joins, const std::string& joined)
 
 }  // namespace
 
-System read_system(const std::filesystem::path& file) {
+System read_system(const std::filesystem::path& file, const std::vector<SystemChange>& changes) {
   TomlDocument doc = TomlDocument::parse_file(file);
+  for (const SystemChange& c : changes) {
+    // Into [system], creating tables on the way; the value keeps its own place for the reader's messages.
+    toml::table* table = doc.root().get_as<toml::table>("system");
+    if (table == nullptr) break;  // the reader below reports the missing table
+    std::vector<std::string> parts(1);
+    for (char ch : c.path) {
+      if (ch == '.') parts.emplace_back();
+      else parts.back().push_back(ch);
+    }
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+      if (parts[i].empty()) throw UserError(c.where, "empty segment in the path '" + c.path + "'");
+      if (!table->contains(parts[i])) table->insert(parts[i], toml::table{});
+      toml::node* n = table->get(parts[i]);
+      if (!n->is_table()) throw UserError(c.where, "system." + parts[i] + " is not a table");
+      table = n->as_table();
+    }
+    if (parts.back().empty()) throw UserError(c.where, "empty segment in the path '" + c.path + "'");
+    table->insert_or_assign(parts.back(), std::move(*located_value(c.value, c.where)));
+  }
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
   TableReader t = root.required_table("system");
   System s;

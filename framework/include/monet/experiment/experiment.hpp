@@ -85,6 +85,8 @@ struct Experiment {
   std::optional<PluginChoice> parallelism_model;
   /// [architecture] system: the system of chips a [parallelism] step runs on; `accelerator` is then its chip.
   std::optional<System> system;
+  /// [architecture.system_set]: the changes made to the system file before it was read (paths below [system]).
+  std::vector<SystemChange> system_set;
 
   std::filesystem::path architecture_file;
   /// [architecture.set]: changes to the accelerator file by path, in file order (path, TOML value text).

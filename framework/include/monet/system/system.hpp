@@ -47,7 +47,16 @@ struct System {
   [[nodiscard]] std::int64_t chips() const { return chips_per_node * nodes; }
 };
 
-/// Reads and checks a system file; every mistake is a UserError at its key.
-MONET_API System read_system(const std::filesystem::path& file);
+/// A change to a system file's [system] table before it is read: `path` below it ("intra_node.compute_share"), the
+/// new value as TOML text, and where it was written (an experiment's [architecture.system_set]).
+struct SystemChange {
+  std::string path;
+  std::string value;
+  SourceLocation where;
+};
+
+/// Reads and checks a system file, with `changes` applied first; every mistake is a UserError at its key (at the
+/// change's own place for a changed key).
+MONET_API System read_system(const std::filesystem::path& file, const std::vector<SystemChange>& changes = {});
 
 }  // namespace monet
