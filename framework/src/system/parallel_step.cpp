@@ -497,8 +497,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 
   const auto d = static_cast<double>(D);  // the replicas of each parameter
   std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp_end(stage_opt), stage_reduced(stage_opt),
-      stage_hidden(stage_opt),
-      stage_gather(stage_opt);
+      stage_hidden(stage_opt), stage_gather(stage_opt);
   double dp_energy = 0;
   std::vector<std::int64_t> stage_weights(static_cast<std::size_t>(p), 0), stage_grads(stage_weights),
       stage_states(stage_weights), stage_casts(stage_weights);
