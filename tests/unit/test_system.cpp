@@ -123,7 +123,7 @@ TEST(Collectives, TreeAllReduceTakesLogarithmicLatency) {
   const double tree = 2 * (3 * 1e-6 + 1 * 5e-6) + 2 * S / (0.92 * std::min(50e9, 4 * 10e9));
   EXPECT_LT(tree, ring_hierarchical);  // pipelined over both tiers, where the hierarchical ring adds its phases
   EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, S, 8, 1).seconds, tree);
-  // The same bytes move either way: the energy is the ring's.
+  // As many bytes on each tier as the hierarchical ring: the same energy.
   s.all_reduce = "ring";
   const CommCost ring = group_collective(s, CollectiveKind::all_reduce, S, 8, 1);
   EXPECT_DOUBLE_EQ(ring.seconds, ring_hierarchical);
@@ -146,6 +146,28 @@ TEST(Collectives, TreeAllReduceTakesLogarithmicLatency) {
                    2 * (3 * 1e-6 + 4 * 5e-6) + 2 * small / (0.92 * 40e9));
   s.all_reduce = "ring";
   EXPECT_NEAR(group_collective(s, CollectiveKind::all_reduce, small, 64, 1).seconds, 6e-6 + 30 * 5e-6, 1e-7);  // plus 77 ns of bandwidth terms
+}
+
+// [system] rings = "flat": NCCL's ring through all 8 chips of 2 nodes, pipelined over both tiers at the slower of
+// the fabric (100 GB/s x 0.5) and the node's 4 network ports (4 x 10 GB/s): 2 of an all-reduce's 14 steps cross the
+// network, 1 of a reduce-scatter's 7; of every chip's bytes, 2 of the 8 ring edges' share crosses the network.
+TEST(Collectives, FlatRingsRunThroughEveryChip) {
+  System s = read_system(kSystem);
+  EXPECT_EQ(s.rings, "hierarchical");
+  s.rings = "flat";
+  const double S = 4e8;
+  const CommCost ar = group_collective(s, CollectiveKind::all_reduce, S, 8, 1);
+  EXPECT_DOUBLE_EQ(ar.seconds, 12 * 1e-6 + 2 * 5e-6 + 1.75 * S / 40e9);
+  EXPECT_NEAR(ar.energy_j, 8 * 1.75 * S * 8e-12 * (6.0 / 8 * 2.0 + 2.0 / 8 * 10.0), 1e-12);
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::reduce_scatter, S, 8, 1).seconds, 6e-6 + 5e-6 + 0.875 * S / 40e9);
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_gather, S, 8, 1).seconds, 6e-6 + 5e-6 + 0.875 * S / 40e9);
+  // Inside one node, or one chip per node, nothing changes; nor do all-to-alls.
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, S, 4, 1).seconds, 6e-6 + 1.5 * S / 50e9);
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_to_all, S, 8, 1).seconds, 5e-6 + 0.5 * S / 10e9);
+  // With the tree as the alternative ("fastest"), the flat ring wins this large all-reduce (NCCL's choice), as
+  // the tree wins small ones.
+  s.all_reduce = "fastest";
+  EXPECT_DOUBLE_EQ(group_collective(s, CollectiveKind::all_reduce, S, 8, 1).seconds, ar.seconds);
 }
 
 TEST(Collectives, TiersAGroupOccupies) {

@@ -98,15 +98,16 @@ double collective_compute_share(const System& s, unsigned tiers) {
 }
 
 namespace {
-// Ring algorithms on one tier, hierarchical over both (the header's group_collective without the tree).
+// Ring algorithms on one tier, hierarchical or flat over both (the header's group_collective without the tree).
 CommCost ring_group_collective(const System& s, CollectiveKind kind, double bytes, std::int64_t ranks, std::int64_t stride);
 
 // NCCL's tree all-reduce (src/graph/tuning.cc): a chain through the group's chips of each node and a double binary
 // tree across the nodes, reducing up and broadcasting down, pipelined. Its latency is 2·((k − 1)·α_fabric +
 // ⌈log₂ N⌉·α_network); its bus bandwidth NCCL takes as 0.92 of the graph's, and the algorithm bandwidth as half
 // the bus bandwidth, so the bandwidth term is 2·S / (0.92·B). B is the slower of the fabric per chip and the
-// node's network ports (one per chip of the group) when both are used. The bytes that move (and so the energy) are
-// those of the ring: every chip sends its data up once and the result down once, over the same tiers.
+// node's network ports (one per chip of the group) when both are used. Every edge of the trees carries the data
+// up once and the result down once: 2·S over each of a node's k − 1 chain links and each of the N − 1 links
+// between nodes (as many bytes on each tier as the hierarchical ring moves).
 CommCost tree_all_reduce(const System& s, const CommCost& ring, double bytes, std::int64_t per_node, std::int64_t nodes) {
   const Fabric& in = s.intra_node;
   const Fabric& net = s.inter_node;
@@ -119,6 +120,8 @@ CommCost tree_all_reduce(const System& s, const CommCost& ring, double bytes, st
   }
   CommCost c = ring;
   c.seconds = latency + 2 * bytes / (0.92 * bandwidth);
+  const auto N = static_cast<double>(nodes);
+  c.energy_j = 2 * bytes * 8e-12 * (N * (k - 1) * in.energy_pj_per_bit + (N - 1) * net.energy_pj_per_bit);
   return c;
 }
 }  // namespace
@@ -150,10 +153,28 @@ CommCost ring_group_collective(const System& s, CollectiveKind kind, double byte
   const std::int64_t nodes = (ranks + per_node - 1) / per_node;
   if (nodes == 1) return tier_collective(s.intra_node, kind, bytes, ranks, stride);
   if (per_node == 1) return tier_collective(s.inter_node, kind, bytes, ranks, node_stride);
-  // Hierarchical over `nodes` nodes of `per_node` chips: the inter-node part carries 1/per_node of the data on
-  // each chip's own network port (per_node rings at once).
   const double k = static_cast<double>(per_node);
   CommCost c;
+  if (s.rings == "flat" && (kind == CollectiveKind::all_reduce || kind == CollectiveKind::reduce_scatter ||
+                            kind == CollectiveKind::all_gather)) {
+    // NCCL's ring through all n chips (src/graph/tuning.cc): its steps cross the network N − 1 times per pass
+    // (twice as many passes for an all-reduce), the others the fabric; it runs as many rings (channels) as the
+    // node has network ports, pipelined over both tiers, so the bus bandwidth is the slower of the fabric per chip
+    // and the node's k ports. Of every chip's factor·S, the share that crosses the network is N of the n edges.
+    const double n = static_cast<double>(ranks), N = static_cast<double>(nodes);
+    const bool twice = kind == CollectiveKind::all_reduce;
+    const double factor = (twice ? 2 : 1) * (n - 1) / n, steps = (twice ? 2 : 1) * (n - 1);
+    const double network_steps = (twice ? 2 : 1) * (N - 1);
+    const Fabric& in = s.intra_node;
+    const Fabric& net = s.inter_node;
+    const double bandwidth = std::min(in.bandwidth_bytes_per_s * in.efficiency, k * net.bandwidth_bytes_per_s * net.efficiency);
+    c.bytes_per_chip = factor * bytes;
+    c.seconds = (steps - network_steps) * in.latency_s + network_steps * net.latency_s + c.bytes_per_chip / bandwidth;
+    c.energy_j = n * c.bytes_per_chip * 8e-12 * ((n - N) / n * in.energy_pj_per_bit + N / n * net.energy_pj_per_bit);
+    return c;
+  }
+  // Hierarchical over `nodes` nodes of `per_node` chips: the inter-node part carries 1/per_node of the data on
+  // each chip's own network port (per_node rings at once).
   // Each phase runs as several rings at once (one per node inside nodes, one per chip of a node across them):
   // the time is one ring's, the energy every ring's.
   auto inside = [&](CollectiveKind k2, double b) {

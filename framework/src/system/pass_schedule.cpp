@@ -49,10 +49,10 @@ PassRun run_pass(const PassSchedule& pass) {
   // piece between their starts and ends. Collectives in flight together each take their share of what the others
   // leave (the rate is the product of 1 - share: it never reaches 0); the time lost is split between their groups'
   // exposed time by share.
-  const bool shares = std::any_of(pass.collectives.begin(), pass.collectives.end(),
+  const bool any_share = std::any_of(pass.collectives.begin(), pass.collectives.end(),
                                   [](const PassCollective& x) { return x.compute_share > 0; });
   auto run_operator = [&](double from, double work) {
-    if (!shares) return from + work;
+    if (!any_share) return from + work;
     auto running = [&](std::size_t c, double at) {
       return pass.collectives[c].compute_share > 0 && r.collective_start_s[c] >= 0 && r.collective_start_s[c] <= at &&
              r.collective_end_s[c] > at;

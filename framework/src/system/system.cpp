@@ -69,6 +69,7 @@ System read_system(const std::filesystem::path& file, const std::vector<SystemCh
   s.chips_per_node = t.required_integer("chips_per_node", Bounds::at_least(1));
   s.nodes = t.required_integer("nodes", Bounds::at_least(1));
   s.all_reduce = t.choice("all_reduce", {"ring", "tree", "fastest"}).value_or("ring");
+  s.rings = t.choice("rings", {"hierarchical", "flat"}).value_or("hierarchical");
   const bool intra = t.has("intra_node"), inter = t.has("inter_node");
   if (s.chips_per_node > 1) {
     if (!intra) t.fail_missing("intra_node", "a table (the fabric joining the chips of a node)");

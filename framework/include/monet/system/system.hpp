@@ -43,6 +43,10 @@ struct System {
   // The all-reduce algorithm, as NCCL_ALGO: "ring", "tree" (NCCL's chain inside a node, double binary tree across
   // nodes) or "fastest" (as NCCL by default: the one predicted faster for the message).
   std::string all_reduce = "ring";
+  // How a ring collective spans nodes: "hierarchical" (inside each node, across the nodes with 1/k of the data,
+  // inside again: its phases one after another) or "flat" (NCCL's ring through every chip of the group, pipelined
+  // over both tiers: the slower of the fabric and the node's k network ports sets its bandwidth).
+  std::string rings = "hierarchical";
   SourceLocation where;             // the [system] table
   [[nodiscard]] std::int64_t chips() const { return chips_per_node * nodes; }
 };
