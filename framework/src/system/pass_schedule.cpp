@@ -50,7 +50,7 @@ PassRun run_pass(const PassSchedule& pass) {
   // leave (the rate is the product of 1 - share: it never reaches 0); the time lost is split between their groups'
   // exposed time by share.
   const bool any_share = std::any_of(pass.collectives.begin(), pass.collectives.end(),
-                                  [](const PassCollective& x) { return x.compute_share > 0; });
+                                     [](const PassCollective& x) { return x.compute_share > 0; });
   auto run_operator = [&](double from, double work) {
     if (!any_share) return from + work;
     auto running = [&](std::size_t c, double at) {
