@@ -267,6 +267,50 @@ TEST(Multichip, OverlappedBucketsTakeTheirShareOfTheChip) {
             fifth["system"]["energy_j"]["communication"].get<double>());
 }
 
+// Megatron-Core's num_distributed_optimizer_instances (HSDP): on Table 1's 1.7 B row (32 GPUs on 4 nodes of 8),
+// 4 instances shard ZeRO's states over the 8 GPUs of a node and all-reduce each shard across the nodes. With NCCL's
+// flat rings (so that the two differ) ZeRO 1's reduction is, by hand: the node's reduce-scatter of the gradients G
+// (7 NVLink steps of 10 µs, 7/8·G at 300 GB/s × 0.65), the all-reduce of G/8 over one GPU per node (6 InfiniBand
+// steps of 20 µs, 2·3/4·G/8 at 25 GB/s × 0.9), the node's all-gather of the updated weights W; its energy, 4 node
+// groups and 8 groups across at 6 and 55 pJ/bit. Over the hierarchical rings, which reduce inside the node first
+// anyway, it moves the same bytes in the same time as ZeRO 1 over all 32; either way each GPU holds and updates a
+// quarter as much as ZeRO over all 32 would shard away. ZeRO 3's per-block gathers stay on NVLink: less time,
+// four times the states.
+TEST(Multichip, OptimizerInstancesShardInsideTheNode) {
+  test::ScratchDir dir;
+  const std::string row = "experiments/datacenter/megatron_table1/1_7b.toml";
+  auto zero = [](int stage, int instances) {
+    return " --set parallelism.zero_stage=" + std::to_string(stage) +
+           " --set parallelism.num_distributed_optimizer_instances=" + std::to_string(instances);
+  };
+  const std::string flat = " --set 'architecture.system_set.rings=\"flat\"'";
+  const json whole = run(dir, row, "whole", zero(1, 1)), nodes = run(dir, row, "nodes", zero(1, 4));
+  const json flat_whole = run(dir, row, "flat_whole", zero(1, 1) + flat), flat_nodes = run(dir, row, "flat_nodes", zero(1, 4) + flat);
+  auto dp = [](const json& j) { return j["system"]["time_s"]["data_parallel_communication"].get<double>(); };
+  auto comm_energy = [](const json& j) { return j["system"]["energy_j"]["communication"].get<double>(); };
+  auto memory = [](const json& j, const char* k) { return j["system"]["memory_per_chip_bytes"][k].get<double>(); };
+  const double G = memory(nodes, "gradients"), W = memory(nodes, "weights");  // ZeRO 1 shards neither
+  const double nvlink = 300e9 * 0.65, ib = 25e9 * 0.9;
+  const double by_hand = (7 * 10e-6 + 7.0 / 8 * G / nvlink) + (6 * 20e-6 + 2 * 0.75 * (G / 8) / ib) + (7 * 10e-6 + 7.0 / 8 * W / nvlink);
+  EXPECT_NEAR(dp(flat_nodes), by_hand, 1e-12);
+  EXPECT_NEAR(comm_energy(flat_nodes), (4 * 8 * 7.0 / 8 * (G + W) * 6 + 8 * 4 * 2 * 0.75 * G / 8 * 55) * 8e-12, 1e-9);
+  EXPECT_LT(dp(flat_whole), 0.7 * dp(flat_nodes));  // NCCL's ring over all 32 pipelines both tiers: 36.2 ms
+  EXPECT_NEAR(dp(nodes), dp(whole), 1e-12);
+  EXPECT_NEAR(comm_energy(nodes), comm_energy(whole), 1e-9);
+  EXPECT_NEAR(memory(nodes, "optimizer_states"), 4 * memory(whole, "optimizer_states"), 4);
+  EXPECT_NEAR(nodes["system"]["time_s"]["optimizer"].get<double>(), 4 * whole["system"]["time_s"]["optimizer"].get<double>(), 1e-12);
+  EXPECT_EQ(nodes["system"]["num_distributed_optimizer_instances"].get<int>(), 4);
+  const auto again = test::monet("run " + q(dir.path() / "nodes/resolved.toml") + " --out " + q(dir.path() / "again"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.path() / "again/results.json"))["step_time_s"], nodes["step_time_s"]);
+
+  const json zero3 = run(dir, row, "zero3", zero(3, 1)), zero3_nodes = run(dir, row, "zero3_nodes", zero(3, 4));
+  for (const char* k : {"weights", "gradients", "optimizer_states"}) {
+    EXPECT_NEAR(memory(zero3_nodes, k), 4 * memory(zero3, k), 4) << k;
+  }
+  EXPECT_LT(dp(zero3_nodes), 0.85 * dp(zero3));  // 78.7 ms against 98.0 ms measured
+}
+
 // ZeRO 3's gathers and reduce-scatters as collectives of the passes (the 7.5 B model of Table 1 on 64 data-parallel
 // GPUs, one stage): with DeepSpeed's overlap_comm each block's gather is prefetched while the block before it
 // computes and the reduce-scatters run until the pass ends, so on one stage the step shrinks by exactly the time

@@ -51,6 +51,10 @@ TEST_F(ParallelismTest, MistakesAreLocated) {
               HasSubstr("parallelism.sequence_parallel: sequence parallelism splits over the tensor-parallel group"));
   EXPECT_THAT(fail(experiment_text("zero_stage = 1\n")), HasSubstr("parallelism.zero_stage: ZeRO stage 1"));
   EXPECT_THAT(fail(experiment_text("zero_stage = 4\n")), HasSubstr("parallelism.zero_stage"));
+  EXPECT_THAT(fail(experiment_text("data = 4\nnum_distributed_optimizer_instances = 2\n")),
+              HasSubstr("exp.toml:15:39: error: parallelism.num_distributed_optimizer_instances: replicates ZeRO's shards"));
+  EXPECT_THAT(fail(experiment_text("data = 4\nzero_stage = 1\nnum_distributed_optimizer_instances = 4\n")),
+              HasSubstr("4 instances must divide data x context = 4 into groups of at least 2 ranks"));
   EXPECT_THAT(fail(experiment_text("recompute = \"partial\"\n")), HasSubstr("parallelism.recompute"));
   EXPECT_THAT(fail(experiment_text("tensr = 2\n")), HasSubstr("tensr"));
   EXPECT_THAT(fail(experiment_text("recompute = \"full\"\n", "inference")),

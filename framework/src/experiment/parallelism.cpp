@@ -11,7 +11,8 @@ const std::vector<std::string>& parallelism_kernel_keys() {
                                              "sequence_parallel", "recompute", "zero_stage", "global_batch",
                                              "overlap_grad_reduce", "context", "zero_overlap_comm",
                                              "overlap_p2p_comm", "account_for_embedding_in_pipeline_split",
-                                             "account_for_loss_in_pipeline_split"};
+                                             "account_for_loss_in_pipeline_split",
+                                             "num_distributed_optimizer_instances"};
   return keys;
 }
 
@@ -27,6 +28,7 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   p.sequence_parallel = t.boolean("sequence_parallel").value_or(false);
   p.recompute = t.choice("recompute", {"none", "selective", "full"}).value_or("none");
   p.zero_stage = t.integer("zero_stage", Bounds{0.0, 3.0, false, false}).value_or(0);
+  p.optimizer_instances = t.integer("num_distributed_optimizer_instances", Bounds::at_least(1)).value_or(1);
   p.global_batch = t.integer("global_batch", Bounds::at_least(1)).value_or(0);
   p.overlap_grad_reduce = t.boolean("overlap_grad_reduce").value_or(false);
   p.zero_overlap_comm = t.boolean("zero_overlap_comm").value_or(false);
@@ -57,6 +59,18 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   if (p.zero_stage > 0 && p.data * p.context < 2) {
     t.fail("zero_stage", "ZeRO stage " + std::to_string(p.zero_stage) +
                              " shards over data-parallel (and context-parallel) ranks: it needs data x context >= 2");
+  }
+  if (p.optimizer_instances > 1) {
+    const std::int64_t D = p.data * p.context, I = p.optimizer_instances;
+    if (p.zero_stage < 1) {
+      t.fail("num_distributed_optimizer_instances", "replicates ZeRO's shards over " + std::to_string(I) +
+                                                        " instances; without ZeRO (zero_stage = 0) nothing is sharded");
+    }
+    if (D % I != 0 || D / I < 2) {
+      t.fail("num_distributed_optimizer_instances",
+             std::to_string(I) + " instances must divide data x context = " + std::to_string(D) +
+                 " into groups of at least 2 ranks (ZeRO shards within each)");
+    }
   }
   if (p.overlap_grad_reduce && p.data * p.context < 2) {
     t.fail("overlap_grad_reduce", "overlapping the data-parallel gradient reduction needs data x context >= 2");
@@ -94,6 +108,7 @@ std::string parallelism_toml(const Parallelism& p) {
          "\nvirtual_pipeline = " + std::to_string(p.virtual_pipeline) +
          "\nsequence_parallel = " + (p.sequence_parallel ? "true" : "false") + "\nrecompute = \"" + p.recompute +
          "\"\nzero_stage = " + std::to_string(p.zero_stage) + "\n" +
+         (p.optimizer_instances > 1 ? "num_distributed_optimizer_instances = " + std::to_string(p.optimizer_instances) + "\n" : "") +
          (p.global_batch > 0 ? "global_batch = " + std::to_string(p.global_batch) + "\n" : "") +
          (p.overlap_grad_reduce ? "overlap_grad_reduce = true\n" : "") +
          (p.zero_overlap_comm ? "zero_overlap_comm = true\n" : "") +

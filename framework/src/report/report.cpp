@@ -87,6 +87,7 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
         {"context", par.context},
         {"virtual_pipeline", par.virtual_pipeline},
         {"zero_stage", par.zero_stage},
+        {"num_distributed_optimizer_instances", par.optimizer_instances},
         {"global_batch", ps.global_batch},
         {"micro_batch", ps.micro_batch},
         {"micro_batches", ps.micro_batches},

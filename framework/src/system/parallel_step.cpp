@@ -182,6 +182,9 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   // consecutive chips, a context-parallel group cp chips t apart, the gradient-reduction group (data x context
   // ranks, which hold the same parameters) D = d·cp chips t apart, pipeline neighbours t·cp·d apart.
   const std::int64_t D = L.data * L.context, neighbours = L.tensor * L.context * L.data;
+  // ZeRO shards over S consecutive ranks of those D (t apart): Megatron-Core's distributed-optimizer instance. The
+  // I = D / S instances hold the same shards and all-reduce them (I ranks t·S apart) once each has reduce-scattered.
+  const std::int64_t I = in.optimizer_instances, S = D / I;
   const std::int64_t data_per_node = data_ranks_per_node(sys, L);
   r.micro_batch = in.plan.micro_batch;
   r.global_batch = in.global_batch;
@@ -370,9 +373,9 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   // awaited where it is issued.
   double zero_energy = 0;
   std::vector<std::int64_t> gathered(static_cast<std::size_t>(chunks), 0);  // ZeRO 3: whole parameters held at once
-  if (L.zero_stage >= 2 && D > 1) {
-    const unsigned gather_tiers = collective_tiers(sys, CollectiveKind::all_gather, D, L.tensor);
-    const unsigned reduce_tiers = collective_tiers(sys, CollectiveKind::reduce_scatter, D, L.tensor);
+  if (L.zero_stage >= 2 && S > 1) {
+    const unsigned gather_tiers = collective_tiers(sys, CollectiveKind::all_gather, S, L.tensor);
+    const unsigned reduce_tiers = collective_tiers(sys, CollectiveKind::reduce_scatter, S, L.tensor);
     std::vector<std::size_t> read_in(g.tensors().size(), kPassEnd);  // the last pass·blocks slot that counted it
     for (std::size_t pi = 0; pi < pass_ops.size(); ++pi) {
       // The blocks of the pass in the order it reaches them: their first and last operators, the parameters read.
@@ -395,7 +398,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       std::int64_t held = 0;
       for (std::size_t blk : order) {
         if (L.zero_stage >= 3 && reads[blk] > 0) {
-          const CommCost cost = group_collective(sys, CollectiveKind::all_gather, reads[blk], D, L.tensor);
+          const CommCost cost = group_collective(sys, CollectiveKind::all_gather, reads[blk], S, L.tensor);
           PassCollective x;
           x.seconds = cost.seconds, x.tiers = gather_tiers, x.group = 2;
           x.compute_share = collective_compute_share(sys, gather_tiers);
@@ -412,7 +415,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
           previous = blk;
         }
         if (pi % 2 == 1 && block_grads[blk] > 0) {
-          const CommCost cost = group_collective(sys, CollectiveKind::reduce_scatter, block_grads[blk], D, L.tensor);
+          const CommCost cost = group_collective(sys, CollectiveKind::reduce_scatter, block_grads[blk], S, L.tensor);
           PassCollective x;
           x.seconds = cost.seconds, x.tiers = reduce_tiers, x.group = 2;
           x.compute_share = collective_compute_share(sys, reduce_tiers);
@@ -496,6 +499,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   const PipelineRun run = simulate_pipeline(pt);
 
   const auto d = static_cast<double>(D);  // the replicas of each parameter
+  const auto shards = static_cast<double>(S), instances = static_cast<double>(I);  // ZeRO's shards, their copies
   std::vector<double> stage_opt(static_cast<std::size_t>(p), 0), stage_dp_end(stage_opt), stage_reduced(stage_opt),
       stage_hidden(stage_opt), stage_gather(stage_opt);
   double dp_energy = 0;
@@ -510,17 +514,22 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       stage_casts[si] += casts[j];
     }
     if (s == p - 1 && !tied.empty()) stage_opt[si] += tied_opt_s;  // the copy's update
-    if (L.zero_stage >= 1) stage_opt[si] /= d;
+    if (L.zero_stage >= 1) stage_opt[si] /= shards;
     // The gradients' all-reduce (with ZeRO 1 a reduce-scatter; ZeRO 2 and 3 did theirs per micro-batch) starts
     // when the stage's last backward pass ends; with overlap_grad_reduce, bucket by bucket as the last backward pass
     // of each chunk produces them (Megatron's DDP: buckets of max(40M, 1M·d) parameters in production order, one
     // collective at a time on the stage's data-parallel links). With ZeRO 1 and 2 the updated parameters'
-    // all-gather follows (ZeRO 3 keeps them sharded).
+    // all-gather follows (ZeRO 3 keeps them sharded). With optimizer instances the reduction is the shard group's
+    // and each 1/S shard is then all-reduced across the instances (Megatron-Core's intra- and inter-instance groups).
     const auto grad_bytes = static_cast<double>(stage_grads[si]), weight_bytes = static_cast<double>(stage_weights[si]);
     const CollectiveKind reduce = L.zero_stage == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
+    auto across_instances = [&](double bytes) {
+      return I > 1 ? group_collective(sys, CollectiveKind::all_reduce, bytes / shards, I, L.tensor * S) : CommCost{};
+    };
     CommCost dp;
-    if (L.zero_stage <= 1) dp = group_collective(sys, reduce, grad_bytes, D, L.tensor);
-    double end = run.last_backward_end_s[si] + dp.seconds;
+    if (L.zero_stage <= 1) dp = group_collective(sys, reduce, grad_bytes, S, L.tensor);
+    const CommCost across = across_instances(grad_bytes);
+    double end = run.last_backward_end_s[si] + dp.seconds + across.seconds;
     if (in.overlap_grad_reduce && L.zero_stage <= 1) {
       std::vector<Ready> grads_ready;
       for (std::int64_t c = 0; c < v; ++c) {
@@ -531,7 +540,8 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       std::stable_sort(grads_ready.begin(), grads_ready.end(), [](const Ready& a, const Ready& b) { return a.at_s < b.at_s; });
       // The links the last backward passes' model-parallel collectives hold, where the reduction needs them too:
       // a bucket starts in a gap long enough for it (they are on those passes' critical path, it is not).
-      const unsigned dp_tiers = collective_tiers(sys, reduce, D, L.tensor);
+      const unsigned dp_tiers = collective_tiers(sys, reduce, S, L.tensor) |
+                                (I > 1 ? collective_tiers(sys, CollectiveKind::all_reduce, I, L.tensor * S) : 0u);
       std::vector<std::pair<double, double>> taken;
       for (std::int64_t c = 0; c < v; ++c) {
         const auto j = static_cast<std::size_t>(c * p + s);
@@ -554,7 +564,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
       for (std::size_t i = 0; i < grads_ready.size(); ++i) {
         bytes += grads_ready[i].bytes, elements += grads_ready[i].elements;
         if (elements < bucket_elements && i + 1 < grads_ready.size()) continue;
-        const double length = group_collective(sys, reduce, bytes, D, L.tensor).seconds;
+        const double length = group_collective(sys, reduce, bytes, S, L.tensor).seconds + across_instances(bytes).seconds;
         const double start = first_free(taken, std::max(network, grads_ready[i].at_s), length);
         network = start + length;
         on_links += length;
@@ -571,21 +581,22 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
     }
     stage_reduced[si] = end;
     if (L.zero_stage == 1 || L.zero_stage == 2) {
-      const CommCost gather = group_collective(sys, CollectiveKind::all_gather, weight_bytes, D, L.tensor);
+      const CommCost gather = group_collective(sys, CollectiveKind::all_gather, weight_bytes, S, L.tensor);
       stage_gather[si] = gather.seconds;
       dp += gather;
     }
     stage_dp_end[si] = end + stage_gather[si];
-    dp_energy += dp.energy_j * static_cast<double>(L.tensor);
+    // t·I shard groups per stage, t·S groups across the instances.
+    dp_energy += (dp.energy_j * instances + across.energy_j * shards) * static_cast<double>(L.tensor);
   }
   // The tied parameters' gradients: all-reduced between the first and the last stage (a group of 2 chips
   // t·cp·d·(p − 1) apart, one group per pipeline: t·cp·d of them) once both stages have reduced their own over the
   // data-parallel group — Megatron's finalize_model_grads runs finish_grad_sync, then
   // _allreduce_word_embedding_grads, then the optimizer steps (the SC'21 code's train_step: the data-parallel
   // all-reduce, then the embedding all-reduce) — so it adds to both stages' reductions, before ZeRO 1-2's gathers of
-  // the updated parameters. With ZeRO 2-3 each chip holds its 1/d shard of the gradient: that is what it reduces.
+  // the updated parameters. With ZeRO 2-3 each chip holds its 1/S shard of the gradient: that is what it reduces.
   if (!tied.empty() && tied.gradient_bytes > 0) {
-    const double bytes = static_cast<double>(tied.gradient_bytes) / (L.zero_stage >= 2 ? d : 1);
+    const double bytes = static_cast<double>(tied.gradient_bytes) / (L.zero_stage >= 2 ? shards : 1);
     const CommCost ar = group_collective(sys, CollectiveKind::all_reduce, bytes, 2, neighbours * (p - 1));
     const auto first = std::size_t{0}, last = static_cast<std::size_t>(p - 1);
     const double end = std::max(stage_reduced[first], stage_reduced[last]) + ar.seconds;
@@ -640,11 +651,11 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 
   // Energy: every tensor-parallel rank of every replica (d·cp of them: data and context ranks) runs the whole depth
   // once per micro-batch (split over stages); the optimizer once per replica, or once per tensor-parallel rank with
-  // ZeRO. Per stage there are D tensor-parallel groups, t·d context-parallel groups and t data-parallel groups
-  // (reductions, and the collectives of parameters sharded over them).
+  // ZeRO (once per instance). Per stage there are D tensor-parallel groups, t·d context-parallel groups and t
+  // data-parallel groups (reductions, and the collectives of parameters sharded over them; t·I ZeRO shard groups).
   const auto t = static_cast<double>(L.tensor), cp = static_cast<double>(L.context);
-  r.compute_energy_j = t * (d * static_cast<double>(m) * fb_energy + (L.zero_stage >= 1 ? 1 : d) * opt_energy);
-  r.communication_energy_j = (tp_energy * d + cp_energy * t * d / cp + (zero_energy + sharded_energy) * t) * static_cast<double>(m) +
+  r.compute_energy_j = t * (d * static_cast<double>(m) * fb_energy + (L.zero_stage >= 1 ? instances : d) * opt_energy);
+  r.communication_energy_j = (tp_energy * d + cp_energy * t * d / cp + (zero_energy * instances + sharded_energy) * t) * static_cast<double>(m) +
                              dp_energy + send.energy_j * 2 * static_cast<double>((chunks - 1) * m) * t * d;
   // Every chip draws its idle power for the whole step: while it computes, waits in the bubble or for a collective.
   r.idle_energy_j = in.chip.idle_power_w * r.step_time_s * static_cast<double>(r.chips);
@@ -656,7 +667,7 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
   for (std::int64_t s = 0; s < p; ++s) {
     const auto si = static_cast<std::size_t>(s);
     auto shard = [&](std::int64_t bytes, int from_stage) {
-      return L.zero_stage >= from_stage ? static_cast<std::int64_t>(static_cast<double>(bytes) / d) : bytes;
+      return L.zero_stage >= from_stage ? static_cast<std::int64_t>(static_cast<double>(bytes) / shards) : bytes;
     };
     // The weights' low-precision copies are memory only: cast on each rank, never communicated.
     const auto w = shard(stage_weights[si], 3) + shard(stage_casts[si], 3), gr = shard(stage_grads[si], 2),
@@ -682,7 +693,7 @@ void finish_system_step(const SystemStep& step, const Graph& graph, const CNGrap
                         ScheduleResult& schedule) {
   ParallelStepInputs in{graph, cns, schedule, chip, step.system, step.layout, step.global_batch, step.plan,
                         step.chunk_of_op, step.block_of_op, step.overlap_grad_reduce, step.zero_overlap_comm,
-                        step.overlap_p2p_comm};
+                        step.overlap_p2p_comm, step.optimizer_instances};
   auto r = std::make_shared<ParallelStep>(parallel_step(in));
   ScheduleSummary& s = schedule.summary;
   // The rank graph holds every layer; no chip holds them all, so its off-chip peak is no capacity test.

@@ -20,6 +20,8 @@ struct Parallelism {
   bool sequence_parallel = false;     // norms and dropouts split along the sequence over the tensor group
   std::string recompute = "none";     // none | selective | full
   std::int64_t zero_stage = 0;        // 0 (plain data parallel) .. 3 (ZeRO-3 / FSDP)
+  std::int64_t optimizer_instances = 1;  // Megatron-Core's --num-distributed-optimizer-instances: ZeRO shards over
+                                         // data·cp / this many consecutive ranks, replicated across the instances
   std::int64_t global_batch = 0;      // samples per step over every replica (0: not given = micro-batch x data)
   bool overlap_grad_reduce = false;   // Megatron's --overlap-grad-reduce: DP reduction in buckets during backward
   bool zero_overlap_comm = false;     // DeepSpeed's overlap_comm: ZeRO 2-3's collectives beside the computation

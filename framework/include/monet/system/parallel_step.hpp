@@ -61,7 +61,7 @@ struct ParallelStep {
   double communication_energy_j = 0;
   double idle_energy_j = 0;
   // Memory of the most loaded chip (B): parameters, their gradients, optimizer states (master weights included)
-  // with ZeRO's sharding (stage 1: states / d, 2: + gradients, 3: + parameters), and the activations its in-flight
+  // with ZeRO's sharding (stage 1: states / S, 2: + gradients, 3: + parameters; S = d·cp / optimizer instances), and the activations its in-flight
   // micro-batches keep (from the simulated schedule).
   std::int64_t weight_bytes = 0;
   std::int64_t gradient_bytes = 0;
@@ -93,6 +93,7 @@ struct SystemStep {
   bool overlap_grad_reduce = false;       // the data-parallel reduction in buckets during the backward passes
   bool zero_overlap_comm = false;         // ZeRO 2-3's collectives beside the passes' operators (DeepSpeed's overlap_comm)
   bool overlap_p2p_comm = false;          // pipeline sends that do not block their stage (Megatron-Core's option)
+  std::int64_t optimizer_instances = 1;   // ZeRO's shards replicated over this many groups of consecutive ranks
 };
 
 /// Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: the embedding
@@ -131,6 +132,9 @@ struct ParallelStepInputs {
   bool overlap_grad_reduce = false;
   bool zero_overlap_comm = false;
   bool overlap_p2p_comm = false;
+  // Megatron-Core's num_distributed_optimizer_instances (HSDP): ZeRO shards over S = d·cp / I consecutive ranks of
+  // the data-parallel group; after each such group's reduce-scatter the I copies of a shard are all-reduced.
+  std::int64_t optimizer_instances = 1;
 };
 
 /// The system's step from one rank's schedule (make_system_step has checked the layout).
