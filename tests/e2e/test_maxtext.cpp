@@ -1,0 +1,61 @@
+// MaxText's published TPU v4 runs of April 2023 (google/maxtext at 281e04bf, README.md): its 22 B model with FSDP over
+// one v4-128 slice (64 chips), and over 2, 4 and 8 slices joined by the data-center network (FSDP inside each slice,
+// the gradients' shards all-reduced across: num_distributed_optimizer_instances). The chip is the loop-nest
+// (dataflow) model of architectures/tpu_v4.toml, uncalibrated; the DCN's bandwidth is fitted to the 2-slice row
+// (architectures/systems/tpu_v4_128_slices.toml). docs/validation.md#maxtext-on-tpu-v4.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace monet {
+namespace {
+
+using json = nlohmann::json;
+using test::q;
+
+const char* const kExperiment = "experiments/datacenter/maxtext/v4_22b.toml";
+
+json run(const test::ScratchDir& dir, const std::string& name, const std::string& extra) {
+  const auto r = test::monet("run " + q(test::source_dir() / kExperiment) + " --out " + q(dir.path() / name) + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return json::parse(test::read_file(dir.path() / name / "results.json"));
+}
+
+std::string slices(int n) {
+  return n == 1 ? "" : " --set parallelism.data=" + std::to_string(64 * n) + " --set parallelism.global_batch=" +
+                           std::to_string(1024 * n) + " --set parallelism.num_distributed_optimizer_instances=" + std::to_string(n);
+}
+
+// MaxText's FLOPs per chip and step: 6 x parameters x tokens (16 sequences of 1,024).
+double published_step(const json& j, double tflops_per_chip) {
+  return 6 * j["workload"]["parameters"].get<double>() * 16 * 1024 / (tflops_per_chip * 1e12);
+}
+
+// Each bound is the measured error plus or minus a tenth of a point (the runs are deterministic).
+TEST(MaxtextTpuV4, TwentyTwoBillionOnOneToEightSlices) {
+  test::ScratchDir dir;
+  const struct {
+    int slices;
+    double tflops, error;
+  } rows[] = {{1, 156, -0.1326}, {2, 152, -0.1292}, {4, 149, -0.1338}, {8, 146, -0.1450}};
+  double first = 0, first_published = 0;
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.slices);
+    const json j = run(dir, "slices" + std::to_string(row.slices), slices(row.slices));
+    EXPECT_EQ(j["workload"]["parameters"].get<double>(), 21'945'194'496);
+    const double published = published_step(j, row.tflops), step = j["step_time_s"].get<double>();
+    EXPECT_NEAR(step / published - 1, row.error, 0.001);
+    EXPECT_TRUE(j["feasible"].get<bool>());  // 17.5 GB of the 32 GiB per chip
+    if (row.slices == 1) first = step, first_published = published;
+    // The DCN's bandwidth is fitted so that two slices lose what the published runs lose against one.
+    if (row.slices == 2) EXPECT_NEAR(step - first, published - first_published, 0.002);
+  }
+  // The loop-nest model's default mapping search (lpf_limit 6) keeps half the MXUs busy on these GEMMs.
+  const json shallow = run(dir, "shallow", " --unset architecture.set");
+  EXPECT_NEAR(shallow["step_time_s"].get<double>() / first_published - 1, 0.3258, 0.001);
+}
+
+}  // namespace
+}  // namespace monet
