@@ -172,7 +172,7 @@ TEST(Cli, ValidateRecognisesEveryFileKind) {
 TEST(Cli, PluginsListsTheFourPluginsWithParameters) {
   const auto r = test::monet("plugins");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* name : {"toml 1.1.0", "roofline 1.0.0", "layer_by_layer 1.1.0", "fixed 1.0.0"}) {
+  for (const char* name : {"toml 1.2.0", "roofline 1.0.0", "layer_by_layer 1.1.0", "fixed 1.0.0"}) {
     EXPECT_THAT(r.out, HasSubstr(name));
   }
   EXPECT_THAT(r.out, HasSubstr("utilization (number, fraction of PEs; default 1.0)"));

@@ -132,7 +132,7 @@ TEST(Determinism, ARunIsByteIdenticalAtAnyThreadCountAcrossRunsAndFromResolvedTo
   EXPECT_EQ(r.at("seed"), 1);
   EXPECT_EQ(r.at("workload").at("mode"), "training");
   expect_provenance(r.at("provenance"), 1,
-                    {{"frontend:toml", "1.1.0"}, {"backward:autodiff", "1.0.0"}, {"optimizer:adam", "1.0.0"},
+                    {{"frontend:toml", "1.2.0"}, {"backward:autodiff", "1.0.0"}, {"optimizer:adam", "1.0.0"},
                      {"cost_model:loopnest", "1.0.0"}, {"fusion:fused_stacks", "1.1.0"}, {"search:fixed", "1.0.0"}});
 }
 
@@ -144,7 +144,7 @@ TEST(Determinism, ASearchIsByteIdenticalAtAnyThreadCountAcrossRunsAndFromResolve
   EXPECT_GT(test::read_file(dir.path() / "t1/evaluations.csv").size(), 0u);
   const json s = json::parse(test::read_file(dir.path() / "t1/search.json"));
   EXPECT_EQ(s.at("seed"), 7);
-  const std::map<std::string, std::string> used{{"frontend:toml", "1.1.0"}, {"cost_model:loopnest", "1.0.0"},
+  const std::map<std::string, std::string> used{{"frontend:toml", "1.2.0"}, {"cost_model:loopnest", "1.0.0"},
                                                 {"fusion:layer_by_layer", "1.1.0"}, {"search:nsga2", "1.0.0"}};
   expect_provenance(s.at("provenance"), 7, used);
   // Genes may choose any plugin found: all of them are listed with their versions.
@@ -168,7 +168,7 @@ TEST(Determinism, CostStudiesAgreeAtAnyThreadCountAndRecordTheirProvenance) {
   EXPECT_EQ(a, without_keys(again.out, {"seconds"}).first);
   const json j = json::parse(one.out);
   // The study makes no random choice: no seed is recorded (~0 skips the check).
-  expect_provenance(j.at("provenance"), ~0ULL, {{"frontend:toml", "1.1.0"}, {"cost_model:loopnest", "1.0.0"}});
+  expect_provenance(j.at("provenance"), ~0ULL, {{"frontend:toml", "1.2.0"}, {"cost_model:loopnest", "1.0.0"}});
   EXPECT_FALSE(j.at("provenance").contains("seed"));
 }
 

@@ -9,7 +9,7 @@ execute_process(COMMAND ${PREFIX}/bin/monet plugins OUTPUT_VARIABLE out ERROR_VA
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "installed monet plugins failed: ${err}")
 endif()
-foreach(p "toml 1.1.0" "roofline 1.0.0" "layer_by_layer 1.1.0" "fixed 1.0.0" "search path: ${PREFIX}/")
+foreach(p "toml 1.2.0" "roofline 1.0.0" "layer_by_layer 1.1.0" "fixed 1.0.0" "search path: ${PREFIX}/")
   string(FIND "${out}" "${p}" pos)
   if(pos EQUAL -1)
     message(FATAL_ERROR "installed monet does not list '${p}':\n${out}")

@@ -260,6 +260,25 @@ TEST_F(Gpt, Llama3ParameterCountsAreHuggingFaces) {
   }
 }
 
+// kv_channels (Megatron's): heads of d features whatever the hidden size. MaxText's 52 B model of 2023 (32 heads of
+// 256 beside an embedding of 12,288; its MLP one 49,152-wide ReLU, no biases, RMS norms, the output layer through
+// the embedding): per layer QKV h·3·a·d, projection a·d·h, MLP 2·h·F, two norms; the embedding and the final norm.
+// Its MACs: QKV and projection 4·s·h·a·d, the MLP 2·s·h·F, scores and context 2·s²·a·d; logits s·h·V. A width that
+// no longer divides is fine once kv_channels is given; a tensor split must still divide the heads.
+TEST_F(Gpt, KvChannelsSetTheAttentionsWidth) {
+  const std::int64_t h = 12288, a = 32, d = 256, L = 32, F = 49152, s = 1024, V = 32768;
+  const std::string extra = "ffn_hidden = " + std::to_string(F) + "\nkv_channels = " + std::to_string(d) +
+                            "\nnormalization = \"RMSNorm\"\nadd_bias_linear = false\nposition_embedding_type = \"rope\"\n";
+  const GraphPtr g = load(gpt_toml({h, a, L, s, V}, extra));
+  EXPECT_EQ(g->parameter_count(), L * (4 * h * a * d + 2 * h * F + 2 * h) + V * h + h);
+  EXPECT_EQ(g->parameter_count(), 51'943'059'456);
+  EXPECT_EQ(g->total_macs(), L * (4 * s * h * a * d + 2 * s * h * F + 2 * s * s * a * d) + s * h * V);
+  // The default is hidden / heads: the same graph as without the key.
+  EXPECT_EQ(load(gpt_toml({64, 4, 2}, "kv_channels = 16\n"))->total_macs(), load(gpt_toml({64, 4, 2}))->total_macs());
+  EXPECT_NO_THROW(load(gpt_toml({100, 3, 2}, "kv_channels = 32\n")));
+  EXPECT_THAT(fail(gpt_toml({100, 3, 2})), HasSubstr("(or give each head's width: kv_channels)"));
+}
+
 // Per layer: the layer's input, both norms' outputs and the residual (2·s·b·h bytes each), the rotated queries and
 // the attention context (2·s·b·h/t each), the rotated keys (2·s·b·g·d/t), the values — a view of linear_qkv's output,
 // which keeps all of it, 2·s·b·(h + 2·g·d)/t, as in PyTorch —, the softmax output (2·a·s²·b/t), linear_fc1's output
@@ -338,7 +357,9 @@ TEST_F(Gpt, Fp8LinearLayersMultiplyAndKeepTheirInputsInFp8) {
       ++narrowed;
       EXPECT_EQ(*op.matmul_type(), ElementType::fp8);
       for (const Operand& o : op.operands) {
-        if (!o.is_output()) EXPECT_EQ(o.precision_bits, 8) << op.name;
+        if (!o.is_output()) {
+          EXPECT_EQ(o.precision_bits, 8) << op.name;
+        }
       }
     }
     EXPECT_EQ(narrowed, 12 * L);

@@ -16,7 +16,8 @@
 // bias_swiglu_fusion, or as HF's LlamaMLP), normalization = "RMSNorm" (no bias, one statistic per token),
 // add_bias_linear = false, position_embedding_type = "rope" (no position table; q and k rotated by Megatron's fused
 // kernel), untie_embeddings_and_output_weights (output_layer has its own weight) and attention_backend = "flash"
-// (one FlashAttention operator for the attention core).
+// (one FlashAttention operator for the attention core). kv_channels sets each head's width d (hidden / heads by
+// default): the queries, the context and linear_proj's input are then a·d wide, not h.
 #include "gpt.hpp"
 
 #include <algorithm>
@@ -46,6 +47,7 @@ struct GptConfig {
   double hidden_dropout = 0.1, attention_dropout = 0.1;
   ElementType dtype = ElementType::bf16;
   std::int64_t query_groups = 0;  // key/value heads; = heads without grouped-query attention
+  std::int64_t kv_channels = 0;   // each head's width (Megatron's kv_channels; hidden / heads by default)
   bool swiglu = false, rms_norm = false, bias = true, rope = false, untied = false;
   bool flash = false;  // attention_backend = "flash": one fused, causal attention operator
   bool swiglu_fusion = true;  // Megatron's bias_swiglu_fusion: one kernel that keeps only its input
@@ -66,6 +68,9 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   }
   c.ffn = w.integer("ffn_hidden", Bounds{1.0, 1099511627776.0, false, false}).value_or(4 * c.hidden);
   c.query_groups = w.integer("num_query_groups", Bounds::at_least(1)).value_or(c.heads);
+  // Megatron's kv_channels: each head's width, hidden / heads unless given (an attention narrower or wider than the
+  // hidden size: the query, key and value projections and the context are heads x kv_channels wide).
+  const std::optional<std::int64_t> kv_channels = w.integer("kv_channels", Bounds{1.0, 1099511627776.0, false, false});
   c.swiglu = w.boolean("swiglu").value_or(false);
   const std::optional<bool> fusion = w.boolean("bias_swiglu_fusion");
   c.swiglu_fusion = fusion.value_or(true);
@@ -99,9 +104,11 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
     if (!e) w.fail("dtype", "'" + *d + "' is not an element type; expected one of " + join(all_element_type_names()));
     c.dtype = *e;
   }
-  if (c.hidden % c.heads != 0) {
-    w.fail("heads", std::to_string(c.heads) + " heads do not divide hidden = " + std::to_string(c.hidden));
+  if (!kv_channels && c.hidden % c.heads != 0) {
+    w.fail("heads", std::to_string(c.heads) + " heads do not divide hidden = " + std::to_string(c.hidden) +
+                        " (or give each head's width: kv_channels)");
   }
+  c.kv_channels = kv_channels.value_or(c.hidden / c.heads);
   if (c.heads % c.query_groups != 0) {
     w.fail("num_query_groups", "num_query_groups = " + std::to_string(c.query_groups) + " does not divide heads = " +
                                    std::to_string(c.heads) + " (each group of queries shares one key and value head)");
@@ -139,8 +146,9 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   using R = long double;
   const R b = static_cast<R>(c.micro_batch), s = static_cast<R>(c.seq), h = static_cast<R>(c.hidden);
   const R a = static_cast<R>(c.heads), v = static_cast<R>(c.vocab), f = static_cast<R>(c.ffn);
-  const R largest = std::max({b * a * s * s, b * s * v, b * s * std::max(2 * f, 3 * h), v * h, 2 * f * h, 3 * h * h});
-  const R macs = static_cast<R>(c.layers) * b * (4 * s * h * h + 3 * s * f * h + 2 * s * s * h) + b * s * h * v;
+  const R w_att = a * static_cast<R>(c.kv_channels);  // the attention's width
+  const R largest = std::max({b * a * s * s, b * s * v, b * s * std::max(2 * f, 3 * w_att), v * h, 2 * f * h, 3 * h * w_att});
+  const R macs = static_cast<R>(c.layers) * b * (4 * s * h * w_att + 3 * s * f * h + 2 * s * s * w_att) + b * s * h * v;
   const auto max = static_cast<R>(std::numeric_limits<std::int64_t>::max());
   if (largest > max / 4096 || 4 * macs > max / 16) {
     w.fail("micro_batch", "this configuration needs " + format_number(static_cast<double>(largest)) + " elements in one "
@@ -148,7 +156,7 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
                               " MACs per forward pass, more than monet counts in 64-bit integers");
   }
   w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
-            "tensor_parallel", "sequence_parallel", "context_parallel", "num_query_groups", "swiglu", "normalization",
+            "tensor_parallel", "sequence_parallel", "context_parallel", "num_query_groups", "kv_channels", "swiglu", "normalization",
             "add_bias_linear", "position_embedding_type", "untie_embeddings_and_output_weights", "attention_backend",
             "bias_swiglu_fusion"});
   return c;
@@ -289,7 +297,7 @@ class GptBuilder : GeneratedGraph {
   /// One of q, k, v: a view of `heads` heads of the fused QKV output from feature `offset` on, as [b, s, heads, d].
   TensorId head_view(const std::string& prefix, TensorId qkv, std::int64_t offset, std::int64_t heads,
                      const char* letter) {
-    const std::int64_t B = c_.micro_batch, S = local_seq(), d = c_.hidden / c_.heads;
+    const std::int64_t B = c_.micro_batch, S = local_seq(), d = c_.kv_channels;
     const TensorId flat = split_view(prefix + ".split." + letter, prefix, qkv, offset, heads * d);
     const TensorId shaped = act(prefix + ".heads." + letter, {B, S, heads, d});
     ops::view(b_, op(prefix + ".heads." + letter, prefix, "Reshape"), flat, shaped);
@@ -297,20 +305,21 @@ class GptBuilder : GeneratedGraph {
   }
 
   TensorId layer(const std::string& p, TensorId x) {
-    // Megatron's tensor-parallel split: linear_qkv and linear_fc1 by columns (heads, MLP features: Hl, Fl per
+    // Megatron's tensor-parallel split: linear_qkv and linear_fc1 by columns (heads, MLP features: Ql, Fl per
     // rank), linear_proj and linear_fc2 by rows (their outputs are partial sums, all-reduced in Megatron); norms,
     // dropouts and residuals are replicated, or with sequence parallelism split along the sequence (S / t rows:
-    // `gather` before the column-parallel layers, `sequence_part` after the row-parallel ones). Without t: Hl = H,
+    // `gather` before the column-parallel layers, `sequence_part` after the row-parallel ones). Without t: Ql = A·d,
     // Al = A, Fl = ffn.
-    const std::int64_t B = c_.micro_batch, S = local_seq(), H = c_.hidden, t = c_.tensor;
-    const std::int64_t Hl = H / t, Al = c_.heads / t, Gl = c_.query_groups / t, d = H / c_.heads;
+    const std::int64_t B = c_.micro_batch, S = local_seq(), t = c_.tensor;
+    // Al heads of d features: the queries' width (H / t unless kv_channels makes the attention wider or narrower).
+    const std::int64_t Al = c_.heads / t, Gl = c_.query_groups / t, d = c_.kv_channels, Ql = Al * d;
     const std::string attn = p + ".self_attention";
     const std::string core = attn + ".core_attention";
     const TensorId ln1 = layer_norm(p + ".input_layernorm", p + ".input_layernorm", x);
-    const TensorId qkv = linear(attn + ".linear_qkv", gather(attn + ".linear_qkv", ln1), Hl + 2 * Gl * d);
+    const TensorId qkv = linear(attn + ".linear_qkv", gather(attn + ".linear_qkv", ln1), Ql + 2 * Gl * d);
     const TensorId q = rotary(attn + ".rotary.q", attn, head_view(attn, qkv, 0, Al, "q"));
-    const TensorId k = context_gather(core + ".key_gather", rotary(attn + ".rotary.k", attn, head_view(attn, qkv, Hl, Gl, "k")));
-    const TensorId v = context_gather(core + ".value_gather", head_view(attn, qkv, Hl + Gl * d, Gl, "v"));
+    const TensorId k = context_gather(core + ".key_gather", rotary(attn + ".rotary.k", attn, head_view(attn, qkv, Ql, Gl, "k")));
+    const TensorId v = context_gather(core + ".value_gather", head_view(attn, qkv, Ql + Gl * d, Gl, "v"));
     // Without grouped-query attention each head has its own key: [b, a, s, s_kv] scores. With it, the R = a/g
     // queries of a group read the group's key and value: [b, g, R, s, s_kv].
     const bool grouped = Gl < Al;
@@ -335,7 +344,7 @@ class GptBuilder : GeneratedGraph {
     Operator pv = op(core + ".context", core, "MatMul");
     pv.kind = OpKind::matmul;
     ops::einsum(b_, std::move(pv), grouped ? "bgrqk,bkgd->bqgrd" : "bhqk,bkhd->bqhd", {dropped, v}, ctx4);
-    const TensorId ctx = act(core + ".merge_heads", {B, S, Hl});
+    const TensorId ctx = act(core + ".merge_heads", {B, S, Ql});
     ops::view(b_, op(core + ".merge_heads", core, "Reshape"), ctx4, ctx);
     return after_attention(p, x, ctx);
   }

@@ -478,7 +478,7 @@ class TomlFrontend final : public WorkloadFrontend {
     PluginInfo i;
     i.kind = PluginKind::frontend;
     i.name = "toml";
-    i.version = "1.1.0";
+    i.version = "1.2.0";
     i.summary = "Native layer-list workloads written in TOML (docs/workloads.md)";
     i.description =
         "Reads [[inputs]] (name, shape, dtype) and [[layers]] (name, op, input(s) and the op's attributes) and "
@@ -488,7 +488,7 @@ class TomlFrontend final : public WorkloadFrontend {
         "table with generator = \"gpt\" generates Megatron-LM's GPT from hidden, layers, heads, seq_length, vocab, "
         "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group), "
         "sequence_parallel (that rank with Megatron's sequence parallelism), context_parallel (one rank of a "
-        "context-parallel group) and Megatron's options for Llama-style models: num_query_groups, swiglu, "
+        "context-parallel group) and Megatron's options for Llama-style models: num_query_groups, kv_channels, swiglu, "
         "bias_swiglu_fusion, normalization (LayerNorm, RMSNorm), add_bias_linear, position_embedding_type "
         "(learned_absolute, rope), untie_embeddings_and_output_weights, attention_backend (unfused, flash) "
         "(docs/datacenter.md); generator = \"dlrm\" generates a DLRM from dense_features, "
