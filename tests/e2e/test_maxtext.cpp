@@ -59,6 +59,28 @@ TEST(MaxtextTpuV4, TwentyTwoBillionOnOneToEightSlices) {
   // The loop-nest model's default mapping search (lpf_limit 6) keeps half the MXUs busy on these GEMMs.
   const json shallow = run(dir, "shallow", " --unset architecture.set");
   EXPECT_NEAR(shallow["step_time_s"].get<double>() / first_published - 1, 0.3258, 0.001);
+  // --set architecture.set.PATH changes the chip after the file's [architecture.set]: back to the defaults here.
+  std::string defaults;
+  for (const char* core : {"tc0_mxu", "tc1_mxu"}) {
+    defaults += std::string(" --set architecture.set.cores.") + core + ".cost_model_params.lpf_limit=6 --set 'architecture.set.cores." +
+                core + ".cost_model_params.search=\"pruned\"'";
+  }
+  EXPECT_EQ(run(dir, "defaults", defaults)["step_time_s"], shallow["step_time_s"]);
+  const auto bad = test::monet("run " + q(test::source_dir() / kExperiment) + " --out " + q(dir.path() / "bad") +
+                               " --set architecture.set.cores.tc0_mxu.cost_model_params.lpf_limit=0");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--set architecture.set.cores.tc0_mxu.cost_model_params.lpf_limit=0:1:9: error: "
+                         "cost_model_params.lpf_limit: expected a value in [1, 12], got 0"), std::string::npos) << bad.out;
+  // In a file, sub-tables of [architecture.set] are paths too.
+  std::string text = test::read_file(test::source_dir() / kExperiment);
+  text = text.substr(0, text.find("[architecture.set]")) + "[architecture.set.cores.tc0_mxu.cost_model_params]\nlpf_limit = 6\n" +
+         "[architecture.set.cores.tc1_mxu.cost_model_params]\nlpf_limit = 6\n" + text.substr(text.find("[allocation]"));
+  for (std::size_t at = text.find("\"../../../"); at != std::string::npos; at = text.find("\"../../../")) {
+    text.replace(at + 1, 9, test::source_dir().string() + "/");
+  }
+  const auto nested = test::monet("run " + q(dir.write("nested.toml", text)) + " --out " + q(dir.path() / "nested"));
+  ASSERT_EQ(nested.exit_code, 0) << nested.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.path() / "nested/results.json"))["step_time_s"], shallow["step_time_s"]);
 }
 
 // The 52 B model (32 heads of 256 beside an embedding of 12,288) on one and two v4-384 slices (192 chips, 4 x 4 x 12):

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -394,6 +395,8 @@ std::string architecture_path(const std::string& key) {
   if (key.rfind(prefix, 0) != 0) return {};
   const std::string rest = key.substr(prefix.size());
   const std::string first = rest.substr(0, rest.find('.'));
+  // architecture.set.PATH is the same change as architecture.PATH: after the file's [architecture.set], so it wins.
+  if (first == "set" && rest.size() > 4) return rest.substr(4);
   return first == "file" || first == "system" || first == "system_set" || first == "set" || first == "unset" ? std::string{} : rest;
 }
 
@@ -609,10 +612,22 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
       }
     }
     if (auto set = a.table("set")) {
-      // Changes to the accelerator file, by path ("links.*.energy_pj_per_bit" = 0.0).
+      // Changes to the accelerator file, by path ("links.*.energy_pj_per_bit" = 0.0). A dotted key outside quotes
+      // (a.set.cores.x.y = 1, or --set architecture.set.cores.x.y=1) makes sub-tables: their leaves are the paths.
+      // An inline table ({ ... }) is one value, set whole.
+      std::function<void(const std::string&, const toml::node&, const SourceLocation&)> change =
+          [&](const std::string& path, const toml::node& value, const SourceLocation& where) {
+            const toml::table* sub = value.as_table();
+            if (sub == nullptr || sub->is_inline()) {
+              e.architecture_set.emplace_back(path, toml_text(value));
+              docs.set(path, value, where);
+              return;
+            }
+            for (const auto& [k, v] : *sub) change(path + "." + std::string(k.str()), v, where);
+          };
       for (const std::string& path : set->keys()) {
-        e.architecture_set.emplace_back(path, toml_text(*set->node(path)));
-        docs.set(path, *set->raw().get(path), set->key_location(path));
+        (void)set->node(path);  // marks it used
+        change(path, *set->raw().get(path), set->key_location(path));
       }
       set->finish();
     }

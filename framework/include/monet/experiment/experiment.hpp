@@ -135,6 +135,7 @@ struct Change {
 
 /// "architecture.links.bus.energy_pj_per_bit" -> "links.bus.energy_pj_per_bit": a path into the accelerator file
 /// (the experiment's [architecture] owns only `file`, `system`, `set` and `unset`); "" when the key is the experiment's own.
+/// "architecture.set.PATH" is PATH too (a change to the file, applied after the experiment's own [architecture.set]).
 MONET_API std::string architecture_path(const std::string& key);
 
 /// `--set KEY=VALUE` (VALUE as TOML, else a bare string) and `--unset KEY` as changes.
