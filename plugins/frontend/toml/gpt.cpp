@@ -147,7 +147,7 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   const R b = static_cast<R>(c.micro_batch), s = static_cast<R>(c.seq), h = static_cast<R>(c.hidden);
   const R a = static_cast<R>(c.heads), v = static_cast<R>(c.vocab), f = static_cast<R>(c.ffn);
   const R w_att = a * static_cast<R>(c.kv_channels);  // the attention's width
-  const R largest = std::max({b * a * s * s, b * s * v, b * s * std::max(2 * f, 3 * w_att), v * h, 2 * f * h, 3 * h * w_att});
+  const R largest = std::max({b * a * s * s, b * s * v, b * s * std::max({2 * f, 3 * w_att, h}), v * h, 2 * f * h, 3 * h * w_att});
   const R macs = static_cast<R>(c.layers) * b * (4 * s * h * w_att + 3 * s * f * h + 2 * s * s * w_att) + b * s * h * v;
   const auto max = static_cast<R>(std::numeric_limits<std::int64_t>::max());
   if (largest > max / 4096 || 4 * macs > max / 16) {

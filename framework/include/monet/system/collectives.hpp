@@ -34,9 +34,9 @@ MONET_API CommCost ring_collective(const Fabric& fabric, CollectiveKind kind, do
 /// A collective over a group of `ranks` chips spaced `stride` apart in the system's numbering (chips of a node
 /// are consecutive): inside one node it is a ring on the intra-node fabric; with one chip per node, a ring on the
 /// inter-node network; otherwise hierarchical (above), or for an all-reduce, reduce-scatter or all-gather NCCL's
-/// ring through every chip when the system's `rings` says "flat" (docs/datacenter.md#flat-rings). A `send` crosses nodes when stride >= chips_per_node. An
-/// all-reduce is NCCL's tree instead when the system's `all_reduce` says "tree", or "fastest" and the tree is faster
-/// (docs/datacenter.md#tree-all-reduce; not on a torus).
+/// ring through every chip when the system's `rings` says "flat" (docs/datacenter.md#flat-rings). A `send` crosses
+/// nodes when stride >= chips_per_node. An all-reduce is NCCL's tree instead when the system's `all_reduce` says
+/// "tree", or "fastest" and the tree is faster (docs/datacenter.md#tree-all-reduce; not on a torus).
 MONET_API CommCost group_collective(const System& system, CollectiveKind kind, double bytes, std::int64_t ranks,
                                     std::int64_t stride);
 

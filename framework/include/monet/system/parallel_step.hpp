@@ -61,8 +61,8 @@ struct ParallelStep {
   double communication_energy_j = 0;
   double idle_energy_j = 0;
   // Memory of the most loaded chip (B): parameters, their gradients, optimizer states (master weights included)
-  // with ZeRO's sharding (stage 1: states / S, 2: + gradients, 3: + parameters; S = d·cp / optimizer instances), and the activations its in-flight
-  // micro-batches keep (from the simulated schedule).
+  // with ZeRO's sharding (stage 1: states / S, 2: + gradients, 3: + parameters; S = d·cp / optimizer instances),
+  // and the activations its in-flight micro-batches keep (from the simulated schedule).
   std::int64_t weight_bytes = 0;
   std::int64_t gradient_bytes = 0;
   std::int64_t optimizer_bytes = 0;
