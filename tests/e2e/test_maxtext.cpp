@@ -1,9 +1,9 @@
 // MaxText's published TPU v4 runs of April 2023 (google/maxtext at 281e04bf, README.md): its 22 B model with FSDP over
 // one v4-128 slice (64 chips), and over 2, 4 and 8 slices joined by the data-center network (FSDP inside each slice,
 // the gradients' shards all-reduced across: num_distributed_optimizer_instances); its 52 B model on 1 and 2 v4-384
-// slices. The chip is the loop-nest
-// (dataflow) model of architectures/tpu_v4.toml, uncalibrated; the DCN's bandwidth is fitted to the 2-slice row
-// (architectures/systems/tpu_v4_128_slices.toml). docs/validation.md#maxtext-on-tpu-v4.
+// slices. The chip is the loop-nest (dataflow) model of architectures/tpu_v4.toml, uncalibrated; the DCN's bandwidth
+// is fitted to the 22 B model's 2-slice row (architectures/systems/tpu_v4_128_slices.toml).
+// docs/validation.md#maxtext-on-tpu-v4.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -19,15 +19,17 @@ using test::q;
 
 const char* const kExperiment = "experiments/datacenter/maxtext/v4_22b.toml";
 
-json run(const test::ScratchDir& dir, const std::string& name, const std::string& extra) {
-  const auto r = test::monet("run " + q(test::source_dir() / kExperiment) + " --out " + q(dir.path() / name) + extra);
+json run(const test::ScratchDir& dir, const std::string& name, const std::string& extra,
+         const std::string& experiment = kExperiment) {
+  const auto r = test::monet("run " + q(test::source_dir() / experiment) + " --out " + q(dir.path() / name) + extra);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   return json::parse(test::read_file(dir.path() / name / "results.json"));
 }
 
-std::string slices(int n) {
-  return n == 1 ? "" : " --set parallelism.data=" + std::to_string(64 * n) + " --set parallelism.global_batch=" +
-                           std::to_string(1024 * n) + " --set parallelism.num_distributed_optimizer_instances=" + std::to_string(n);
+/// n slices of `chips` chips, each chip with `batch` sequences: FSDP inside a slice, n optimizer instances.
+std::string slices(int n, int chips = 64, int batch = 16) {
+  return n == 1 ? "" : " --set parallelism.data=" + std::to_string(chips * n) + " --set parallelism.global_batch=" +
+                           std::to_string(chips * batch * n) + " --set parallelism.num_distributed_optimizer_instances=" + std::to_string(n);
 }
 
 // MaxText's FLOPs per chip and step: 6 x parameters x tokens (16 sequences of 1,024).
@@ -88,14 +90,9 @@ TEST(MaxtextTpuV4, TwentyTwoBillionOnOneToEightSlices) {
 // per chip than one slice ("choices made by the compiler", MaxText's README says), which monet does not reproduce.
 TEST(MaxtextTpuV4, FiftyTwoBillionOnOneAndTwoSlices) {
   test::ScratchDir dir;
-  const std::string exp = "experiments/datacenter/maxtext/v4_52b.toml";
   for (const auto& [n, tflops, error] : {std::tuple{1, 154.0, -0.0428}, std::tuple{2, 162.0, 0.0215}}) {
     SCOPED_TRACE(n);
-    const std::string extra = n == 1 ? "" : " --set parallelism.data=384 --set parallelism.global_batch=3840"
-                                            " --set parallelism.num_distributed_optimizer_instances=2";
-    const auto r = test::monet("run " + q(test::source_dir() / exp) + " --out " + q(dir.path() / std::to_string(n)) + extra);
-    ASSERT_EQ(r.exit_code, 0) << r.out;
-    const json j = json::parse(test::read_file(dir.path() / std::to_string(n) / "results.json"));
+    const json j = run(dir, std::to_string(n), slices(n, 192, 10), "experiments/datacenter/maxtext/v4_52b.toml");
     EXPECT_EQ(j["workload"]["parameters"].get<double>(), 51'943'059'456);
     const double published = 6 * 51'943'059'456.0 * 10 * 1024 / (tflops * 1e12);
     EXPECT_NEAR(j["step_time_s"].get<double>() / published - 1, error, 0.001);
