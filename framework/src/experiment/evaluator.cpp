@@ -8,7 +8,7 @@
 
 namespace monet {
 
-Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models, CNGraph cns,
+Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models, std::shared_ptr<const CNGraph> cns,
                      std::vector<std::vector<int>> allowed_cores, ScheduleOptions options, std::shared_ptr<CostCache> cache,
                      std::vector<bool> offloaded)
     : options_(options),
@@ -39,13 +39,13 @@ Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<Cor
   if (options_.padded_tiles) {
     // Per operator and dimension, the largest tile; every tile is costed with that extent from its start.
     std::map<OperatorId, std::vector<std::int64_t>> largest;
-    for (const ComputationNode& cn : cns_.nodes) {
+    for (const ComputationNode& cn : cns_->nodes) {
       auto& l = largest[cn.op];
       l.resize(cn.ranges.size(), 0);
       for (std::size_t d = 0; d < cn.ranges.size(); ++d) l[d] = std::max(l[d], cn.ranges[d].size());
     }
-    costed_ranges_.resize(cns_.nodes.size());
-    for (const ComputationNode& cn : cns_.nodes) {
+    costed_ranges_.resize(cns_->nodes.size());
+    for (const ComputationNode& cn : cns_->nodes) {
       std::vector<Range> r = cn.ranges;
       const auto& l = largest[cn.op];
       for (std::size_t d = 0; d < r.size(); ++d) r[d].end = r[d].begin + l[d];
@@ -83,7 +83,7 @@ void Evaluator::prewarm() const {
     };
     std::vector<Query> queries;
     std::set<TileSignature> seen;
-    for (const ComputationNode& cn : cns_.nodes) {
+    for (const ComputationNode& cn : cns_->nodes) {
       const Operator& op = graph_->op(cn.op);
       if (op.is_view()) continue;
       const std::vector<int>& allowed = allowed_cores_[static_cast<std::size_t>(cn.op)];
@@ -116,16 +116,18 @@ void Evaluator::prewarm() const {
 
 ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std::vector<int>& cn_core,
                                    bool memory_by_use) const {
-  prewarm();
   const CostFunction fn = [this](const ComputationNode& cn, int core, const StreamedOperands& s) { return cost(cn, core, s); };
   std::vector<int> fixed = allocation;
   fixed.resize(graph_->operators().size(), -1);
-  ScheduleInputs in{*graph_, cns_, *accelerator_, allowed_cores_, fixed, fn};
+  ScheduleInputs in{*graph_, *cns_, *accelerator_, allowed_cores_, fixed, fn};
   in.options = options_;
   if (!cn_core.empty()) in.cn_core = &cn_core;
   in.memory_by_use = memory_by_use;
   if (!offloaded_.empty()) in.offloaded = &offloaded_;
-  if (!system_step_) return schedule(in);
+  if (!system_step_) {
+    prewarm();
+    return schedule(in);
+  }
   ScheduleResult r;
   if (memo_) {
     std::string key = memo_key_ + "|alloc:";
@@ -133,11 +135,15 @@ ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std
     key += "|cn:";
     for (int c : cn_core) key += std::to_string(c) + ",";
     key += memory_by_use ? "|by_use" : "";
-    r = *memo_(key, [&] { return schedule(in); });
+    r = *memo_(key, [&] {  // the costs' warm-up only where a schedule is computed: most points reuse one
+      prewarm();
+      return schedule(in);
+    });
   } else {
+    prewarm();
     r = schedule(in);
   }
-  finish_system_step(*system_step_, *graph_, cns_, *accelerator_, r);
+  finish_system_step(*system_step_, *graph_, *cns_, *accelerator_, r);
   return r;
 }
 

@@ -169,6 +169,7 @@ struct PreparationCache::Impl {
   std::mutex mutex;
   std::map<std::string, std::shared_future<GraphPtr>> graphs;
   std::map<std::string, std::shared_future<CheckpointedStep>> steps;
+  std::map<std::string, std::shared_future<std::shared_ptr<const void>>> derived;
   std::map<std::string, std::shared_future<std::shared_ptr<const CNGraph>>> cns;
   std::map<std::string, std::shared_future<std::shared_ptr<const ScheduleResult>>> schedules;
   std::size_t built = 0;
@@ -270,6 +271,11 @@ CheckpointedStep PreparationCache::step(const std::string& key, const std::funct
   return once(impl_->mutex, impl_->steps, key, compute);
 }
 
+std::shared_ptr<const void> PreparationCache::derived_erased(const std::string& key,
+                                                            const std::function<std::shared_ptr<const void>()>& compute) {
+  return once(impl_->mutex, impl_->derived, key, compute);
+}
+
 std::shared_ptr<const CNGraph> PreparationCache::cns(const std::string& key, const std::function<CNGraph()>& compute) {
   return once(impl_->mutex, impl_->cns, key, [&] { return std::make_shared<const CNGraph>(compute()); });
 }
@@ -329,6 +335,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
     if (e.precision) g = apply_precision(*g, *e.precision);
     return g;
   });
+  p.memory = cache->derived<TrainingMemory>(graph_key, [&] { return training_memory(*p.graph); });
 
   std::map<std::string, std::shared_ptr<const CostModel>> models;
   for (const auto& [name, choice] : e.cost_models) {
@@ -390,7 +397,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   if (e.training_mode == "training" && e.offload.active()) offloaded = offload_mask(*p.graph, offloaded_tensors(*p.graph, e.offload));
   std::string model_fingerprints;  // for the schedule memo's key below
   for (const CoreModel& m : per_core) model_fingerprints += "|model:" + std::to_string(m.fingerprint);
-  auto evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), *cns, std::move(allowed),
+  auto evaluator = std::make_shared<Evaluator>(p.graph, e.accelerator, std::move(per_core), cns, std::move(allowed),
                                                e.schedule, cache == &own ? nullptr : cache->costs(), std::move(offloaded));
   if (e.system) {
     auto model = registry.create<ParallelismModel>(*e.parallelism_model->plugin, e.parallelism_model->params);
@@ -404,7 +411,8 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
       if (err.where().known()) throw;
       throw UserError(e.parallelism_model->where, err.message());
     }
-    SystemStep step = make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph,
+    const auto blocks = cache->derived<PipelineBlocks>(graph_key, [&] { return pipeline_blocks(*p.graph); });
+    SystemStep step = make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph, *blocks,
                                        *e.accelerator, PipelineSplit{par.account_for_embedding, par.account_for_loss});
     step.overlap_grad_reduce = par.overlap_grad_reduce;
     step.zero_overlap_comm = par.zero_overlap_comm;

@@ -90,7 +90,7 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
   pes = pe_count(acc);
   const std::optional<AcceleratorArea> area = accelerator_area(acc);  // NaN when a core's area is unknown
   const double latency = static_cast<double>(s.latency_cycles);
-  const TrainingMemory memory = training_memory(*p.graph);
+  const TrainingMemory memory = p.memory ? *p.memory : training_memory(*p.graph);
   const std::int64_t recompute_macs = recomputed_macs(*p.graph);
   const Utilisation busy = utilisation(*p.graph, recompute_macs, s.latency_cycles, pes);
   std::int64_t offload_peak = memory.peak_activation_bytes;

@@ -33,17 +33,12 @@ std::string repeat_prefix(const std::string& label) {
   return label.substr(0, dot + 1);
 }
 
-struct Blocks {
-  std::vector<int> of_op;       // per operator: block index
-  std::size_t count = 0;
-  std::size_t first_layer = 0;  // the repeated layers are blocks [first_layer, first_layer + layers)
-  std::size_t layers = 0;
-};
+}  // namespace
 
-Blocks find_blocks(const Graph& g) {
+PipelineBlocks pipeline_blocks(const Graph& g) {
   const ModuleTree tree = module_tree(g);
   const std::vector<ModuleItem> items = tree.blocks();
-  Blocks b;
+  PipelineBlocks b;
   b.count = items.size();
   b.of_op.assign(g.operators().size(), -1);
   // The longest run of consecutive blocks named PREFIX.<index>: the layers that pipeline stages split.
@@ -95,6 +90,8 @@ Blocks find_blocks(const Graph& g) {
   return b;
 }
 
+namespace {
+
 /// One tensor-parallel rank's pipeline send of a boundary of `bytes` between consecutive chunks, as Megatron-LM does
 /// it (`scatter_gather_tensors_in_pipeline`, on by default, p2p_communication.py): with t > 1 and no sequence
 /// parallelism (whose boundary is already split over the group) each rank sends 1/t of the tensor, and the
@@ -119,7 +116,8 @@ std::int64_t data_ranks_per_node(const System& sys, const ParallelLayout& L) {
 }
 
 SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch, TensorParallelPlan plan,
-                            SourceLocation where, const Graph& g, const Accelerator& chip, PipelineSplit split) {
+                            SourceLocation where, const Graph& g, const PipelineBlocks& blocks, const Accelerator& chip,
+                            PipelineSplit split) {
   SystemStep st{std::move(system), layout, global_batch > 0 ? global_batch : plan.micro_batch * layout.data,
                 std::move(plan), std::move(where), {}, {}};
   auto fail = [&](const std::string& m) { throw UserError(st.where, m); };
@@ -147,7 +145,7 @@ SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t g
     fail("the interleaved schedule needs the micro-batches (global_batch / (micro-batch x data) = " +
          std::to_string(m) + ") to be a multiple of pipeline = " + std::to_string(p));
   }
-  const Blocks blocks = find_blocks(g);
+  if (blocks.of_op.size() != g.operators().size()) throw InternalError("make_system_step: the blocks of another graph");
   const auto layers = static_cast<std::int64_t>(blocks.layers);
   // Layer slots: the layers, and the embedding and the loss where the split counts them as layers.
   const std::int64_t before = split.embedding ? 1 : 0, slots = layers + before + (split.loss ? 1 : 0);

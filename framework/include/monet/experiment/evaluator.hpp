@@ -27,7 +27,7 @@ class MONET_API Evaluator {
  public:
   /// `cache` may be shared with other evaluators (a search's points): entries are keyed by content. `offloaded`:
   /// per tensor, the saved activations the scheduler offloads (ScheduleInputs::offloaded; empty: none).
-  Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models, CNGraph cns,
+  Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models, std::shared_ptr<const CNGraph> cns,
             std::vector<std::vector<int>> allowed_cores, ScheduleOptions options = {},
             std::shared_ptr<CostCache> cache = nullptr, std::vector<bool> offloaded = {});
 
@@ -55,7 +55,7 @@ class MONET_API Evaluator {
   [[nodiscard]] const std::vector<std::vector<int>>& allowed_cores() const { return allowed_cores_; }
   [[nodiscard]] const ScheduleOptions& options() const { return options_; }
   [[nodiscard]] const Graph& graph() const { return *graph_; }
-  [[nodiscard]] const CNGraph& cns() const { return cns_; }
+  [[nodiscard]] const CNGraph& cns() const { return *cns_; }
   [[nodiscard]] const Accelerator& accelerator() const { return *accelerator_; }
   [[nodiscard]] const CostCache& cache() const { return *cache_; }
   [[nodiscard]] const std::vector<bool>& offloaded() const { return offloaded_; }
@@ -76,7 +76,7 @@ class MONET_API Evaluator {
   /// off-chip memory appended for streamed operands). Built once, so evaluations share them without locking.
   static constexpr int kVariants = 8 * (StreamedOperands::kMaxShift + 1);
   std::vector<std::array<Variant, kVariants>> variants_;
-  CNGraph cns_;
+  std::shared_ptr<const CNGraph> cns_;  // shared with the variants prepared from the same graph and fusion
   std::vector<std::vector<int>> allowed_cores_;  // per operator, sorted core ids
   std::shared_ptr<CostCache> cache_;
   std::vector<bool> offloaded_;  // per tensor (empty: nothing offloaded)

@@ -5,10 +5,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "monet/experiment/evaluator.hpp"
 #include "monet/experiment/experiment.hpp"
+#include "monet/training/memory.hpp"
 
 namespace monet {
 
@@ -34,6 +36,8 @@ struct PreparedExperiment {
   std::vector<int> configured_allocation;  // per operator: fixed core or -1
   std::vector<int> configured_cn_core;     // per CN: fixed core from [allocation.group] or -1 (empty: none)
   std::shared_ptr<const OptimalCheckpoint> optimal_checkpoint;  // [training.checkpoint] budget: its choice
+  /// training_memory(*graph), computed once per graph: a search's points share it (null: computed when read)
+  std::shared_ptr<const TrainingMemory> memory;
 };
 
 /// What variants of one experiment share while they are prepared (the points of a design space): graphs by the
@@ -46,6 +50,13 @@ class MONET_API PreparationCache {
   ~PreparationCache();
   [[nodiscard]] GraphPtr graph(const std::string& key, const std::function<GraphPtr()>& compute);
   [[nodiscard]] CheckpointedStep step(const std::string& key, const std::function<CheckpointedStep()>& compute);
+  /// What is computed from a graph (or another shared input) alone, once: `key` names the input, T what is derived.
+  template <class T>
+  [[nodiscard]] std::shared_ptr<const T> derived(const std::string& key, const std::function<T()>& compute) {
+    return std::static_pointer_cast<const T>(derived_erased(std::string(typeid(T).name()) + "|" + key, [&] {
+      return std::shared_ptr<const void>(std::make_shared<const T>(compute()));
+    }));
+  }
   [[nodiscard]] std::shared_ptr<const CNGraph> cns(const std::string& key, const std::function<CNGraph()>& compute);
   /// One-chip schedules of system experiments (Evaluator::set_schedule_memo).
   [[nodiscard]] std::shared_ptr<const ScheduleResult> schedule(const std::string& key,
@@ -54,6 +65,8 @@ class MONET_API PreparationCache {
   [[nodiscard]] std::size_t graphs_built() const;
 
  private:
+  [[nodiscard]] std::shared_ptr<const void> derived_erased(const std::string& key,
+                                                           const std::function<std::shared_ptr<const void>()>& compute);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::shared_ptr<CostCache> costs_;

@@ -104,19 +104,29 @@ struct PipelineSplit {
   bool loss = false;
 };
 
+/// The rank step's module chain: its blocks, and among them the repeated layers (the longest run of blocks named
+/// PREFIX.<index>) that pipeline stages split. Backward and recompute operators follow their forward operator,
+/// optimizer updates their parameter's first reader. It depends on the graph alone: variants of a step share it.
+struct PipelineBlocks {
+  std::vector<int> of_op;       // per operator: block index
+  std::size_t count = 0;
+  std::size_t first_layer = 0;  // the repeated layers are blocks [first_layer, first_layer + layers)
+  std::size_t layers = 0;
+};
+MONET_API PipelineBlocks pipeline_blocks(const Graph& rank_step);
+
 /// The ranks of a data-parallel group (d·cp ranks, t apart) on one node of the system: its data_in_node subgroup.
 MONET_API std::int64_t data_ranks_per_node(const System& system, const ParallelLayout& layout);
 
-/// Checks a layout against the rank's step and the system, and cuts the step's module chain into chunks: the
-/// repeated layers (the longest run of blocks named PREFIX.<index>) evenly (with `split`, the embedding and the
-/// loss counted as layers), what comes before them with the first chunk, after them with the last. Backward and
-/// recompute operators follow their forward operator, optimizer updates their parameter's first reader. UserError (at `where`) when more chips than the system has, layers
+/// Checks a layout against the rank's step and the system, and cuts the step's module chain (`blocks`, of
+/// `rank_step`) into chunks: the repeated layers evenly (with `split`, the embedding and the loss counted as layers),
+/// what comes before them with the first chunk, after them with the last. UserError (at `where`) when more chips than the system has, layers
 /// not divisible by pipeline x virtual_pipeline, a global batch (0: micro-batch x data) not divisible by
 /// micro-batch x data, interleaving with micro-batches not divisible by pipeline, or a step built for another
 /// number of data-parallel ranks per node (TensorParallelPlan::data_ranks_per_node).
 MONET_API SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch,
                                       TensorParallelPlan plan, SourceLocation where, const Graph& rank_step,
-                                      const Accelerator& chip, PipelineSplit split = {});
+                                      const PipelineBlocks& blocks, const Accelerator& chip, PipelineSplit split = {});
 
 struct ParallelStepInputs {
   const Graph& step;               // one rank's training step, one micro-batch, every layer
