@@ -165,5 +165,36 @@ TEST_F(ExperimentTest, PreparedExperimentEvaluatesDeterministically) {
   EXPECT_GT(p.evaluator->cache().size(), 0u);
 }
 
+TEST_F(ExperimentTest, VariantsShareWhatTheirGraphDetermines) {
+  // A search prepares thousands of variants with one cache: what depends on the graph alone is derived once.
+  PreparationCache cache;
+  int computed = 0;
+  auto count = [&] { return ++computed; };
+  EXPECT_EQ(*cache.derived<int>("a", count), 1);
+  EXPECT_EQ(*cache.derived<int>("a", count), 1);
+  EXPECT_EQ(*cache.derived<int>("b", count), 2);
+  EXPECT_EQ(*cache.derived<long>("a", [] { return 5L; }), 5);  // another type, another entry
+  EXPECT_EQ(computed, 2);
+
+  const std::string training = "\n[training]\nmode = \"training\"\n";
+  const PreparedExperiment p = prepare(load(experiment_text(training)), Registry::global(), &cache);
+  const PreparedExperiment q = prepare(load(experiment_text(training)), Registry::global(), &cache);
+  const PreparedExperiment r =
+      prepare(load(experiment_text(training + "micro_batches = 2\n")), Registry::global(), &cache);
+  ASSERT_TRUE(p.memory && q.memory && r.memory);
+  EXPECT_EQ(p.graph, q.graph);
+  EXPECT_EQ(p.memory, q.memory);  // the same object, not an equal one
+  EXPECT_NE(p.memory, r.memory);
+  EXPECT_EQ(&p.evaluator->cns(), &q.evaluator->cns());  // the CN graph is shared, not copied
+  for (const PreparedExperiment* x : {&p, &r}) {
+    const TrainingMemory direct = training_memory(*x->graph);
+    EXPECT_EQ(x->memory->peak_bytes, direct.peak_bytes);
+    EXPECT_EQ(x->memory->peak_activation_bytes, direct.peak_activation_bytes);
+    EXPECT_EQ(x->memory->saved_activation_bytes, direct.saved_activation_bytes);
+    EXPECT_EQ(x->memory->gradient_bytes, direct.gradient_bytes);
+  }
+  EXPECT_GT(r.memory->saved_activation_bytes, p.memory->saved_activation_bytes);
+}
+
 }  // namespace
 }  // namespace monet

@@ -8,9 +8,9 @@
 
 namespace monet {
 
-Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models, std::shared_ptr<const CNGraph> cns,
-                     std::vector<std::vector<int>> allowed_cores, ScheduleOptions options, std::shared_ptr<CostCache> cache,
-                     std::vector<bool> offloaded)
+Evaluator::Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models,
+                     std::shared_ptr<const CNGraph> cns, std::vector<std::vector<int>> allowed_cores,
+                     ScheduleOptions options, std::shared_ptr<CostCache> cache, std::vector<bool> offloaded)
     : options_(options),
       graph_(std::move(graph)),
       accelerator_(std::move(accelerator)),

@@ -271,8 +271,8 @@ CheckpointedStep PreparationCache::step(const std::string& key, const std::funct
   return once(impl_->mutex, impl_->steps, key, compute);
 }
 
-std::shared_ptr<const void> PreparationCache::derived_erased(const std::string& key,
-                                                            const std::function<std::shared_ptr<const void>()>& compute) {
+std::shared_ptr<const void> PreparationCache::derived_erased(
+    const std::string& key, const std::function<std::shared_ptr<const void>()>& compute) {
   return once(impl_->mutex, impl_->derived, key, compute);
 }
 
@@ -412,8 +412,9 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
       throw UserError(e.parallelism_model->where, err.message());
     }
     const auto blocks = cache->derived<PipelineBlocks>(graph_key, [&] { return pipeline_blocks(*p.graph); });
-    SystemStep step = make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph, *blocks,
-                                       *e.accelerator, PipelineSplit{par.account_for_embedding, par.account_for_loss});
+    SystemStep step = make_system_step(*e.system, layout, par.global_batch, std::move(plan), par.where, *p.graph,
+                                       *blocks, *e.accelerator,
+                                       PipelineSplit{par.account_for_embedding, par.account_for_loss});
     step.overlap_grad_reduce = par.overlap_grad_reduce;
     step.zero_overlap_comm = par.zero_overlap_comm;
     step.overlap_p2p_comm = par.overlap_p2p_comm;

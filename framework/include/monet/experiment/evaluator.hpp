@@ -27,9 +27,9 @@ class MONET_API Evaluator {
  public:
   /// `cache` may be shared with other evaluators (a search's points): entries are keyed by content. `offloaded`:
   /// per tensor, the saved activations the scheduler offloads (ScheduleInputs::offloaded; empty: none).
-  Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models, std::shared_ptr<const CNGraph> cns,
-            std::vector<std::vector<int>> allowed_cores, ScheduleOptions options = {},
-            std::shared_ptr<CostCache> cache = nullptr, std::vector<bool> offloaded = {});
+  Evaluator(GraphPtr graph, AcceleratorPtr accelerator, std::vector<CoreModel> core_models,
+            std::shared_ptr<const CNGraph> cns, std::vector<std::vector<int>> allowed_cores,
+            ScheduleOptions options = {}, std::shared_ptr<CostCache> cache = nullptr, std::vector<bool> offloaded = {});
 
   /// Schedules with `allocation` (per operator: a fixed core, or -1 to let the scheduler choose; empty: all -1)
   /// and `cn_core` (per CN: a fixed core that wins over the operator's, or -1; empty: none). `memory_by_use`:

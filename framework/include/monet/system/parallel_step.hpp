@@ -120,10 +120,10 @@ MONET_API std::int64_t data_ranks_per_node(const System& system, const ParallelL
 
 /// Checks a layout against the rank's step and the system, and cuts the step's module chain (`blocks`, of
 /// `rank_step`) into chunks: the repeated layers evenly (with `split`, the embedding and the loss counted as layers),
-/// what comes before them with the first chunk, after them with the last. UserError (at `where`) when more chips than the system has, layers
-/// not divisible by pipeline x virtual_pipeline, a global batch (0: micro-batch x data) not divisible by
-/// micro-batch x data, interleaving with micro-batches not divisible by pipeline, or a step built for another
-/// number of data-parallel ranks per node (TensorParallelPlan::data_ranks_per_node).
+/// what comes before them with the first chunk, after them with the last. UserError (at `where`) when more chips
+/// than the system has, layers not divisible by pipeline x virtual_pipeline, a global batch (0: micro-batch x data)
+/// not divisible by micro-batch x data, interleaving with micro-batches not divisible by pipeline, or a step built
+/// for another number of data-parallel ranks per node (TensorParallelPlan::data_ranks_per_node).
 MONET_API SystemStep make_system_step(System system, ParallelLayout layout, std::int64_t global_batch,
                                       TensorParallelPlan plan, SourceLocation where, const Graph& rank_step,
                                       const PipelineBlocks& blocks, const Accelerator& chip, PipelineSplit split = {});
