@@ -114,8 +114,9 @@ void Evaluator::prewarm() const {
   });
 }
 
-ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std::vector<int>& cn_core,
-                                   bool memory_by_use) const {
+ScheduleResult Evaluator::schedule_now(const std::vector<int>& allocation, const std::vector<int>& cn_core,
+                                       bool memory_by_use) const {
+  prewarm();
   const CostFunction fn = [this](const ComputationNode& cn, int core, const StreamedOperands& s) { return cost(cn, core, s); };
   std::vector<int> fixed = allocation;
   fixed.resize(graph_->operators().size(), -1);
@@ -124,27 +125,36 @@ ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std
   if (!cn_core.empty()) in.cn_core = &cn_core;
   in.memory_by_use = memory_by_use;
   if (!offloaded_.empty()) in.offloaded = &offloaded_;
-  if (!system_step_) {
-    prewarm();
-    return schedule(in);
+  return schedule(in);
+}
+
+std::shared_ptr<const ScheduleResult> Evaluator::memoized(const std::vector<int>& allocation,
+                                                          const std::vector<int>& cn_core, bool memory_by_use) const {
+  std::string key = memo_key_ + "|alloc:";
+  for (std::size_t op = 0; op < graph_->operators().size(); ++op) {
+    key += std::to_string(op < allocation.size() ? allocation[op] : -1) + ",";
   }
-  ScheduleResult r;
-  if (memo_) {
-    std::string key = memo_key_ + "|alloc:";
-    for (int c : fixed) key += std::to_string(c) + ",";
-    key += "|cn:";
-    for (int c : cn_core) key += std::to_string(c) + ",";
-    key += memory_by_use ? "|by_use" : "";
-    r = *memo_(key, [&] {  // the costs' warm-up only where a schedule is computed: most points reuse one
-      prewarm();
-      return schedule(in);
-    });
-  } else {
-    prewarm();
-    r = schedule(in);
-  }
-  finish_system_step(*system_step_, *graph_, *cns_, *accelerator_, r);
+  key += "|cn:";
+  for (int c : cn_core) key += std::to_string(c) + ",";
+  key += memory_by_use ? "|by_use" : "";
+  // The costs' warm-up (in schedule_now) only where a schedule is computed: most points reuse one.
+  return memo_(key, [&] { return schedule_now(allocation, cn_core, memory_by_use); });
+}
+
+ScheduleResult Evaluator::evaluate(const std::vector<int>& allocation, const std::vector<int>& cn_core,
+                                   bool memory_by_use) const {
+  ScheduleResult r = system_step_ && memo_ ? *memoized(allocation, cn_core, memory_by_use)
+                                           : schedule_now(allocation, cn_core, memory_by_use);
+  if (system_step_) finish_system_step(*system_step_, *graph_, *cns_, *accelerator_, r, r.summary);
   return r;
+}
+
+ScheduleSummary Evaluator::summarize(const std::vector<int>& allocation, const std::vector<int>& cn_core) const {
+  if (!system_step_ || !memo_) return evaluate(allocation, cn_core, false).summary;
+  const std::shared_ptr<const ScheduleResult> shared = memoized(allocation, cn_core, false);
+  ScheduleSummary s = shared->summary;
+  finish_system_step(*system_step_, *graph_, *cns_, *accelerator_, *shared, s);
+  return s;
 }
 
 }  // namespace monet

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 #include "monet/report/metrics.hpp"
 #include "monet/training/checkpoint_optimal.hpp"
@@ -588,7 +589,8 @@ std::vector<int> cn_cores(const DesignSpace& space, const std::vector<int>& allo
 
 }  // namespace
 
-DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point, bool memory_by_use) const {
+std::pair<std::shared_ptr<const PreparedExperiment>, std::vector<int>> DesignEvaluator::placed(
+    const DesignPoint& point) const {
   const Impl& m = *impl_;
   ensure(point.genes.size() == m.space.genes.size(), "design point of the wrong size");
   for (std::size_t g = 0; g < point.genes.size(); ++g) {
@@ -596,12 +598,16 @@ DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point, bool m
   }
   const std::shared_ptr<const Stage> stage = m.stage(m.stage_key(point));
   if (!stage->prepared) throw *stage->failure;
-  const std::vector<int> cn_core = cn_cores(m.space, m.alloc_index, *stage, point);
-  Detail d{stage->prepared,
-           stage->prepared->evaluator->evaluate(stage->prepared->configured_allocation, cn_core, memory_by_use)};
+  return {stage->prepared, cn_cores(m.space, m.alloc_index, *stage, point)};
+}
+
+DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point, bool memory_by_use) const {
+  const Impl& m = *impl_;
+  const auto [prepared, cn_core] = placed(point);
+  Detail d{prepared, prepared->evaluator->evaluate(prepared->configured_allocation, cn_core, memory_by_use)};
   if (!m.alloc.empty()) {
     // The point's allocation genes as [allocation.group] entries: its resolved.toml reproduces it.
-    auto copy = std::make_shared<PreparedExperiment>(*stage->prepared);
+    auto copy = std::make_shared<PreparedExperiment>(*prepared);
     auto& groups = copy->experiment.allocation.by_group;
     for (std::size_t g = 0; g < point.genes.size(); ++g) {
       const int a = m.alloc_index[g];
@@ -622,17 +628,21 @@ Evaluation DesignEvaluator::evaluate(const DesignPoint& point) const {
   Evaluation e;
   e.point = point;
   const std::size_t n = m.space.objectives.size();
-  Detail d;
+  // The summary only: the metrics need no more, and a system step's rank schedule is then read, not copied. (The
+  // allocation genes' copy of the experiment that detail() makes is for resolved.toml: the same graph and chip.)
+  std::shared_ptr<const PreparedExperiment> prepared;
+  ScheduleSummary s;
   try {
-    d = detail(point, false);
+    std::vector<int> cn_core;
+    std::tie(prepared, cn_core) = placed(point);
+    s = prepared->evaluator->summarize(prepared->configured_allocation, cn_core);
   } catch (const UserError& err) {
     e.objectives.assign(n, std::numeric_limits<double>::quiet_NaN());
     e.violation = std::numeric_limits<double>::infinity();
     e.reason = err.what();
     return e;
   }
-  const ScheduleSummary& s = d.schedule.summary;
-  const std::vector<Metric> metrics = summary_metrics(*d.prepared, s);
+  const std::vector<Metric> metrics = summary_metrics(*prepared, s);
   auto value = [&](const std::string& key) {
     for (const Metric& mt : metrics) {
       if (mt.key == key) return mt.value;

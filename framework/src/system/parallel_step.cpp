@@ -688,12 +688,12 @@ ParallelStep parallel_step(const ParallelStepInputs& in) {
 }
 
 void finish_system_step(const SystemStep& step, const Graph& graph, const CNGraph& cns, const Accelerator& chip,
-                        ScheduleResult& schedule) {
+                        const ScheduleResult& schedule, ScheduleSummary& summary) {
   ParallelStepInputs in{graph, cns, schedule, chip, step.system, step.layout, step.global_batch, step.plan,
                         step.chunk_of_op, step.block_of_op, step.overlap_grad_reduce, step.zero_overlap_comm,
                         step.overlap_p2p_comm, step.optimizer_instances};
   auto r = std::make_shared<ParallelStep>(parallel_step(in));
-  ScheduleSummary& s = schedule.summary;
+  ScheduleSummary& s = summary;
   // The rank graph holds every layer; no chip holds them all, so its off-chip peak is no capacity test.
   if (s.peak_offchip_bits > chip.offchip.size_bits) {
     s.capacity_violation -= static_cast<double>(s.peak_offchip_bits - chip.offchip.size_bits) /

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "monet/experiment/runner.hpp"
@@ -52,6 +53,8 @@ class MONET_API DesignEvaluator {
   [[nodiscard]] CostCache& costs() const;
 
  private:
+  /// The point's prepared variant (UserError when it has none) and the cores its allocation genes fix per CN.
+  [[nodiscard]] std::pair<std::shared_ptr<const PreparedExperiment>, std::vector<int>> placed(const DesignPoint& point) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

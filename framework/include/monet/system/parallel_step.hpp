@@ -150,9 +150,10 @@ struct ParallelStepInputs {
 /// The system's step from one rank's schedule (make_system_step has checked the layout).
 MONET_API ParallelStep parallel_step(const ParallelStepInputs& in);
 
-/// Makes `schedule` (one rank's step on one chip) the system's step: sets summary.parallel and replaces the
-/// off-chip capacity check of the whole-depth rank graph by the memory of the most loaded chip.
+/// Makes `summary` (of `schedule`, one rank's step on one chip; it may be schedule.summary) the system's step: sets
+/// summary.parallel and replaces the off-chip capacity check of the whole-depth rank graph by the memory of the most
+/// loaded chip. The schedule itself is only read, so the points of a search can share it.
 MONET_API void finish_system_step(const SystemStep& step, const Graph& graph, const CNGraph& cns,
-                                  const Accelerator& chip, ScheduleResult& schedule);
+                                  const Accelerator& chip, const ScheduleResult& schedule, ScheduleSummary& summary);
 
 }  // namespace monet
