@@ -196,5 +196,25 @@ TEST_F(ExperimentTest, VariantsShareWhatTheirGraphDetermines) {
   EXPECT_GT(r.memory->saved_activation_bytes, p.memory->saved_activation_bytes);
 }
 
+TEST_F(ExperimentTest, SummaryOfASharedRankScheduleIsTheEvaluations) {
+  // With a cache, a system step's one-chip schedule is shared between variants; a search point's summary reads it
+  // (Evaluator::summarize) where a full evaluation copies it. Both must give the same system step.
+  PreparationCache cache;
+  const auto file = test::source_dir() / "tests/data/experiments/gpt_small_system.toml";
+  const PreparedExperiment p = prepare(load_experiment(file, {}, Registry::global()), Registry::global(), &cache);
+  const ScheduleSummary summary = p.evaluator->summarize(p.configured_allocation);
+  const ScheduleResult full = p.evaluator->evaluate(p.configured_allocation, {}, false);
+  ASSERT_TRUE(summary.parallel && full.summary.parallel);
+  EXPECT_GT(summary.parallel->step_time_s, 0);
+  EXPECT_EQ(summary.parallel->step_time_s, full.summary.parallel->step_time_s);
+  EXPECT_EQ(summary.parallel->energy_j, full.summary.parallel->energy_j);
+  EXPECT_EQ(summary.parallel->memory_bytes, full.summary.parallel->memory_bytes);
+  EXPECT_EQ(summary.latency_cycles, full.summary.latency_cycles);
+  EXPECT_EQ(summary.capacity_violation, full.summary.capacity_violation);
+  EXPECT_EQ(summary.capacity_reason, full.summary.capacity_reason);
+  // The shared schedule keeps the rank's own summary: a second point gets the same step, not a twice-finished one.
+  EXPECT_EQ(p.evaluator->summarize(p.configured_allocation).parallel->step_time_s, summary.parallel->step_time_s);
+}
+
 }  // namespace
 }  // namespace monet
