@@ -38,7 +38,8 @@ class MONET_API Evaluator {
                                         bool memory_by_use = true) const;
   /// evaluate()'s summary without memory_by_use. A system step's shared rank schedule is read, not copied (the points
   /// of a parallelism search only need the summary).
-  [[nodiscard]] ScheduleSummary summarize(const std::vector<int>& allocation, const std::vector<int>& cn_core = {}) const;
+  [[nodiscard]] ScheduleSummary summarize(const std::vector<int>& allocation,
+                                          const std::vector<int>& cn_core = {}) const;
   /// Costs every distinct (tile, allowed core) query in parallel, once per evaluator: a cold run's cost-model
   /// work is known before scheduling.
   void prewarm() const;
@@ -71,7 +72,8 @@ class MONET_API Evaluator {
                                             bool memory_by_use) const;
   /// The one-chip schedule through the memo (system steps with one only).
   [[nodiscard]] std::shared_ptr<const ScheduleResult> memoized(const std::vector<int>& allocation,
-                                                               const std::vector<int>& cn_core, bool memory_by_use) const;
+                                                               const std::vector<int>& cn_core,
+                                                               bool memory_by_use) const;
   struct Variant {
     std::shared_ptr<const Core> core;
     std::uint64_t fingerprint = 0;

@@ -54,7 +54,8 @@ class MONET_API DesignEvaluator {
 
  private:
   /// The point's prepared variant (UserError when it has none) and the cores its allocation genes fix per CN.
-  [[nodiscard]] std::pair<std::shared_ptr<const PreparedExperiment>, std::vector<int>> placed(const DesignPoint& point) const;
+  [[nodiscard]] std::pair<std::shared_ptr<const PreparedExperiment>, std::vector<int>> placed(
+      const DesignPoint& point) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
