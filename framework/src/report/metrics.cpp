@@ -1,6 +1,7 @@
 #include "monet/report/metrics.hpp"
 
 #include <limits>
+#include <memory>
 
 #include "monet/arch/estimation.hpp"
 #include "monet/system/parallel_step.hpp"
@@ -90,7 +91,10 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
   pes = pe_count(acc);
   const std::optional<AcceleratorArea> area = accelerator_area(acc);  // NaN when a core's area is unknown
   const double latency = static_cast<double>(s.latency_cycles);
-  const TrainingMemory memory = p.memory ? *p.memory : training_memory(*p.graph);
+  // Read, not copied: a search's points share it (its saved set is one entry per saved tensor of the whole step).
+  const std::shared_ptr<const TrainingMemory> shared =
+      p.memory ? p.memory : std::make_shared<const TrainingMemory>(training_memory(*p.graph));
+  const TrainingMemory& memory = *shared;
   const std::int64_t recompute_macs = recomputed_macs(*p.graph);
   const Utilisation busy = utilisation(*p.graph, recompute_macs, s.latency_cycles, pes);
   std::int64_t offload_peak = memory.peak_activation_bytes;
