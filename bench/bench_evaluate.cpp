@@ -9,7 +9,7 @@
 
 namespace {
 
-const std::filesystem::path kQuickstart = std::filesystem::path(MONET_SOURCE_DIR) / "experiments/quickstart.toml";
+const std::filesystem::path kQuickstart = std::filesystem::path(MONET_SOURCE_DIR) / "experiments/tiny_cnn_dual_core.toml";
 
 /// Everything `monet run` does except writing the output folder.
 void BM_QuickstartFullRun(benchmark::State& state) {

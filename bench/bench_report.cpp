@@ -24,7 +24,7 @@ struct Sweep {
 /// Objectives shaped like a hardware sweep's: latency falls and area grows with the array, energy has a valley.
 Sweep sweep() {
   Sweep s;
-  s.experiment = monet::load_experiment(fs::path(MONET_SOURCE_DIR) / "experiments/quickstart.toml", {}, monet::Registry::global());
+  s.experiment = monet::load_experiment(fs::path(MONET_SOURCE_DIR) / "experiments/tiny_cnn_dual_core.toml", {}, monet::Registry::global());
   for (const char* name : {"rows", "columns", "memory", "register_file"}) {
     monet::Gene g;
     g.key = std::string("architecture.") + name;

@@ -1,6 +1,6 @@
 // The TOML readers, dispatched as `monet validate` does: an accelerator (with its core files), a core, a workload
-// (the toml frontend) or an experiment (read and validated against the plugins' declarations, as `monet run` does
-// before any work). Seeds: architectures/, architectures/cores/, workloads/*.toml, experiments/.
+// (the toml frontend, or the generator a [workload] table names) or an experiment (read and validated against the
+// plugins' declarations, as `monet run` does before any work). Seeds: architectures/, architectures/cores/, workloads/*.toml, experiments/.
 #include "fuzz_support.hpp"
 #include "monet/arch/estimation.hpp"
 #include "monet/experiment/experiment.hpp"
@@ -26,8 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)apply_estimators(load_accelerator(file), registry);
     } else if (root.contains("core")) {
       (void)apply_estimator(load_core(file), registry);
-    } else if (root.contains("layers") || root.contains("inputs")) {
-      const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{file.string()});
+    } else if (const auto* w = root.get_as<toml::table>("workload");
+               root.contains("layers") || root.contains("inputs") ||
+               (w && w->contains("generator") && !root.contains("experiment") && !root.contains("architecture"))) {
+      // A layer list (toml) or a generated workload ([workload] generator: the frontend of that name).
+      const PluginHandle* found = registry.frontend_for(file);
+      const PluginHandle& h = found ? *found : registry.require(PluginKind::frontend, "toml", SourceLocation{file.string()});
       (void)registry.create<WorkloadFrontend>(h, default_params(h.info.params, file.string()))->load(file);
     } else {
       (void)load_experiment(file, {}, registry);

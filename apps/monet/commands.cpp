@@ -109,7 +109,7 @@ int validate_command(const std::string& file) {
   const TomlDocument doc = TomlDocument::parse_file(file);
   const toml::table& root = doc.root();
   const auto has = [&](const char* k) { return root.contains(k); };
-  // A generated workload (docs/datacenter.md) has a [workload] table with `generator` and no [[layers]].
+  // A generated workload (a generator frontend: gpt, dlrm) has a [workload] table with `generator` and no [[layers]].
   const auto* workload_table = root.get_as<toml::table>("workload");
   const bool generated = workload_table && workload_table->contains("generator") && !has("experiment") && !has("architecture");
   std::string what;
@@ -136,7 +136,9 @@ int validate_command(const std::string& file) {
            std::to_string(s.chips_per_node) + "), chip '" + chip->name + "'";
   } else if (has("layers") || has("inputs") || generated) {
     const Registry& registry = Registry::global();
-    const PluginHandle& h = registry.require(PluginKind::frontend, "toml", SourceLocation{file});
+    // toml, or the generator the file names; require() explains a missing toml plugin.
+    const PluginHandle* found = registry.frontend_for(file);
+    const PluginHandle& h = found ? *found : registry.require(PluginKind::frontend, "toml", SourceLocation{file});
     auto frontend = registry.create<WorkloadFrontend>(h, default_params(h.info.params, file));
     const GraphPtr g = frontend->load(file);
     what = "workload '" + g->name() + "' with " + std::to_string(g->operators().size()) + " operators";

@@ -347,7 +347,7 @@ def main():
             return 0
         work = tempfile.mkdtemp(prefix="monet-report-test-")
         try:
-            run_monet(args.monet, ["run", os.path.join(args.source, "experiments/quickstart.toml"), "--out", os.path.join(work, "quickstart")])
+            run_monet(args.monet, ["run", os.path.join(args.source, "experiments/tiny_cnn_dual_core.toml"), "--out", os.path.join(work, "quickstart")])
             run_monet(args.monet, ["run", os.path.join(args.source, "tests/data/search/small_allocation.toml"), "--out", os.path.join(work, "search"),
                                    "--set", "search.plugin=\"nsga2\"", "--set", "search.population=16", "--set", "search.generations=6"])
             run_monet(args.monet, ["run", os.path.join(args.source, "experiments/reference/stream_resnet18_fused.toml"),

@@ -184,7 +184,7 @@ TEST(Capacity, LinksOfMonetsMultiCoreArchitecturesCostEnergy) {
 
 TEST(Overrides, SetAndUnsetReachTheAcceleratorFile) {
   test::ScratchDir dir;
-  const fs::path quick = test::source_dir() / "experiments/quickstart.toml";
+  const fs::path quick = test::source_dir() / "experiments/tiny_cnn_dual_core.toml";
   // A smaller DRAM than the run needs: the override reached the accelerator file.
   const auto small = test::monet("run " + q(quick) + " --out " + q(dir.path() / "a") +
                                  " --set architecture.offchip.size_bits=1000 --log-level warn");

@@ -150,7 +150,7 @@ TEST(Cli, OutputFolderErrorsComeBeforeAnyWork) {
 TEST(Cli, ValidateRecognisesEveryFileKind) {
   const auto src = test::source_dir();
   const std::vector<std::pair<fs::path, std::string>> files{
-      {src / "experiments/quickstart.toml", "valid experiment 'quickstart'"},
+      {src / "experiments/tiny_cnn_dual_core.toml", "valid experiment 'tiny_cnn_dual_core'"},
       {src / "architectures/dual_core.toml", "valid accelerator 'dual_core' with 2 cores"},
       {src / "architectures/cores/systolic_8x8.toml", "valid core 'systolic_8x8' (64 PEs, 1 memory levels)"},
       {src / "workloads/tiny_cnn.toml", "valid workload 'tiny_cnn' with 4 operators"}};
@@ -172,7 +172,7 @@ TEST(Cli, ValidateRecognisesEveryFileKind) {
 TEST(Cli, PluginsListsTheFourPluginsWithParameters) {
   const auto r = test::monet("plugins");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* name : {"toml 1.2.0", "roofline 1.0.0", "layer_by_layer 1.1.0", "fixed 1.0.0"}) {
+  for (const char* name : {"toml 2.0.0", "roofline 1.0.0", "layer_by_layer 1.1.0", "fixed 1.0.0"}) {
     EXPECT_THAT(r.out, HasSubstr(name));
   }
   EXPECT_THAT(r.out, HasSubstr("utilization (number, fraction of PEs; default 1.0)"));

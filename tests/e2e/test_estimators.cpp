@@ -101,7 +101,7 @@ TEST(Estimators, RunsUseTheEstimatesAndReportTheArea) {
   // The accelerator's area as `monet validate` prints it.
   EXPECT_THAT(test::monet("validate " + q(acc)).out, HasSubstr("area 0.2515 mm2 (cores)"));
   // An accelerator whose cores pin no area has none.
-  const auto quick = test::monet("run " + q(test::source_dir() / "experiments/quickstart.toml") + " --out " +
+  const auto quick = test::monet("run " + q(test::source_dir() / "experiments/tiny_cnn_dual_core.toml") + " --out " +
                                  q(dir.path() / "quick") + " --log-level warn");
   ASSERT_EQ(quick.exit_code, 0) << quick.out;
   EXPECT_TRUE(json::parse(test::read_file(dir.path() / "quick/results.json"))["area_mm2"].is_null());

@@ -219,7 +219,7 @@ double svg_width(const std::string& svg) {
 // every category has its own colour.
 TEST(Plots, ReadableAtAnyScale) {
   test::ScratchDir dir;
-  const auto quick = test::monet("run " + q(test::source_dir() / "experiments/quickstart.toml") + " --out " + q(dir.path() / "q") +
+  const auto quick = test::monet("run " + q(test::source_dir() / "experiments/tiny_cnn_dual_core.toml") + " --out " + q(dir.path() / "q") +
                              " --log-level warn");
   ASSERT_EQ(quick.exit_code, 0) << quick.out;
   const fs::path big = run_once("experiments/resnet18_cifar_training_quad_core.toml");

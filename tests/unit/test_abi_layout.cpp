@@ -13,7 +13,7 @@ namespace monet {
 namespace {
 
 // Recorded on x86_64 with libstdc++ (GCC, C++20), the platform monet is built and tested on.
-constexpr std::uint32_t kRecordedApiVersion = 9;
+constexpr std::uint32_t kRecordedApiVersion = 10;
 constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"SourceLocation", 40, 8},
     {"Bounds", 40, 8},
@@ -26,7 +26,7 @@ constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"LoopDim", 40, 8},
     {"Operand", 48, 8},
     {"Operator", 344, 8},
-    {"Tensor", 144, 8},
+    {"Tensor", 152, 8},
     {"Graph", 216, 8},
     {"PortAllocation", 2, 1},
     {"Port", 80, 8},

@@ -29,7 +29,7 @@ class Dlrm : public ::testing::Test {
  protected:
   GraphPtr load(const std::filesystem::path& file, std::int64_t data = 0) {
     const Registry& r = Registry::global();
-    const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+    const PluginHandle* f = r.find(PluginKind::frontend, "dlrm");
     ParamValues p = default_params(f->info.params, "test");
     if (data > 0) p.set("data_parallel", data);
     return r.create<WorkloadFrontend>(*f, p)->load(file);
@@ -216,7 +216,7 @@ TEST_F(Dlrm, RowWiseShardingOverEightRanks) {
   const nlohmann::json ref = reference("mlperf_v1");
   const auto rows = ref["rows"].get<std::vector<std::int64_t>>();
   const Registry& r = Registry::global();
-  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+  const PluginHandle* f = r.find(PluginKind::frontend, "dlrm");
   ParamValues p = default_params(f->info.params, "test");
   p.set("data_parallel", std::int64_t{8});
   p.set("sharding", std::string("row_wise"));
@@ -317,10 +317,12 @@ TEST_F(Dlrm, TableRowWiseTablesGoToNodesAndSplitTheirRows) {
   }
 }
 
-// The frontend's embedding_dtype (a search gene) sets the tables' type, and only a DLRM's.
+// The frontend's embedding_dtype (a search gene) sets the tables' type. The table keys are the dlrm frontend's
+// alone: the gpt and toml frontends have none (an experiment setting one on them is an unknown key), and the dlrm
+// frontend refuses another generator's file at its generator key.
 TEST_F(Dlrm, EmbeddingDtypeOverrideSetsTheTablesOnly) {
   const Registry& r = Registry::global();
-  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+  const PluginHandle* f = r.find(PluginKind::frontend, "dlrm");
   ParamValues p = default_params(f->info.params, "test");
   p.set("embedding_dtype", std::string("fp16"));
   const auto frontend = r.create<WorkloadFrontend>(*f, p);
@@ -331,18 +333,57 @@ TEST_F(Dlrm, EmbeddingDtypeOverrideSetsTheTablesOnly) {
   }
   try {
     frontend->load(test::source_dir() / "workloads/gpt/gpt_small_test.toml");
-    ADD_FAILURE() << "a GPT has no tables to set";
+    ADD_FAILURE() << "a GPT is not the dlrm frontend's";
   } catch (const UserError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("is not a generated DLRM"));
+    EXPECT_THAT(e.what(), HasSubstr("gpt_small_test.toml:"));
+    EXPECT_THAT(e.what(), HasSubstr("workload.generator"));
   }
-  ParamValues rw = default_params(f->info.params, "test");
-  rw.set("row_wise_min_rows", std::int64_t{1000});
-  try {
-    r.create<WorkloadFrontend>(*f, rw)->load(test::source_dir() / "workloads/gpt/gpt_small_test.toml");
-    ADD_FAILURE() << "a GPT has no tables to shard";
-  } catch (const UserError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("the tables' sharding"));
+  for (const char* other : {"gpt", "toml"}) {
+    for (const ParamSpec& s : r.find(PluginKind::frontend, other)->info.params) {
+      for (const char* key : {"embedding_dtype", "embedding_optimizer", "sharding", "row_wise_min_rows",
+                              "data_parallel_max_rows", "data_parallel", "node_ranks"}) {
+        EXPECT_NE(s.name, key) << other;
+      }
+    }
   }
+}
+
+// The tables' update rule is the workload's (FBGEMM's EmbOptimType, the file's or the frontend's
+// embedding_optimizer), whatever optimizer the dense parameters use: row-wise Adagrad keeps one fp32 per row,
+// Adagrad one per element, SGD none; the dense parameters keep Adagrad's per-element sum either way.
+TEST_F(Dlrm, EmbeddingOptimizerIsTheWorkloads) {
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "dlrm");
+  const auto step_with = [&](const std::string& update) {
+    ParamValues p = default_params(f->info.params, "test");
+    p.set("embedding_optimizer", update);
+    return training(*r.create<WorkloadFrontend>(*f, p)->load(test::source_dir() / "workloads/dlrm/dlrm_small_test.toml"));
+  };
+  const GraphPtr rowwise = step_with("");  // the file's default
+  const GraphPtr adagrad = step_with("adagrad");
+  const GraphPtr sgd = step_with("sgd");
+  std::int64_t table_rows = 0, table_elements = 0;
+  for (const Tensor& t : rowwise->tensors()) {
+    if (t.is_parameter() && t.producer == kNone && t.name.rfind("embeddings.", 0) == 0) {
+      EXPECT_EQ(t.sparse_update, SparseUpdate::rowwise_adagrad) << t.name;
+      table_rows += t.shape[0];
+      table_elements += t.elements();
+    }
+  }
+  ASSERT_GT(table_rows, 0);
+  const std::int64_t dense = training_memory(*sgd).optimizer_state_bytes;  // the tables keep no state with SGD
+  EXPECT_EQ(training_memory(*rowwise).optimizer_state_bytes, dense + 4 * table_rows);
+  EXPECT_EQ(training_memory(*adagrad).optimizer_state_bytes, dense + 4 * table_elements);
+  const auto count = [](const Graph& g, const std::string& type) {  // the tables' updates, fused into the backward
+    return std::count_if(g.operators().begin(), g.operators().end(),
+                         [&](const Operator& op) { return op.type == type && op.phase == Phase::backward_dw; });
+  };
+  EXPECT_EQ(count(*rowwise, "RowwiseAdagradUpdate"), 4);
+  EXPECT_EQ(count(*adagrad, "AdagradUpdate"), 4);
+  EXPECT_EQ(count(*sgd, "SgdUpdate"), 4);
+  EXPECT_THAT(fail("[workload]\ngenerator = \"dlrm\"\ndense_features = 4\nembedding_dim = 8\nbottom_mlp = [8]\n"
+                   "top_mlp = [4, 1]\ntable_rows = [10]\nembedding_optimizer = \"adam\"\n"),
+              HasSubstr("dlrm.toml:8:23: error: workload.embedding_optimizer:"));
 }
 
 TEST_F(Dlrm, MistakesAreErrorsAtTheirKeys) {

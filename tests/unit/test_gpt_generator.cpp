@@ -35,7 +35,7 @@ class Gpt : public ::testing::Test {
  protected:
   GraphPtr load(const std::string& text) {
     const Registry& r = Registry::global();
-    const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+    const PluginHandle* f = r.find(PluginKind::frontend, "gpt");
     return r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))->load(dir_.write("gpt.toml", text));
   }
   GraphPtr training(const std::string& text) {

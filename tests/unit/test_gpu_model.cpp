@@ -84,7 +84,7 @@ Cost cost_of(const Gpu& g, const Graph& graph, const std::string& name) {
 /// One layer of the gpt generator with FlashAttention (hidden 512, 8 heads, 256 tokens) and `extra` keys.
 GraphPtr flash_layer(const test::ScratchDir& dir, const std::string& extra) {
   const Registry& r = Registry::global();
-  const PluginHandle* f = r.find(PluginKind::frontend, "toml");
+  const PluginHandle* f = r.find(PluginKind::frontend, "gpt");
   return r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"))
       ->load(dir.write("w.toml", "[workload]\ngenerator = \"gpt\"\nhidden = 512\nheads = 8\nlayers = 1\n"
                                  "seq_length = 256\nvocab = 64\nattention_backend = \"flash\"\n" + extra));

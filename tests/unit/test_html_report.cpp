@@ -47,7 +47,7 @@ TEST(HtmlReport, TemplateIsSelfContained) {
 }
 
 TEST(HtmlReport, RunDataMatchesTheSchedule) {
-  const std::filesystem::path file = std::filesystem::path(MONET_SOURCE_DIR) / "experiments/quickstart.toml";
+  const std::filesystem::path file = std::filesystem::path(MONET_SOURCE_DIR) / "experiments/tiny_cnn_dual_core.toml";
   const PreparedExperiment p = prepare(load_experiment(file, {}, Registry::global()), Registry::global());
   const RunResult r = run(p);
   const json d = json::parse(embedded_text(run_report_html(p, r)));
@@ -74,7 +74,7 @@ TEST(HtmlReport, RunDataMatchesTheSchedule) {
 }
 
 TEST(HtmlReport, SearchDataHoldsEveryPointTheFrontAndTheBestPoint) {
-  const std::filesystem::path file = std::filesystem::path(MONET_SOURCE_DIR) / "experiments/quickstart.toml";
+  const std::filesystem::path file = std::filesystem::path(MONET_SOURCE_DIR) / "experiments/tiny_cnn_dual_core.toml";
   const Experiment e = load_experiment(file, {}, Registry::global());
   DesignSpace space;
   space.genes.push_back(Gene{"k", "size</script>", GeneGroup::hardware, {"1", "2", "\"</script>\""}, true, 0});

@@ -30,6 +30,32 @@ TEST(Registry, FindsTheBuiltInPluginsNextToTheKernel) {
   EXPECT_EQ(roofline->library.filename(), "monet_cost_model_roofline.so");
 }
 
+// A workload file goes to the frontend that reads it: by its extension, or, for a TOML workload that names a
+// generator, to the frontend plugin of that name; a generator that is no frontend is an error at its key.
+TEST(Registry, WorkloadFilesGoToTheFrontendThatReadsThem) {
+  const Registry& r = Registry::global();
+  test::ScratchDir dir;
+  const auto frontend = [&](const std::string& name, const std::string& text) {
+    return r.frontend_for(dir.write(name, text))->info.name;
+  };
+  EXPECT_EQ(r.frontend_for(test::source_dir() / "workloads/onnx/resnet18.onnx")->info.name, "onnx");
+  EXPECT_EQ(frontend("layers.toml", "[[inputs]]\nname = \"x\"\nshape = [1, 4]\n"), "toml");
+  EXPECT_EQ(frontend("gpt.toml", "[workload]\ngenerator = \"gpt\"\n"), "gpt");
+  EXPECT_EQ(frontend("dlrm.toml", "[workload]\nname = \"d\"\ngenerator = \"dlrm\"\n"), "dlrm");
+  EXPECT_EQ(frontend("broken.toml", "[workload\n"), "toml");  // which reports the syntax error at its place
+  EXPECT_EQ(r.frontend_for(dir.write("w.xyz", "")), nullptr);
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"[workload]\ngenerator = \"gtp\"\n", "unknown.toml:2:13: error: workload.generator: no frontend plugin named 'gtp'"},
+           {"[workload]\ngenerator = 4\n", "unknown.toml:2:13: error: workload.generator: expected the name of a frontend plugin"}}) {
+    try {
+      (void)r.frontend_for(dir.write("unknown.toml", text));
+      ADD_FAILURE() << text;
+    } catch (const UserError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(message));
+    }
+  }
+}
+
 TEST(Registry, MissingEntryPointIsExplained) {
   try {
     Registry::load_library(kBroken / "monet_test_missing_entry.so");

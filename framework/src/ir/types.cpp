@@ -46,6 +46,8 @@ constexpr std::array<std::pair<TensorRole, const char*>, 11> kRoles{{
     {TensorRole::index, "index"},
     {TensorRole::loss, "loss"},
 }};
+constexpr std::array<std::pair<SparseUpdate, const char*>, 3> kSparseUpdates{{
+    {SparseUpdate::rowwise_adagrad, "rowwise_adagrad"}, {SparseUpdate::adagrad, "adagrad"}, {SparseUpdate::sgd, "sgd"}}};
 constexpr std::array<std::pair<OpKind, const char*>, 12> kKinds{{
     {OpKind::conv, "conv"},
     {OpKind::gemm, "gemm"},
@@ -92,6 +94,9 @@ std::vector<std::string> all_element_type_names() { return names(kElementTypes);
 std::string to_string(TensorRole r) { return name_of(kRoles, r); }
 std::optional<TensorRole> parse_tensor_role(std::string_view s) { return lookup(kRoles, s); }
 std::vector<std::string> all_tensor_role_names() { return names(kRoles); }
+std::string to_string(SparseUpdate u) { return name_of(kSparseUpdates, u); }
+std::optional<SparseUpdate> parse_sparse_update(std::string_view s) { return lookup(kSparseUpdates, s); }
+std::vector<std::string> all_sparse_update_names() { return names(kSparseUpdates); }
 
 std::string to_string(OpKind k) { return name_of(kKinds, k); }
 std::optional<OpKind> parse_op_kind(std::string_view s) { return lookup(kKinds, s); }

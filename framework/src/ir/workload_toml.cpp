@@ -26,6 +26,8 @@ std::string workload_toml(const Graph& g) {
     if (t.producer != kNone || t.role == TensorRole::input || t.role == TensorRole::label) continue;
     out << "\n[[tensors]]\nname = " << q(t.name) << "\nshape = " << ints(t.shape) << "\ndtype = " << q(to_string(t.dtype))
         << "\nrole = " << q(to_string(t.role)) << "\n";
+    // A table's update rule where its gradient is row-sparse (the default, row-wise Adagrad, left out).
+    if (t.sparse_update != SparseUpdate::rowwise_adagrad) out << "sparse_update = " << q(to_string(t.sparse_update)) << "\n";
     if (t.frozen) out << "frozen = true\n";
   }
   for (const Operator& op : g.operators()) {

@@ -7,8 +7,10 @@
 #include <boost/dll/shared_library.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
 
+#include "monet/config/toml_reader.hpp"
 #include "monet/plugin/abi_layout.hpp"
 #include "monet/util/strings.hpp"
 
@@ -192,13 +194,35 @@ std::vector<std::string> Registry::names(PluginKind kind) const {
 
 const PluginHandle* Registry::frontend_for(const fs::path& file) const {
   const std::string ext = file.extension().string();
+  const PluginHandle* by_extension = nullptr;
   for (const PluginHandle& p : plugins_) {
-    if (p.info.kind != PluginKind::frontend) continue;
+    if (p.info.kind != PluginKind::frontend || by_extension) continue;
     for (const std::string& x : p.info.file_extensions) {
-      if (x == ext) return &p;
+      if (x == ext) by_extension = &p;
     }
   }
-  return nullptr;
+  if (ext != ".toml") return by_extension;
+  // A TOML workload generated from its dimensions names its generator, a frontend plugin of its own:
+  // [workload] generator = "gpt". A file that does not parse goes to the extension's frontend, which says why.
+  std::optional<TomlDocument> doc;
+  try {
+    doc = TomlDocument::parse_file(file);
+  } catch (const UserError&) {
+    return by_extension;
+  }
+  const auto* workload = doc->root().get_as<toml::table>("workload");
+  const toml::node* generator = workload ? workload->get("generator") : nullptr;
+  if (!generator) return by_extension;
+  const SourceLocation where = location_of(*generator, doc->file());
+  const std::optional<std::string> name = generator->value<std::string>();
+  if (!name) {
+    throw UserError(where, "workload.generator: expected the name of a frontend plugin (a string), got " + toml_text(*generator));
+  }
+  try {
+    return &require(PluginKind::frontend, *name, where);
+  } catch (const UserError& e) {
+    throw UserError(where, "workload.generator: " + e.message());
+  }
 }
 
 std::string Registry::frontend_extensions() const {

@@ -8,8 +8,6 @@
 #include "monet/plugin/entry.hpp"
 #include "monet/plugin/frontend.hpp"
 #include "monet/util/strings.hpp"
-#include "dlrm.hpp"
-#include "gpt.hpp"
 
 namespace monet::plugins {
 namespace {
@@ -115,6 +113,8 @@ class TomlWorkload {
     x.role = *parse_tensor_role(role);
     x.frozen = t.boolean("frozen").value_or(false);
     if (x.frozen && x.role != TensorRole::weight) t.fail("frozen", "only weights can be frozen");
+    // A table's update where its gradient is row-sparse (FBGEMM's EmbOptimType; what `inspect --emit-toml` keeps).
+    if (auto u = t.choice("sparse_update", all_sparse_update_names())) x.sparse_update = *parse_sparse_update(*u);
     t.finish();
     defined_.insert(x.name);
     builder_->add_tensor(std::move(x));
@@ -478,160 +478,41 @@ class TomlFrontend final : public WorkloadFrontend {
     PluginInfo i;
     i.kind = PluginKind::frontend;
     i.name = "toml";
-    i.version = "1.2.0";
+    i.version = "2.0.0";
     i.summary = "Native layer-list workloads written in TOML (docs/workloads.md)";
     i.description =
         "Reads [[inputs]] (name, shape, dtype) and [[layers]] (name, op, input(s) and the op's attributes) and "
         "infers every shape. Ops: conv, linear/gemm, matmul, maxpool, avgpool, global_avgpool, softmax, flatten, "
-        "reshape and the pointwise relu, relu6, clip, sigmoid, tanh, gelu, silu, identity, add, sub, mul, div. "
-        "Layouts are NCHW for convolution and pooling; linear weights are [out_features, in_features]. A [workload] "
-        "table with generator = \"gpt\" generates Megatron-LM's GPT from hidden, layers, heads, seq_length, vocab, "
-        "ffn_hidden, micro_batch, global_batch, tensor_parallel (one rank of a tensor-parallel group), "
-        "sequence_parallel (that rank with Megatron's sequence parallelism), context_parallel (one rank of a "
-        "context-parallel group) and Megatron's options for Llama-style models: num_query_groups, kv_channels, swiglu, "
-        "bias_swiglu_fusion, normalization (LayerNorm, RMSNorm), add_bias_linear, position_embedding_type "
-        "(learned_absolute, rope), untie_embeddings_and_output_weights, attention_backend (unfused, flash) "
-        "(docs/datacenter.md); generator = \"dlrm\" generates a DLRM from dense_features, "
-        "bottom_mlp, embedding_dim, table_rows, lookups, top_mlp, micro_batch, global_batch, sharding, "
-        "row_wise_min_rows, data_parallel_max_rows, data_parallel and node_ranks (the most loaded rank of TorchRec's "
-        "table-wise, row-wise, table-row-wise or replicated tables, docs/workloads.md#dlrm); `batch` then "
-        "overrides micro_batch.";
+        "reshape and the pointwise relu, relu6, clip, sigmoid, tanh, gelu, silu, identity, add, sub, mul, div, and "
+        "loopnest (any operator spelled out). Layouts are NCHW for convolution and pooling; linear weights are "
+        "[out_features, in_features]. A file whose [workload] table names a generator (generator = \"gpt\") is read "
+        "by the frontend plugin of that name instead.";
     i.file_extensions = {".toml"};
     i.params = {ParamSpec::integer("batch", 0)
                     .with_bounds(Bounds::non_negative())
                     .with_unit("samples")
-                    .with_doc("overrides the leading (batch) dimension of every input; 0 keeps the file's"),
-                ParamSpec::integer("tensor_parallel", 0)
-                    .with_bounds(Bounds::non_negative())
-                    .with_unit("chips")
-                    .with_doc("generated workloads: overrides the file's tensor_parallel (the kernel sets it from "
-                              "[parallelism] tensor for a step on a system of chips); 0 keeps the file's"),
-                ParamSpec::boolean("sequence_parallel", false)
-                    .with_doc("generated workloads: the rank with Megatron's sequence parallelism (norms, dropouts "
-                              "and residuals split along the sequence; the kernel sets it from [parallelism] "
-                              "sequence_parallel); false keeps the file's"),
-                ParamSpec::choice("embedding_dtype", {"", "fp32", "fp16", "bf16"}, "")
-                    .with_doc("generated DLRMs: overrides the file's embedding_dtype, the tables' element type (FBGEMM "
-                              "keeps tables in fp32 or fp16; a search gene: workload.embedding_dtype); empty keeps "
-                              "the file's"),
-                ParamSpec::choice("sharding", {"", "table_wise", "row_wise", "table_row_wise", "data_parallel"}, "")
-                    .with_doc("generated DLRMs: overrides the file's sharding, the TorchRec sharding type of the "
-                              "tables that row_wise_min_rows and data_parallel_max_rows do not pick (a search gene: "
-                              "workload.sharding); empty keeps the file's"),
-                ParamSpec::integer("row_wise_min_rows", -1)
-                    .with_bounds(Bounds::at_least(-1))
-                    .with_unit("rows")
-                    .with_doc("generated DLRMs: overrides the file's row_wise_min_rows: tables with at least this many "
-                              "rows are sharded row-wise over the ranks (0: none; a search gene standing for "
-                              "TorchRec's planner's per-table choice); -1 keeps the file's"),
-                ParamSpec::integer("data_parallel_max_rows", -1)
-                    .with_bounds(Bounds::at_least(-1))
-                    .with_unit("rows")
-                    .with_doc("generated DLRMs: overrides the file's data_parallel_max_rows: tables with at most this "
-                              "many rows are replicated on every rank, their gradients all-reduced (0: none); -1 "
-                              "keeps the file's"),
-                ParamSpec::integer("data_parallel", 0)
-                    .with_bounds(Bounds::non_negative())
-                    .with_unit("chips")
-                    .with_doc("generated DLRMs: the ranks the tables are sharded over, which must be [parallelism] "
-                              "data (the torchrec plugin checks; in a search, one gene with both paths); 0 keeps the "
-                              "file's. Not set by the kernel: a GPT's rank does not depend on it, and its graphs "
-                              "stay shared across data-parallel degrees"),
-                ParamSpec::integer("node_ranks", 0)
-                    .with_bounds(Bounds::non_negative())
-                    .with_unit("chips")
-                    .with_doc("generated DLRMs: overrides the file's node_ranks, the data-parallel ranks on one node "
-                              "(TorchRec's local world size), over which sharding = \"table_row_wise\" splits each "
-                              "table's rows (the kernel checks it against the system); 0 keeps the file's"),
-                ParamSpec::integer("context_parallel", 0)
-                    .with_bounds(Bounds::non_negative())
-                    .with_unit("chips")
-                    .with_doc("generated workloads: overrides the file's context_parallel (the kernel sets it from "
-                              "[parallelism] context); 0 keeps the file's")};
+                    .with_doc("overrides the leading (batch) dimension of every input; 0 keeps the file's")};
     return i;
   }
-  explicit TomlFrontend(const ParamValues& p)
-      : batch_(p.get_int("batch")),
-        tensor_(p.get_int("tensor_parallel")),
-        sequence_(p.get_bool("sequence_parallel")),
-        context_(p.get_int("context_parallel")),
-        data_(p.get_int("data_parallel")),
-        embedding_dtype_(p.get_string("embedding_dtype")),
-        embedding_dtype_where_(p.where("embedding_dtype")),
-        data_where_(p.where("data_parallel")),
-        sharding_(p.get_string("sharding")),
-        row_wise_min_rows_(p.get_int("row_wise_min_rows")),
-        data_parallel_max_rows_(p.get_int("data_parallel_max_rows")),
-        node_ranks_(p.get_int("node_ranks")) {
-    for (const char* k : {"sharding", "row_wise_min_rows", "data_parallel_max_rows", "node_ranks"}) {
-      if (!tables_where_.known()) tables_where_ = p.where(k);
-    }
-    // Where a split came from ([parallelism], or the frontend's own table), for a workload that cannot take it.
-    for (const char* k : {"tensor_parallel", "sequence_parallel", "context_parallel"}) {
-      if (!split_where_.known()) split_where_ = p.where(k);
-    }
-  }
+  explicit TomlFrontend(const ParamValues& p) : batch_(p.get_int("batch")) {}
 
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     const TomlDocument doc = TomlDocument::parse_file(file);
-    // A generated workload (docs/datacenter.md): [workload] generator = "gpt" and Megatron's dimensions.
-    if (const auto* w = doc.root().get_as<toml::table>("workload"); w && w->contains("generator")) {
-      const auto* generator = w->get_as<std::string>("generator");
-      if (generator != nullptr && generator->get() == "dlrm") {
-        if (tensor_ > 1 || sequence_ || context_ > 1) {
-          throw UserError(split_where_.known() ? split_where_ : SourceLocation{file.string()},
-                          "a DLRM (" + file.string() + ") has no tensor-, sequence- or context-parallel split: its "
-                          "tables are sharded over the data-parallel ranks");
-        }
-        return build_dlrm(doc, DlrmOverrides{batch_, data_, embedding_dtype_, sharding_, row_wise_min_rows_,
-                                             data_parallel_max_rows_, node_ranks_});
+    // A generated workload is its generator's (the kernel picks that frontend by the key): named here, refused.
+    if (const auto* w = doc.root().get_as<toml::table>("workload")) {
+      if (const toml::node* g = w->get("generator")) {
+        const std::string name = g->value<std::string>().value_or(toml_text(*g));
+        throw UserError(location_of(*g, doc.file()),
+                        "workload.generator: generator = " + toml_text(*g) + ": a generated workload is read by the frontend plugin '" + name +
+                            "', not by 'toml' (which reads [[layers]] lists); leave [workload] plugin out to have it "
+                            "chosen by this key");
       }
-      if (sets_tables()) throw_no_tables(file);
-      return build_gpt(doc, GptOverrides{batch_, tensor_, sequence_, context_});
-    }
-    if (sets_tables()) throw_no_tables(file);
-    if (tensor_ > 1 || sequence_ || context_ > 1) {
-      throw UserError(SourceLocation{file.string()}, "tensor_parallel = " + std::to_string(tensor_) +
-                                                          (sequence_ ? " with sequence_parallel" : "") +
-                                                          ", context_parallel = " + std::to_string(std::max<std::int64_t>(context_, 1)) +
-                                                          ": only generated workloads ([workload] generator) can be split "
-                                                          "into the ranks of a tensor-parallel group");
     }
     return TomlWorkload(doc, batch_).build();
   }
 
  private:
   std::int64_t batch_;
-  std::int64_t tensor_;
-  bool sequence_;
-  std::int64_t context_;
-  /// embedding_dtype, data_parallel and the sharding keys set a DLRM's tables: any other workload refuses them, not
-  /// ignores them.
-  [[nodiscard]] bool sets_tables() const {
-    return !embedding_dtype_.empty() || data_ > 0 || !sharding_.empty() || row_wise_min_rows_ >= 0 ||
-           data_parallel_max_rows_ >= 0 || node_ranks_ > 0;
-  }
-  [[noreturn]] void throw_no_tables(const std::filesystem::path& file) const {
-    const bool dtype = !embedding_dtype_.empty();
-    const bool data = data_ > 0;
-    const SourceLocation where = dtype ? embedding_dtype_where_ : data ? data_where_ : tables_where_;
-    const std::string what = dtype  ? "embedding_dtype = \"" + embedding_dtype_ + "\""
-                             : data ? "data_parallel = " + std::to_string(data_)
-                                    : "the tables' sharding";
-    throw UserError(where.known() ? where : SourceLocation{file.string()},
-                    what + ": " + file.string() + " is not a generated DLRM (generator = \"dlrm\"), whose tables it would set");
-  }
-
-  std::int64_t data_;
-  std::string embedding_dtype_;
-  SourceLocation embedding_dtype_where_;
-  SourceLocation data_where_;
-  std::string sharding_;
-  std::int64_t row_wise_min_rows_;
-  std::int64_t data_parallel_max_rows_;
-  std::int64_t node_ranks_;
-  SourceLocation tables_where_;
-  SourceLocation split_where_;
 };
 
 }  // namespace

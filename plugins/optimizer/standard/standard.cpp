@@ -24,8 +24,6 @@ struct Plan {
 /// Shared machinery: states, master weights, loss scaling, update operators.
 class OptimizerBase : public OptimizerModel {
  public:
-  explicit OptimizerBase(const ParamValues& p) : embedding_optimizer_(p.get_string("embedding_optimizer")) {}
-
   [[nodiscard]] GraphPtr apply(const Graph& graph, const TrainingSettings& settings) const override {
     const Precision precision = settings.precision.value_or(Precision{});
     const ElementType state_type = settings.precision ? precision.optimizer_state : ElementType::fp32;
@@ -239,7 +237,8 @@ class OptimizerBase : public OptimizerModel {
   /// pass, fused into the embedding's backward as FBGEMM's table-batched embeddings do (TorchRec's sharded tables):
   /// one loop nest over the lookups reading the gradient rows and writing the table's and the state's rows (indirect,
   /// in place). No complete gradient is left for a data-parallel reduction: a rank updates the rows it holds. The
-  /// rule is `embedding_optimizer` (FBGEMM's EmbOptimType), whatever optimizer the dense parameters use. Every
+  /// rule is the table's own (Tensor::sparse_update, FBGEMM's EmbOptimType, chosen by the workload: the dlrm
+  /// generator's embedding_optimizer), whatever optimizer the dense parameters use. Every
   /// lookup is counted, as if no two lookups of a batch hit one row (FBGEMM's exact optimizers first merge
   /// duplicates: fewer rows, not counted).
   void sparse_update(GraphBuilder& b, const Tensor& w, TensorId grad) const {
@@ -271,11 +270,11 @@ class OptimizerBase : public OptimizerModel {
       const TensorId s = add(b, n + ":" + name, shape, ElementType::fp32, TensorRole::optimizer_state);
       states.emplace_back(s, add(b, n + ":" + name + "'", shape, ElementType::fp32, TensorRole::optimizer_state, s));
     };
-    if (embedding_optimizer_ == "rowwise_adagrad") {
+    if (w.sparse_update == SparseUpdate::rowwise_adagrad) {
       state("momentum1", {w.shape[0]});  // one fp32 per row: the mean of g² over the row, accumulated
       op.ops_per_iteration = 4;           // g² and its row sum, the scaled step, the subtraction
       op.type = "RowwiseAdagradUpdate";
-    } else if (embedding_optimizer_ == "adagrad") {
+    } else if (w.sparse_update == SparseUpdate::adagrad) {
       state("momentum1", w.shape);
       op.ops_per_iteration = 6;
       op.type = "AdagradUpdate";
@@ -293,9 +292,6 @@ class OptimizerBase : public OptimizerModel {
     for (const auto& [s, s2] : states) op.operands.push_back(row_operand(s, OperandSlot::I2, b.tensor(s).shape.size() == 1));
     b.add_operator(std::move(op));
   }
-
- private:
-  std::string embedding_optimizer_;
 };
 
 // --------------------------------------------------------------------------------------------- helpers
@@ -311,20 +307,13 @@ PluginInfo info(const std::string& name, const std::string& summary, std::vector
   PluginInfo i;
   i.kind = PluginKind::optimizer;
   i.name = name;
-  i.version = "1.0.0";
+  i.version = "2.0.0";
   i.summary = summary;
   i.description = "Adds the optimizer states of every trainable parameter (persistent, in optimizer_state precision) "
                   "and its update in phase 'optimizer' (docs/training.md lists the operation counts). With "
                   "[precision] master weights the update works on an fp32 master copy and casts it to the working "
                   "weights; with loss_scaling the gradients are unscaled and checked first.";
   i.params = std::move(params);
-  i.params.push_back(
-      ParamSpec::choice("embedding_optimizer", {"rowwise_adagrad", "adagrad", "sgd"}, "rowwise_adagrad")
-          .with_doc("the update of a table with a row-sparse gradient (EmbeddingBag with `sparse`: the dlrm "
-                    "generator's sharded tables), applied to the looked-up rows in the backward pass as FBGEMM's "
-                    "fused table-batched embeddings do: rowwise_adagrad (EXACT_ROWWISE_ADAGRAD, one fp32 state per "
-                    "row, TorchRec's and MLPerf DLRM's choice), adagrad (EXACT_ADAGRAD, a state per element) or sgd "
-                    "(EXACT_SGD, no state); dense parameters keep this optimizer"));
   return i;
 }
 
@@ -334,7 +323,7 @@ class Sgd final : public OptimizerBase {
   static PluginInfo describe() {
     return info("sgd", "Plain SGD: w -= lr·g (2 operations per element, no state)", {lr(0.01), weight_decay(0)});
   }
-  explicit Sgd(const ParamValues& p) : OptimizerBase(p), decay_(p.get_number("weight_decay") > 0) {}
+  explicit Sgd(const ParamValues& p) : decay_(p.get_number("weight_decay") > 0) {}
   Plan plan() const override { return Plan{{}, 2.0 + (decay_ ? 2 : 0)}; }
   std::string type_name() const override { return "SgdUpdate"; }
 
@@ -351,7 +340,7 @@ class Momentum final : public OptimizerBase {
                  weight_decay(0)});
   }
   explicit Momentum(const ParamValues& p)
-      : OptimizerBase(p), nesterov_(p.get_bool("nesterov")), decay_(p.get_number("weight_decay") > 0) {}
+      : nesterov_(p.get_bool("nesterov")), decay_(p.get_number("weight_decay") > 0) {}
   Plan plan() const override { return Plan{{"momentum_buffer"}, (nesterov_ ? 6.0 : 4.0) + (decay_ ? 2 : 0)}; }
   std::string type_name() const override { return nesterov_ ? "NesterovUpdate" : "MomentumUpdate"; }
 
@@ -370,7 +359,7 @@ class Adam final : public OptimizerBase {
                  weight_decay(0),
                  ParamSpec::boolean("amsgrad", false).with_doc("keep the maximum second moment (a third state, +2 operations)")});
   }
-  explicit Adam(const ParamValues& p) : OptimizerBase(p), amsgrad_(p.get_bool("amsgrad")), decay_(p.get_number("weight_decay") > 0) {}
+  explicit Adam(const ParamValues& p) : amsgrad_(p.get_bool("amsgrad")), decay_(p.get_number("weight_decay") > 0) {}
   Plan plan() const override {
     Plan p{{"exp_avg", "exp_avg_sq"}, 14.0 + (decay_ ? 2 : 0)};
     if (amsgrad_) {
@@ -395,7 +384,7 @@ class AdamW final : public OptimizerBase {
                  ParamSpec::number("eps", 1e-8).with_bounds(Bounds::positive()).with_doc("denominator term"),
                  ParamSpec::number("weight_decay", 0.01).with_bounds(Bounds::non_negative()).with_doc("decoupled decay λ")});
   }
-  explicit AdamW(const ParamValues& p) : OptimizerBase(p) {}
+  explicit AdamW(const ParamValues& /*params*/) {}
   Plan plan() const override { return Plan{{"exp_avg", "exp_avg_sq"}, 16}; }
   std::string type_name() const override { return "AdamWUpdate"; }
 };
@@ -407,7 +396,7 @@ class Adagrad final : public OptimizerBase {
                 {lr(0.01), ParamSpec::number("eps", 1e-10).with_bounds(Bounds::positive()).with_doc("denominator term"),
                  weight_decay(0)});
   }
-  explicit Adagrad(const ParamValues& p) : OptimizerBase(p), decay_(p.get_number("weight_decay") > 0) {}
+  explicit Adagrad(const ParamValues& p) : decay_(p.get_number("weight_decay") > 0) {}
   Plan plan() const override { return Plan{{"sum"}, 6.0 + (decay_ ? 2 : 0)}; }
   std::string type_name() const override { return "AdagradUpdate"; }
 
@@ -426,7 +415,7 @@ class RmsProp final : public OptimizerBase {
                  weight_decay(0)});
   }
   explicit RmsProp(const ParamValues& p)
-      : OptimizerBase(p), momentum_(p.get_number("momentum") > 0), centered_(p.get_bool("centered")), decay_(p.get_number("weight_decay") > 0) {}
+      : momentum_(p.get_number("momentum") > 0), centered_(p.get_bool("centered")), decay_(p.get_number("weight_decay") > 0) {}
   Plan plan() const override {
     Plan p{{"square_avg"}, 8.0 + (decay_ ? 2 : 0)};
     if (momentum_) {
@@ -459,7 +448,7 @@ class Adafactor final : public OptimizerBase {
                  ParamSpec::number("clip_threshold", 1.0).with_bounds(Bounds::positive()).with_doc("update RMS clip"),
                  weight_decay(0)});
   }
-  explicit Adafactor(const ParamValues& p) : OptimizerBase(p) {}
+  explicit Adafactor(const ParamValues& /*params*/) {}
   Plan plan() const override {
     Plan p{{}, 12};
     p.factored = true;
@@ -476,7 +465,7 @@ class Lion final : public OptimizerBase {
                  ParamSpec::number("beta2", 0.99).with_bounds(Bounds::fraction()).with_doc("momentum decay"),
                  weight_decay(0)});
   }
-  explicit Lion(const ParamValues& p) : OptimizerBase(p) {}
+  explicit Lion(const ParamValues& /*params*/) {}
   Plan plan() const override { return Plan{{"exp_avg"}, 10}; }
   std::string type_name() const override { return "LionUpdate"; }
 };
@@ -492,7 +481,7 @@ class Lamb final : public OptimizerBase {
                  ParamSpec::number("eps", 1e-6).with_bounds(Bounds::positive()).with_doc("denominator term"),
                  ParamSpec::number("weight_decay", 0.01).with_bounds(Bounds::non_negative()).with_doc("decoupled decay λ")});
   }
-  explicit Lamb(const ParamValues& p) : OptimizerBase(p) {}
+  explicit Lamb(const ParamValues& /*params*/) {}
   Plan plan() const override {
     Plan p{{"exp_avg", "exp_avg_sq"}, 18};
     p.trust_ratio = true;

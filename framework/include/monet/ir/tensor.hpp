@@ -26,6 +26,7 @@ struct Tensor {
   OperatorId producer = kNone;       // filled by GraphBuilder::build
   std::vector<OperatorId> consumers;  // filled by GraphBuilder::build, in operator order
   SourceLocation origin;             // where the user defined it (for messages)
+  SparseUpdate sparse_update = SparseUpdate::rowwise_adagrad;  // read only where the gradient is row-sparse
 
   [[nodiscard]] std::int64_t elements() const { return element_count(shape); }
   [[nodiscard]] std::int64_t bits() const { return elements() * bits_of(dtype); }

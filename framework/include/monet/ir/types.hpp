@@ -40,6 +40,14 @@ MONET_API std::string to_string(TensorRole r);
 MONET_API std::optional<TensorRole> parse_tensor_role(std::string_view s);
 MONET_API std::vector<std::string> all_tensor_role_names();
 
+/// How a table whose gradient is row-sparse (an EmbeddingBag with `sparse`) is updated: FBGEMM's EmbOptimType,
+/// applied to the looked-up rows in the backward pass. The workload chooses it (the dlrm generator's
+/// embedding_optimizer), not the optimizer of the dense parameters.
+enum class SparseUpdate : std::uint8_t { rowwise_adagrad, adagrad, sgd };
+MONET_API std::string to_string(SparseUpdate u);  // "rowwise_adagrad", "adagrad", "sgd"
+MONET_API std::optional<SparseUpdate> parse_sparse_update(std::string_view s);
+MONET_API std::vector<std::string> all_sparse_update_names();
+
 /// Operator kinds. Cores declare which kinds they run; cost models may treat kinds differently.
 enum class OpKind : std::uint8_t {
   conv,         // convolution (incl. grouped / depthwise / transposed)

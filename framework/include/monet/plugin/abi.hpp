@@ -24,7 +24,8 @@ namespace monet {
 /// 7: asynchronous collectives (TensorParallelComm::issued_by, awaited_by and where in those operators).
 /// 8: chip power (Accelerator::idle_power_w; EnergyBreakdown::idle_pj).
 /// 9: data-parallel subgroups (ParallelGroup::data_in_node, data_across_nodes; TensorParallelPlan::data_ranks_per_node).
-inline constexpr std::uint32_t kPluginApiVersion = 9;
+/// 10: Tensor::sparse_update (a row-sparse table's update rule, chosen by the workload instead of the optimizer).
+inline constexpr std::uint32_t kPluginApiVersion = 10;
 
 struct AbiLayoutEntry {
   std::string_view name;

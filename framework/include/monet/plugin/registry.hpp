@@ -50,7 +50,9 @@ class MONET_API Registry {
   [[nodiscard]] const std::vector<std::filesystem::path>& search_path() const { return search_path_; }
   [[nodiscard]] const PluginHandle* find(PluginKind kind, std::string_view name) const;
   [[nodiscard]] std::vector<std::string> names(PluginKind kind) const;
-  /// The first frontend that declares the file's extension; nullptr when none does.
+  /// The frontend that reads a workload file: for a TOML file whose [workload] table names a generator
+  /// (generator = "gpt"), the frontend plugin of that name (a UserError at the key when there is none); otherwise
+  /// the first frontend that declares the file's extension; nullptr when none does.
   [[nodiscard]] const PluginHandle* frontend_for(const std::filesystem::path& file) const;
   /// "toml (.toml), onnx (.onnx)" for messages.
   [[nodiscard]] std::string frontend_extensions() const;

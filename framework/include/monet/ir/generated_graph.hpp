@@ -1,13 +1,13 @@
 #pragma once
-// What the workload generators (gpt.cpp, dlrm.cpp) build their graphs with: named tensors and operators at the
-// [workload] table's location, and PyTorch's nn.Linear.
+// What the workload generators (frontend plugins that build a network from its dimensions: gpt, dlrm) build their
+// graphs with: named tensors and operators at the [workload] table's location, and PyTorch's nn.Linear.
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "monet/ir/ops.hpp"
 
-namespace monet::plugins {
+namespace monet {
 
 class GeneratedGraph {
  protected:
@@ -50,4 +50,4 @@ class GeneratedGraph {
   GraphBuilder b_;
 };
 
-}  // namespace monet::plugins
+}  // namespace monet

@@ -19,11 +19,12 @@ struct DlrmOverrides {
   std::int64_t row_wise_min_rows = -1;       // >= 0 replaces row_wise_min_rows
   std::int64_t data_parallel_max_rows = -1;  // >= 0 replaces data_parallel_max_rows
   std::int64_t node_ranks = 0;               // > 0 replaces node_ranks
+  std::string embedding_optimizer;           // non-empty replaces embedding_optimizer
 };
 
 /// Reads the [workload] table of `doc` (dense_features, bottom_mlp, embedding_dim, table_rows, lookups, top_mlp,
 /// interaction, micro_batch, global_batch, dtype, embedding_dtype, sharding, row_wise_min_rows,
-/// data_parallel_max_rows, data_parallel, node_ranks) and builds the graph.
+/// data_parallel_max_rows, data_parallel, node_ranks, embedding_optimizer) and builds the graph.
 /// Every mistake is a UserError at its key.
 GraphPtr build_dlrm(const TomlDocument& doc, const DlrmOverrides& overrides = {});
 

@@ -1,4 +1,4 @@
-// End to end: `monet run experiments/quickstart.toml` gives the latency and energy worked out by hand below,
+// End to end: `monet run experiments/tiny_cnn_dual_core.toml` gives the latency and energy worked out by hand below,
 // and `monet run resolved.toml` reproduces it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,9 +17,9 @@ namespace {
 using json = nlohmann::json;
 using ::testing::HasSubstr;
 
-json run_quickstart(const test::ScratchDir& dir, const std::string& extra = "") {
+json run_tiny_cnn(const test::ScratchDir& dir, const std::string& extra = "") {
   const auto out = dir.path() / "quick";
-  const auto r = test::monet("run '" + (test::source_dir() / "experiments/quickstart.toml").string() + "' --out '" +
+  const auto r = test::monet("run '" + (test::source_dir() / "experiments/tiny_cnn_dual_core.toml").string() + "' --out '" +
                              out.string() + "' --log-level warn " + extra);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   return json::parse(test::read_file(out / "results.json"));
@@ -55,9 +55,9 @@ json run_quickstart(const test::ScratchDir& dir, const std::string& extra = "") 
 //   Links: bus (2,048 + 2,304 + 40,960 + 80)·1 = 45,392 + p2p 8,192·0.25 = 2,048 -> 47,440 pJ.
 //   Total 11,904 + 17,304 + 453,920 + 47,440 = 530,568 pJ.
 // The numbers are exact in binary floating point up to rounding of sums of tenths: tolerance 1e-6 relative.
-TEST(Quickstart, MatchesTheHandComputation) {
+TEST(TinyCnnDualCore, MatchesTheHandComputation) {
   test::ScratchDir dir;
-  const json r = run_quickstart(dir);
+  const json r = run_tiny_cnn(dir);
   EXPECT_EQ(r["latency_cycles"].get<long>(), 1414);
   EXPECT_NEAR(r["latency_s"].get<double>(), 1414 / 500e6, 1e-15);
   EXPECT_EQ(r["architecture"]["cores"][0]["peak_memory_bytes"].get<long>(), 6176);
@@ -91,9 +91,9 @@ TEST(Quickstart, MatchesTheHandComputation) {
 // Every transfer names its data, flows the way the data does, and its read, link and write energies add up, by
 // where they happen, to the breakdown worked out above: e.g. the image fetched for conv1 (2,048 bits) reads
 // DRAM (20,480 pJ), crosses the bus (2,048 pJ) and is written into core0's SRAM (409.6 pJ).
-TEST(Quickstart, TransferRecordsSumToTheSummary) {
+TEST(TinyCnnDualCore, TransferRecordsSumToTheSummary) {
   test::ScratchDir dir;
-  run_quickstart(dir);
+  run_tiny_cnn(dir);
   const auto transfers = test::read_csv(dir.path() / "quick/transfers.csv");
   ASSERT_FALSE(transfers.empty());
   const test::CsvRow& image = transfers.front();
@@ -107,9 +107,9 @@ TEST(Quickstart, TransferRecordsSumToTheSummary) {
   test::expect_records_sum_to_summary(dir.path() / "quick");
 }
 
-TEST(Quickstart, ResolvedConfigurationReproducesTheResults) {
+TEST(TinyCnnDualCore, ResolvedConfigurationReproducesTheResults) {
   test::ScratchDir dir;
-  const json first = run_quickstart(dir);
+  const json first = run_tiny_cnn(dir);
   const auto resolved = dir.path() / "quick/resolved.toml";
   const std::string text = test::read_file(resolved);
   EXPECT_THAT(text, HasSubstr("[provenance]"));
@@ -134,22 +134,22 @@ TEST(Quickstart, ResolvedConfigurationReproducesTheResults) {
   EXPECT_EQ(strip_source(text), strip_source(test::read_file(dir.path() / "again/resolved.toml")));
 }
 
-TEST(Quickstart, OverridesAndThreadCountsBehave) {
+TEST(TinyCnnDualCore, OverridesAndThreadCountsBehave) {
   test::ScratchDir dir;
-  const json base = run_quickstart(dir, "--threads 1");
-  const json same = run_quickstart(dir, "--threads 2");
+  const json base = run_tiny_cnn(dir, "--threads 1");
+  const json same = run_tiny_cnn(dir, "--threads 2");
   EXPECT_EQ(base, same);
   // Half the PEs doing useful work doubles conv1's 288 compute cycles; fc stays memory bound.
-  const json half = run_quickstart(dir, "--set cost_model.roofline.utilization=0.5");
+  const json half = run_tiny_cnn(dir, "--set cost_model.roofline.utilization=0.5");
   const auto nodes = test::read_csv(dir.path() / "quick/schedule.csv");
   EXPECT_EQ(nodes[0].integer("latency_cycles"), 576);
   EXPECT_EQ(nodes[3].integer("latency_cycles"), 704);
   EXPECT_GT(half["latency_cycles"].get<long>(), base["latency_cycles"].get<long>());
 }
 
-TEST(Quickstart, ArtifactsAreSelectable) {
+TEST(TinyCnnDualCore, ArtifactsAreSelectable) {
   test::ScratchDir dir;
-  const std::string exp = "'" + (test::source_dir() / "experiments/quickstart.toml").string() + "'";
+  const std::string exp = "'" + (test::source_dir() / "experiments/tiny_cnn_dual_core.toml").string() + "'";
   auto files = [](const std::filesystem::path& out) {
     std::set<std::string> names;
     for (const auto& f : std::filesystem::directory_iterator(out)) names.insert(f.path().filename().string());
@@ -176,10 +176,10 @@ TEST(Quickstart, ArtifactsAreSelectable) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "b"));
 }
 
-TEST(Quickstart, WritesCsvAndPrintsASummary) {
+TEST(TinyCnnDualCore, WritesCsvAndPrintsASummary) {
   test::ScratchDir dir;
   const auto out = dir.path() / "q";
-  const auto r = test::monet("run '" + (test::source_dir() / "experiments/quickstart.toml").string() + "' --out '" +
+  const auto r = test::monet("run '" + (test::source_dir() / "experiments/tiny_cnn_dual_core.toml").string() + "' --out '" +
                              out.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("latency       1,414 cycles = 2.828 us at 500 MHz"));

@@ -26,7 +26,7 @@
 #include <optional>
 #include <string>
 
-#include "generated_graph.hpp"
+#include "monet/ir/generated_graph.hpp"
 #include "monet/ir/ops.hpp"
 #include "monet/util/strings.hpp"
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "generated_graph.hpp"
+#include "monet/ir/generated_graph.hpp"
 #include "monet/ir/ops.hpp"
 #include "monet/util/strings.hpp"
 
@@ -52,6 +52,7 @@ struct DlrmConfig {
   Placement sharding = Placement::table_wise;  // of the tables the thresholds do not pick
   std::int64_t row_wise_min_rows = 0, data_parallel_max_rows = 0;  // 0: no table picked
   ElementType dtype = ElementType::fp32, embedding_dtype = ElementType::fp32;
+  SparseUpdate embedding_optimizer = SparseUpdate::rowwise_adagrad;  // of the sharded tables
 
   /// Table t's placement. Over one rank every sharding is the whole table on it (table-wise); table-row-wise on one
   /// node is row-wise.
@@ -146,6 +147,9 @@ DlrmConfig read_config(TableReader& w, const DlrmOverrides& o) {
   c.dtype = read_type(w, "dtype", ElementType::fp32);
   c.embedding_dtype = read_type(w, "embedding_dtype", c.dtype);
   if (!o.embedding_dtype.empty()) c.embedding_dtype = *parse_element_type(o.embedding_dtype);
+  // FBGEMM's EmbOptimType for the sharded tables, whatever optimizer the dense parameters use.
+  if (auto u = w.choice("embedding_optimizer", all_sparse_update_names())) c.embedding_optimizer = *parse_sparse_update(*u);
+  if (!o.embedding_optimizer.empty()) c.embedding_optimizer = *parse_sparse_update(o.embedding_optimizer);
   if (o.micro_batch > 0) c.micro_batch = o.micro_batch;
   // Every count in int64: the tables in bits, the lookups of N·b samples and the interaction's b·F² products.
   using R = long double;
@@ -162,7 +166,7 @@ DlrmConfig read_config(TableReader& w, const DlrmOverrides& o) {
   }
   w.finish({"name", "generator", "dense_features", "embedding_dim", "bottom_mlp", "top_mlp", "table_rows", "lookups",
             "interaction", "micro_batch", "global_batch", "data_parallel", "sharding", "row_wise_min_rows",
-            "data_parallel_max_rows", "dtype", "embedding_dtype", "node_ranks"});
+            "data_parallel_max_rows", "dtype", "embedding_dtype", "embedding_optimizer", "node_ranks"});
   return c;
 }
 
@@ -370,6 +374,7 @@ class DlrmBuilder : GeneratedGraph {
       // Row-wise, the lookup's bag pointers: monet's EmbeddingBag reads one per lookup row (b of the N·b lengths).
       const TensorId offsets = columns(name + ".offsets", rank_ids, bag_at[gi], n);
       const TensorId weight = tensor(name + ".weight", {rows, w}, c_.embedding_dtype, TensorRole::weight);
+      b_.tensor(weight).sparse_update = c_.embedding_optimizer;
       const TensorId out = tensor(name, {B, n, w}, c_.dtype, TensorRole::activation);  // FBGEMM's output type
       Operator bag = op(name, "embeddings", "EmbeddingBag");
       const bool sharded = p != Placement::replicated;
