@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian machine (run as root, or with sudo available):
-#   scripts/bootstrap.sh run    install missing Debian packages, build, run experiments/quickstart.toml
+#   scripts/bootstrap.sh run    install missing Debian packages, build the CLI and the plugins, run
+#                               experiments/quickstart.toml (a ResNet-18 training step on a multi-core accelerator)
 #   scripts/bootstrap.sh test   install missing Debian packages, build, run the whole test suite
 #                               (normal build, fuzz stage: scripts/fuzz.sh, then AddressSanitizer +
 #                               UndefinedBehaviorSanitizer build)
@@ -49,20 +50,31 @@ build() {  # build <dir> [cmake options...]
   cmake --build "$dir" -j "$jobs"
 }
 
-build build
 if [[ $mode == run ]]; then
+  # A first run needs the CLI, the kernel and the plugins only: no tests, no benchmarks (a third of the targets).
+  build build -DMONET_BUILD_TESTS=OFF -DMONET_BUILD_BENCH=OFF
   exec ./build/bin/monet run experiments/quickstart.toml
 fi
-
+# Each stage says what it cost (docs/reliability.md#what-ci-costs lists them).
+stage_start=$SECONDS
+stage() {  # stage <title>: ends the previous stage with its time, announces the next
+  echo "== $(( SECONDS - stage_start )) s" >&2
+  stage_start=$SECONDS
+  echo "== $1 =="
+}
+echo "== build: kernel, plugins, CLI, tests, benchmarks =="
+build build -DMONET_BUILD_TESTS=ON -DMONET_BUILD_BENCH=ON
+stage "the test suite"
 ctest --test-dir build -j "$jobs" --output-on-failure
-echo "== ThreadSanitizer: parallel searches; and monet built without MPI =="
+stage "ThreadSanitizer: parallel searches; and monet built without MPI"
 build build-tsan -DMONET_TSAN=ON -DMONET_MPI=OFF -DMONET_BUILD_TESTS=OFF -DMONET_BUILD_BENCH=OFF \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -DNDEBUG"
 ./scripts/ci/threads_and_no_mpi.sh build-tsan build
-echo "== fuzzing: libFuzzer targets, saved inputs replayed, then ${FUZZ_RUNS:-3000} inputs each =="
+stage "fuzzing: libFuzzer targets, saved inputs replayed, then ${FUZZ_RUNS:-3000} inputs each"
 ./scripts/fuzz.sh
-echo "== sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer =="
+stage "sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer"
 # -O1 and line tables only: what sanitizer reports need (file:line stacks) for less compile time than -O2 -g.
 build build-asan -DMONET_SANITIZE=ON -DMONET_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -DNDEBUG"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -j "$jobs" --output-on-failure
+echo "== $(( SECONDS - stage_start )) s (all: ${SECONDS} s)" >&2

@@ -505,6 +505,16 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
   if (!s.parallel) out << " of " << si(static_cast<double>(acc.offchip.size_bits / 8), "B");
   if (s.spilled_bits > 0) out << " (" << si(static_cast<double>(s.spilled_bits / 8), "B") << " spilled)";
   out << "\n";
+  if (e.training_mode == "training") {
+    // What the step keeps in memory, by cause: what a training study asks first (results.json: memory).
+    const std::shared_ptr<const TrainingMemory> m =
+        p.memory ? p.memory : std::make_shared<const TrainingMemory>(training_memory(g));
+    const auto b = [](std::int64_t bytes) { return si(static_cast<double>(bytes), "B"); };
+    out << "step memory   parameters " << b(m->parameter_bytes) << ", saved activations " << b(m->saved_activation_bytes)
+        << ", gradients " << b(m->gradient_bytes) << ", optimizer states " << b(m->optimizer_state_bytes);
+    if (m->master_weight_bytes > 0) out << ", master weights " << b(m->master_weight_bytes);
+    out << " (live at once, in operator order: at most " << b(m->peak_bytes) << ")\n";
+  }
   if (const auto area = accelerator_area(acc)) {
     out << "area          " << area->total_mm2 << " mm2 (cores";
     for (std::size_t c = 0; c < acc.cores.size(); ++c) out << (c ? ", " : ": ") << acc.cores[c].name << " " << area->core_mm2[c];
