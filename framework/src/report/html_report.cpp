@@ -1,4 +1,5 @@
-// report.html: the page template (report_template.html, compiled in) with the run's or search's data embedded.
+// report.html: the page template (report_template.html with report.css and report.js, compiled in) with the run's or
+// search's data embedded.
 #include "monet/report/html_report.hpp"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
 
 #include "json_parts.hpp"
 #include "monet/arch/estimation.hpp"
@@ -19,11 +21,33 @@ using json = nlohmann::ordered_json;
 
 namespace detail {
 extern const char* const kReportTemplate;  // report_template.cpp, generated from report_template.html
+extern const char* const kReportStyle;     // report_css.cpp, from report.css
+extern const char* const kReportScript;    // report_js.cpp, from report.js
 }
 
 namespace {
 
 constexpr const char* kDataMarker = "/*MONET_REPORT_DATA*/";
+// The lines of report_template.html where report.css and report.js go.
+constexpr const char* kStyleMarker = "/*MONET_REPORT_STYLE*/\n";
+constexpr const char* kScriptMarker = "/*MONET_REPORT_SCRIPT*/\n";
+
+/// A part of the page as the page holds it: without the file's header comment (what it starts with, up to the
+/// first "*/" and its line end), which says what the file holds.
+std::string_view without_header(std::string_view part) {
+  if (part.substr(0, 2) != "/*") return part;
+  const std::size_t end = part.find("*/\n");
+  if (end == std::string_view::npos) throw std::logic_error("a report page part's header comment has no end");
+  return part.substr(end + 3);
+}
+
+/// `page` with its `marker` line replaced by `part`.
+std::string insert_part(std::string page, const std::string& marker, std::string_view part) {
+  const std::size_t at = page.find(marker);
+  if (at == std::string::npos) throw std::logic_error("the report template has no marker " + marker);
+  page.replace(at, marker.size(), part);
+  return page;
+}
 
 /// Index of each distinct string of a column (tables of names instead of repeating them per row).
 class Interner {
@@ -212,7 +236,9 @@ std::string page(const json& data) {
 }  // namespace
 
 const std::string& report_template() {
-  static const std::string t(detail::kReportTemplate);
+  static const std::string t =
+      insert_part(insert_part(detail::kReportTemplate, kStyleMarker, without_header(detail::kReportStyle)), kScriptMarker,
+                  without_header(detail::kReportScript));
   return t;
 }
 
