@@ -23,6 +23,7 @@ namespace detail {
 extern const char* const kReportTemplate;  // report_template.cpp, generated from report_template.html
 extern const char* const kReportStyle;     // report_css.cpp, from report.css
 extern const char* const kReportScript;    // report_js.cpp, from report.js
+extern const char* const kReportSearchScript;  // report_search_js.cpp, from report_search.js
 }
 
 namespace {
@@ -31,6 +32,7 @@ constexpr const char* kDataMarker = "/*MONET_REPORT_DATA*/";
 // The lines of report_template.html where report.css and report.js go.
 constexpr const char* kStyleMarker = "/*MONET_REPORT_STYLE*/\n";
 constexpr const char* kScriptMarker = "/*MONET_REPORT_SCRIPT*/\n";
+constexpr const char* kSearchScriptMarker = "/*MONET_REPORT_SEARCH_SCRIPT*/\n";  // in report.js
 
 /// A part of the page as the page holds it: without the file's header comment (what it starts with, up to the
 /// first "*/" and its line end), which says what the file holds.
@@ -238,7 +240,8 @@ std::string page(const json& data) {
 const std::string& report_template() {
   static const std::string t =
       insert_part(insert_part(detail::kReportTemplate, kStyleMarker, without_header(detail::kReportStyle)), kScriptMarker,
-                  without_header(detail::kReportScript));
+                  insert_part(std::string(without_header(detail::kReportScript)), kSearchScriptMarker,
+                              without_header(detail::kReportSearchScript)));
   return t;
 }
 

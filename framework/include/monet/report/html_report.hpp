@@ -1,7 +1,8 @@
 #pragma once
 // report.html: one self-contained page per run and per search (no network, no server). The page is a template
-// kept in the repository (framework/src/report/report_template.html with its report.css and report.js, compiled into
-// libmonet) with the data embedded as one JSON document; its script draws the views (docs/experiments.md#reporthtml).
+// kept in the repository (framework/src/report/report_template.html with its report.css, report.js and
+// report_search.js, compiled into libmonet) with the data embedded as one JSON document; its script draws the
+// views (docs/experiments.md#reporthtml).
 #include <map>
 #include <optional>
 #include <string>
@@ -32,7 +33,7 @@ MONET_API std::string run_report_data(const PreparedExperiment& prepared, const 
 /// Throws std::logic_error when the template has no marker.
 MONET_API std::string embed_report_data(const std::string& page_template, const std::string& data_json);
 
-/// The template compiled into the library: report_template.html with report.css and report.js in their places.
+/// The template compiled into the library: report_template.html with report.css, report.js and report_search.js in their places.
 MONET_API const std::string& report_template();
 
 }  // namespace monet
