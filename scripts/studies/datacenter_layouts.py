@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The search at scale per GPU count (docs/datacenter.md#best-layout-per-gpu-count): the best (tensor, pipeline,
-data, micro-batch, recompute) layout of GPT-3 175B on Selene for each number of A100s, from the layout search
+"""The search at scale per GPU count (docs/datacenter-validation.md#best-layout-per-gpu-count): the best (tensor,
+pipeline, data, micro-batch, recompute) layout of GPT-3 175B on Selene for each number of A100s, from the layout search
 experiments/datacenter/gpt3_175b_1024_gpus_search.toml with its chips constraint set to that number.
 
     /usr/bin/python3 scripts/studies/datacenter_layouts.py [--monet PATH] [--out DIR] [--gpus 256 512 1024]

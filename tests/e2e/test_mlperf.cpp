@@ -1,7 +1,8 @@
 // MLPerf Training v5.1's Llama 3.1 8B pre-training on 8 MI350X (AMD's closed-division submission) from the command
 // line, beside NeMo's Llama 3 8B on 8 B200s: the same model, FP8 recipe and micro-batch on both vendors' chips. How
-// far the uncalibrated tables that the chip comparison uses (docs/datacenter.md) are from a measured step on each,
-// and whether the B200's fitted kernel factors carry over to the MI350X (docs/validation.md#mlperf-training-on-mi350x).
+// far the uncalibrated tables that the chip comparison uses (docs/datacenter-validation.md) are from a measured step
+// on each, and whether the B200's fitted kernel factors carry over to the MI350X
+// (docs/validation.md#mlperf-training-on-mi350x).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

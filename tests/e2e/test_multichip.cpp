@@ -437,7 +437,7 @@ TEST(Multichip, LayoutSearchOnEightChips) {
   EXPECT_EQ(best["system"]["chips"].get<int>(), 8);
   // NSGA-II over the same space with 40 evaluations (8 points for 4 generations; the grid took 96) finds the grid's
   // fastest layout, the same at 1 and 2 threads (the 175B search over 34,560 layouts:
-  // docs/datacenter.md#nsga-ii-over-the-whole-layout-space).
+  // docs/datacenter-validation.md#nsga-ii-over-the-whole-layout-space).
   for (const char* threads : {"1", "2"}) {
     const auto r = test::monet("run " + q(exp) + " --threads " + threads + " --set 'search.plugin=\"nsga2\"' " +
                                "--set search.population=8 --set search.generations=4 --out " +

@@ -1,7 +1,7 @@
 // The GPT generator of the TOML frontend (docs/datacenter.md): Megatron's parameter counts (Narayanan et al.
 // SC'21, Table 1), forward MACs by hand, and the activation memory autodiff keeps per layer against Korthikanti
 // et al. 2022 (34·s·b·h + 5·a·s²·b bytes, 16-bit activations, 1-byte dropout masks) with no, selective and full
-// recomputation.
+// recomputation (the tables: docs/datacenter-validation.md).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -54,8 +54,9 @@ class Gpt : public ::testing::Test {
   test::ScratchDir dir_;
 };
 
-// Narayanan et al. SC'21 Table 1 (datacenter.md §4.1): heads, hidden, layers and the published parameter count
-// in billions. Their Eq. 2 (Ψ = 12·L·h²·(1 + 13/(12h) + (V+s)/(12·L·h))) leaves out the final LayerNorm's 2h.
+// Narayanan et al. SC'21 Table 1 (docs/datacenter-validation.md#parameters-megatrons-table-1-exact): heads, hidden,
+// layers and the published parameter count in billions. Their Eq. 2 (Ψ = 12·L·h²·(1 + 13/(12h) + (V+s)/(12·L·h)))
+// leaves out the final LayerNorm's 2h.
 TEST_F(Gpt, MegatronTable1ParameterCountsAreExact) {
   struct Row {
     std::int64_t a, h, L;
@@ -137,7 +138,7 @@ TEST_F(Gpt, SavedActivationsAtOneTrillionScale) {
 // v 3, b 1) 66.84 GiB; 530B (h 20480, a 128, L 105, t 8, p 35, v 3) 114.02 GiB; 1T (h 25600, a 160, L 128, t 8,
 // p 64, v 1) 131.25 GiB. The bytes per layer come from the graph (two layers built); the layers on the first
 // pipeline stage times its in-flight micro-batches, L · (1 + (p − 1)/(p·v)) for v > 1, is the 1F1B schedule's
-// (docs/datacenter.md).
+// (docs/datacenter-validation.md#tensor-parallel-activation-memory-korthikanti-et-als-figure-1).
 TEST_F(Gpt, TensorParallelRankMatchesKorthikantiFigure1) {
   struct Row {
     std::int64_t h, a, L, b, p, v;

@@ -1,6 +1,6 @@
 #pragma once
-// One training step of a system of chips (docs/datacenter.md#a-step-on-a-system): the training step of ONE
-// tensor-parallel rank over the whole depth of the model, scheduled on one chip for one micro-batch, is cut
+// One training step of a system of chips (docs/datacenter.md#a-training-step-on-a-system-of-chips): the training
+// step of ONE tensor-parallel rank over the whole depth of the model, scheduled on one chip for one micro-batch, is cut
 // along its module chain into pipeline chunks; each chunk's forward and backward times (with the tensor-parallel
 // collectives on their critical path) drive the simulated pipeline schedule over the global batch's
 // micro-batches; then the data-parallel gradient reduction and the optimizer step. Every identical layer is
