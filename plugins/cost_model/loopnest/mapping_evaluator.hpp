@@ -1,5 +1,6 @@
 #pragma once
-// The analytical model of one spatial mapping's temporal mappings, in two stages (evaluate.cpp). A search
+// The analytical model of one spatial mapping's temporal mappings, in two stages (stage 1: evaluate.cpp; stage 2:
+// evaluate_finish.cpp and the files it names). A search
 // evaluates thousands of orderings of one spatial mapping: the evaluator keeps its buffers between them (no
 // allocation per mapping once warm) and the spatial-only parts computed once. Stage 1 (`analyse`) derives each
 // operand's merged temporal mapping and transfer patterns; stage 2 (`finish`) computes energy and latency from
@@ -12,6 +13,10 @@
 #include "model.hpp"
 
 namespace monet::loopnest {
+
+/// The index of a transfer's direction in OperandPattern::transfers and Evaluation's per-direction arrays.
+enum Dir : int { kTL = 0, kFH = 1, kFL = 2, kTH = 3 };  // rd_out_to_low, wr_in_by_high, wr_in_by_low, rd_out_to_high
+inline constexpr Direction kDirection[4] = {Direction::tl, Direction::fh, Direction::fl, Direction::th};
 
 class MappingEvaluator {
  public:
@@ -77,6 +82,17 @@ class MappingEvaluator {
   void spatial_counts(std::size_t o, const std::vector<Nest>& sm, OperandPattern& p);
   void make_signature();
   void prepare_ports();
+  /// The integer spatial mapping's pattern of operand o (pi_, or pf_ where the two agree).
+  [[nodiscard]] const OperandPattern& pi(std::size_t o) const { return *pint_[o]; }
+  // Stage 2's steps, in finish()'s order; each reads stage 1's results and what the steps before it left.
+  double memory_energy();     // word accesses and their energy, instantaneous bandwidths (7.3, 7.4); returns pJ
+  void record_level_bits();   // the data each level holds
+  void double_buffering();    // db_ from the levels' capacities (8.1)
+  void port_activities();     // the periodic transfers per port, in the port's allocation order (8.2)
+  [[nodiscard]] double port_stall() const;  // the largest stall over the ports (8.3)
+  void loading(double T, double stall);     // on- and off-loading cycles (8.4)
+  /// The latency objective with several CNs streaming off-chip at once (Options::offchip_sharers > 1).
+  [[nodiscard]] double sharers_rank(const Evaluation& ev) const;
 
   const Layer& layer_;
   const Hierarchy& h_;
