@@ -151,6 +151,7 @@ void Scheduler::place_view(const ComputationNode& cn) {
   result_.nodes[i] = ScheduledNode{cn.id, where, t, t, Cost{}, StreamedOperands{}};
 }
 
+/// Places one CN: its core, its inputs brought there, room made for it, its run, and its output stored.
 void Scheduler::place(const ComputationNode& cn) {
   const Operator& op = g_.op(cn.op);
   if (op.is_view()) return place_view(cn);
@@ -159,10 +160,41 @@ void Scheduler::place(const ComputationNode& cn) {
   const auto cu = static_cast<std::size_t>(c);
   purge(c);
   const int share = std::max(1, cn.groups);
-  const int n = static_cast<int>(cns_.nodes.size());
 
-  std::vector<Need> needs;
   std::int64_t after = 0;  // end of the CNs it must follow without reading their data
+  const std::vector<Need> needs = gather_needs(cn, after);
+  const StreamedOperands streamed = streamed_operands(cn, c, needs);
+  const std::vector<int> pinned = pinned_items(cn, needs);
+  const std::int64_t ready = bring_inputs(cn, c, needs, streamed, pinned, std::max(core_free_[cu], after), share);
+
+  StreamedOperands mask = streamed;
+  Cost cost = cost_or_all_streamed(cn, c, mask);
+  std::int64_t start = ready;
+  if (!mask.slot[static_cast<int>(OperandSlot::O)] && cns_.output_bits[i] > 0) {
+    start = make_room(c, cns_.output_bits[i], start, pinned, share);
+  }
+  const std::int64_t staged = make_room_for_staging(cn, c, needs, pinned, share, start, mask, cost);
+  start = hold_stream_bandwidth(cn, c, mask, cost, start);
+  const std::int64_t end = start + cost.cycles;
+  account_cost(cost);
+
+  core_free_[cu] = end;
+  frontier_[cu] = start;
+  result_.nodes[i] = ScheduledNode{cn.id, c, start, end, cost, mask};
+  if (staged > 0) stage_tiles(c, staged, start, end);
+  store_output(cn, c, mask, start, end);
+  release_inputs(needs, c, end);
+  write_graph_output(cn, c, mask, end, share);
+  release_unread_output(cn.id);
+  offload_if_due(cn.id);  // read only by the backward pass: off chip right away
+}
+
+/// What the CN reads: per producer, the bits of its output it needs (all of it with whole_tile_transfers), then
+/// its regions of source tensors. `after` gets the end of the CNs it follows without reading their data.
+std::vector<Scheduler::Need> Scheduler::gather_needs(const ComputationNode& cn, std::int64_t& after) const {
+  const auto i = static_cast<std::size_t>(cn.id);
+  const int n = static_cast<int>(cns_.nodes.size());
+  std::vector<Need> needs;
   for (int e : cns_.in_edges[i]) {
     const CNEdge& edge = cns_.edges[static_cast<std::size_t>(e)];
     if (edge.order_only) {
@@ -182,41 +214,29 @@ void Scheduler::place(const ComputationNode& cn) {
     }
   }
   for (const SourceRead& r : cns_.source_reads[i]) needs.push_back(Need{n + r.item, r.bits, r.slot, r.tensor, true});
+  return needs;
+}
 
-  const StreamedOperands streamed = streamed_operands(cn, c, needs);
-
+/// The items making room on the core may not spill: what the CN reads and its own output.
+std::vector<int> Scheduler::pinned_items(const ComputationNode& cn, const std::vector<Need>& needs) {
   std::vector<int> pinned;
   for (const Need& nd : needs) pinned.push_back(nd.item);
-  pinned.push_back(static_cast<int>(i));
-  std::int64_t ready = std::max(core_free_[cu], after);
+  pinned.push_back(cn.id);
+  return pinned;
+}
+
+/// Gets every input where the CN reads it: streamed ones into off-chip memory, the others onto core c. Returns
+/// when the CN can start given its inputs (no earlier than `ready`); waits for offloaded data count as stalls.
+std::int64_t Scheduler::bring_inputs(const ComputationNode& cn, int c, const std::vector<Need>& needs,
+                                     const StreamedOperands& streamed, const std::vector<int>& pinned,
+                                     std::int64_t ready, int share) {
+  const auto cu = static_cast<std::size_t>(c);
   std::int64_t paged_in = 0;  // end of the fetches of offloaded data (offload_stall_cycles)
   const std::int64_t prefetch = frontier_[cu];  // transfers may overlap the core's previous CN
 
   for (const Need& nd : needs) {
-    Item& item = items_[static_cast<std::size_t>(nd.item)];
     if (streamed.slot[static_cast<int>(nd.slot)]) {
-      // Read during the CN from off-chip memory: it must be there first.
-      if (item.dram_avail < 0) {
-        int from = Accelerator::kOffChip;
-        std::int64_t avail = 0;
-        for (int k : item.copies) {
-          const Copy& cp = copies_[static_cast<std::size_t>(k)];
-          if (cp.bits > 0) {
-            from = cp.core;
-            avail = cp.avail;
-            break;
-          }
-        }
-        if (from != Accelerator::kOffChip) {
-          const std::int64_t end = move(from, Accelerator::kOffChip, item.bits, OperandSlot::O, avail, cn.id, item.tensor,
-                                        TransferCause::writeback, share);
-          item.dram_avail = end;
-          item.dram_copy = dram_copy(nd.item, item.bits, avail, end);
-        } else {
-          item.dram_avail = avail;
-        }
-      }
-      ready = std::max(ready, item.dram_avail);
+      ready = std::max(ready, put_offchip(nd, cn.id, share));
       continue;
     }
     const int local = copy_on(nd.item, c);
@@ -224,38 +244,7 @@ void Scheduler::place(const ComputationNode& cn) {
       ready = std::max(ready, copies_[static_cast<std::size_t>(local)].avail);
       continue;
     }
-    // Bring it here: from the core that has had it longest, else from off-chip memory.
-    int from = Accelerator::kOffChip;
-    std::int64_t avail = item.dram_avail;
-    static const std::vector<int> kNoCopies;
-    const bool offchip_only = nd.source && in_.options.sources_from_offchip && avail >= 0;
-    for (int k : offchip_only ? kNoCopies : item.copies) {  // a reference either way: no copy per need
-      const Copy& cp = copies_[static_cast<std::size_t>(k)];
-      if (cp.core == c) continue;
-      if (from == Accelerator::kOffChip || cp.avail < avail) {
-        from = cp.core;
-        avail = cp.avail;
-      }
-    }
-    ensure(avail >= 0, "data of " + g_.tensor(nd.tensor).name + " is nowhere");
-    const TransferCause cause =
-        from == Accelerator::kOffChip
-            ? (nd.source ? TransferCause::fetch
-                         : (item.offloaded ? TransferCause::prefetch
-                                           : (item.spilled ? TransferCause::refetch : TransferCause::input)))
-            : TransferCause::input;
-    std::int64_t earliest = std::max(avail, prefetch);
-    earliest = make_room(c, nd.bits, earliest, pinned, share);
-    const std::int64_t end = move(from, c, nd.bits, nd.slot, earliest, cn.id, nd.tensor, cause, share);
-    if (from >= 0) {
-      Copy& src = copies_[static_cast<std::size_t>(copy_on(nd.item, from))];
-      src.last_use = std::max(src.last_use, end);
-    } else if (item.dram_copy >= 0) {
-      Copy& d = dram_copies_[static_cast<std::size_t>(item.dram_copy)];
-      d.last_use = std::max(d.last_use, end);
-    }
-    // The copy takes space from the transfer's start (approximated by `earliest`) until its readers are done.
-    new_copy(nd.item, c, nd.bits, earliest, end);
+    const auto [end, cause] = fetch_input(nd, cn.id, c, prefetch, pinned, share);
     if (cause == TransferCause::prefetch) {
       paged_in = std::max(paged_in, end);
     } else {
@@ -263,14 +252,80 @@ void Scheduler::place(const ComputationNode& cn) {
     }
   }
   result_.summary.offload_stall_cycles += std::max<std::int64_t>(0, paged_in - ready);
-  ready = std::max(ready, paged_in);
+  return std::max(ready, paged_in);
+}
 
-  StreamedOperands mask = streamed;
-  Cost cost = cost_or_all_streamed(cn, c, mask);
-  std::int64_t start = ready;
-  if (!mask.slot[static_cast<int>(OperandSlot::O)] && cns_.output_bits[i] > 0) {
-    start = make_room(c, cns_.output_bits[i], start, pinned, share);
+/// A streamed input: read during the CN from off-chip memory, it must be there first. Returns when it is.
+std::int64_t Scheduler::put_offchip(const Need& nd, int cn, int share) {
+  Item& item = items_[static_cast<std::size_t>(nd.item)];
+  if (item.dram_avail < 0) {
+    int from = Accelerator::kOffChip;
+    std::int64_t avail = 0;
+    for (int k : item.copies) {
+      const Copy& cp = copies_[static_cast<std::size_t>(k)];
+      if (cp.bits > 0) {
+        from = cp.core;
+        avail = cp.avail;
+        break;
+      }
+    }
+    if (from != Accelerator::kOffChip) {
+      const std::int64_t end = move(from, Accelerator::kOffChip, item.bits, OperandSlot::O, avail, cn, item.tensor,
+                                    TransferCause::writeback, share);
+      item.dram_avail = end;
+      item.dram_copy = dram_copy(nd.item, item.bits, avail, end);
+    } else {
+      item.dram_avail = avail;
+    }
   }
+  return item.dram_avail;
+}
+
+/// Brings an input that core c does not hold: from the core that has had it longest, else from off-chip memory,
+/// no earlier than `prefetch` and once there is room. Returns the transfer's end and its cause.
+std::pair<std::int64_t, TransferCause> Scheduler::fetch_input(const Need& nd, int cn, int c, std::int64_t prefetch,
+                                                              const std::vector<int>& pinned, int share) {
+  Item& item = items_[static_cast<std::size_t>(nd.item)];
+  int from = Accelerator::kOffChip;
+  std::int64_t avail = item.dram_avail;
+  static const std::vector<int> kNoCopies;
+  const bool offchip_only = nd.source && in_.options.sources_from_offchip && avail >= 0;
+  for (int k : offchip_only ? kNoCopies : item.copies) {  // a reference either way: no copy per need
+    const Copy& cp = copies_[static_cast<std::size_t>(k)];
+    if (cp.core == c) continue;
+    if (from == Accelerator::kOffChip || cp.avail < avail) {
+      from = cp.core;
+      avail = cp.avail;
+    }
+  }
+  ensure(avail >= 0, "data of " + g_.tensor(nd.tensor).name + " is nowhere");
+  const TransferCause cause =
+      from == Accelerator::kOffChip
+          ? (nd.source ? TransferCause::fetch
+                       : (item.offloaded ? TransferCause::prefetch
+                                         : (item.spilled ? TransferCause::refetch : TransferCause::input)))
+          : TransferCause::input;
+  std::int64_t earliest = std::max(avail, prefetch);
+  earliest = make_room(c, nd.bits, earliest, pinned, share);
+  const std::int64_t end = move(from, c, nd.bits, nd.slot, earliest, cn, nd.tensor, cause, share);
+  if (from >= 0) {
+    Copy& src = copies_[static_cast<std::size_t>(copy_on(nd.item, from))];
+    src.last_use = std::max(src.last_use, end);
+  } else if (item.dram_copy >= 0) {
+    Copy& d = dram_copies_[static_cast<std::size_t>(item.dram_copy)];
+    d.last_use = std::max(d.last_use, end);
+  }
+  // The copy takes space from the transfer's start (approximated by `earliest`) until its readers are done.
+  new_copy(nd.item, c, nd.bits, earliest, end);
+  return {end, cause};
+}
+
+/// The on-chip bits the CN's streamed operands take on core c while it runs (when they do not fit, the mapping
+/// gets a smaller share of the memory: `mask` and `cost` change), and room for them: `start` moves to when it is.
+std::int64_t Scheduler::make_room_for_staging(const ComputationNode& cn, int c, const std::vector<Need>& needs,
+                                              const std::vector<int>& pinned, int share, std::int64_t& start,
+                                              StreamedOperands& mask, Cost& cost) {
+  const auto cu = static_cast<std::size_t>(c);
   std::int64_t staged = staged_bits(cn, c, mask, cost, needs);
   if (staged > 0) {
     // The tiles in flight must fit next to the data resident on the core: when they do not, the mapping
@@ -291,7 +346,13 @@ void Scheduler::place(const ComputationNode& cn) {
     }
     start = make_room(c, staged, start, pinned, share);
   }
-  // Streaming CNs hold their average off-chip bandwidth on the path to off-chip memory for their whole run.
+  return staged;
+}
+
+/// Streaming CNs hold their average off-chip bandwidth on the path to off-chip memory for their whole run.
+/// Returns the CN's start: the earliest from `start` where that bandwidth is free.
+std::int64_t Scheduler::hold_stream_bandwidth(const ComputationNode& cn, int c, const StreamedOperands& mask,
+                                              const Cost& cost, std::int64_t start) {
   const std::int64_t stream_bits = cost.offchip_read_bits + cost.offchip_write_bits;
   const Link* off_link = mask.any() ? link_between(c, Accelerator::kOffChip) : nullptr;
   if (off_link && stream_bits > 0 && cost.cycles > 0) {
@@ -304,26 +365,32 @@ void Scheduler::place(const ComputationNode& cn) {
     start = reserve(li, true, start, cost.cycles, stream_bw);
     record_streams(cn, c, cost, static_cast<int>(li), start, stream_bw);
   }
-  const std::int64_t end = start + cost.cycles;
+  return start;
+}
+
+/// The CN's own off-chip traffic and energy, from its cost.
+void Scheduler::account_cost(const Cost& cost) {
   result_.summary.offchip_read_bits += cost.offchip_read_bits;
   result_.summary.offchip_write_bits += cost.offchip_write_bits;
   EnergyBreakdown& energy = result_.summary.energy;
   energy.mac_pj += cost.compute_energy_pj;
   energy.onchip_memory_pj += cost.memory_energy_pj - cost.offchip_energy_pj;
   energy.offchip_pj += cost.offchip_energy_pj;
+}
 
-  core_free_[cu] = end;
-  frontier_[cu] = start;
-  result_.nodes[i] = ScheduledNode{cn.id, c, start, end, cost, mask};
-  if (staged > 0) {
-    // Tiles of the streamed operands pass through the core's memories while it runs.
-    Copy cp = make_copy(kStaging, c, staged, start, start);
-    cp.free = end;
-    live_[cu].push_back(static_cast<int>(copies_.size()));
-    copies_.push_back(cp);
-  }
+/// Tiles of the streamed operands pass through the core's memories while it runs.
+void Scheduler::stage_tiles(int c, std::int64_t staged, std::int64_t start, std::int64_t end) {
+  const auto cu = static_cast<std::size_t>(c);
+  Copy cp = make_copy(kStaging, c, staged, start, start);
+  cp.free = end;
+  live_[cu].push_back(static_cast<int>(copies_.size()));
+  copies_.push_back(cp);
+}
 
-  // Its output: on this core (from its start), or written to off-chip memory as it is produced.
+/// Its output: on this core (from its start), or written to off-chip memory as it is produced.
+void Scheduler::store_output(const ComputationNode& cn, int c, const StreamedOperands& mask, std::int64_t start,
+                             std::int64_t end) {
+  const auto i = static_cast<std::size_t>(cn.id);
   Item& out = items_[i];
   if (mask.slot[static_cast<int>(OperandSlot::O)]) {
     out.dram_avail = end;
@@ -331,14 +398,23 @@ void Scheduler::place(const ComputationNode& cn) {
   } else if (cns_.output_bits[i] > 0) {
     new_copy(static_cast<int>(i), c, cns_.output_bits[i], start, end);
   }
-  // Inputs read here: their local copies are in use until the end.
+}
+
+/// Inputs read here: their local copies are in use until the end.
+void Scheduler::release_inputs(const std::vector<Need>& needs, int c, std::int64_t end) {
   for (const Need& nd : needs) {
     const int k = copy_on(nd.item, c);
     if (k >= 0) copies_[static_cast<std::size_t>(k)].last_use = std::max(copies_[static_cast<std::size_t>(k)].last_use, end);
     consumed(nd.item);
   }
-  // Graph outputs go to off-chip memory (an in-place update replaces the tensor it overwrites there).
+}
+
+/// Graph outputs go to off-chip memory (an in-place update replaces the tensor it overwrites there).
+void Scheduler::write_graph_output(const ComputationNode& cn, int c, const StreamedOperands& mask, std::int64_t end,
+                                   int share) {
+  const auto i = static_cast<std::size_t>(cn.id);
   if (cns_.sink_bits[i] > 0) {
+    Item& out = items_[i];
     sink_[i] = true;
     const TensorId written = output_tensor(cn);
     if (written != kNone && g_.tensor(written).in_place_of != kNone) {
@@ -353,11 +429,15 @@ void Scheduler::place(const ComputationNode& cn) {
       if (k >= 0) copies_[static_cast<std::size_t>(k)].last_use = std::max(copies_[static_cast<std::size_t>(k)].last_use, wb);
     }
   }
+}
+
+/// An output nothing reads: its copies go once the write-back (if any) is recorded.
+void Scheduler::release_unread_output(int item_id) {
+  Item& out = items_[static_cast<std::size_t>(item_id)];
   if (out.readers_left == 0) {
     ++out.readers_left;  // release the copies now that the write-back (if any) is recorded
-    consumed(static_cast<int>(i));
+    consumed(item_id);
   }
-  offload_if_due(static_cast<int>(i));  // read only by the backward pass: off chip right away
 }
 
 TensorId Scheduler::output_tensor(const ComputationNode& cn) const {

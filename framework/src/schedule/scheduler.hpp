@@ -38,6 +38,27 @@ class Scheduler {
   };
 
   void place(const ComputationNode& cn);
+  // The steps of place, in its order.
+  std::vector<Need> gather_needs(const ComputationNode& cn, std::int64_t& after) const;
+  [[nodiscard]] static std::vector<int> pinned_items(const ComputationNode& cn, const std::vector<Need>& needs);
+  std::int64_t bring_inputs(const ComputationNode& cn, int c, const std::vector<Need>& needs,
+                            const StreamedOperands& streamed, const std::vector<int>& pinned, std::int64_t ready,
+                            int share);
+  std::int64_t put_offchip(const Need& nd, int cn, int share);
+  std::pair<std::int64_t, TransferCause> fetch_input(const Need& nd, int cn, int c, std::int64_t prefetch,
+                                                     const std::vector<int>& pinned, int share);
+  std::int64_t make_room_for_staging(const ComputationNode& cn, int c, const std::vector<Need>& needs,
+                                     const std::vector<int>& pinned, int share, std::int64_t& start,
+                                     StreamedOperands& mask, Cost& cost);
+  std::int64_t hold_stream_bandwidth(const ComputationNode& cn, int c, const StreamedOperands& mask, const Cost& cost,
+                                     std::int64_t start);
+  void account_cost(const Cost& cost);
+  void stage_tiles(int c, std::int64_t staged, std::int64_t start, std::int64_t end);
+  void store_output(const ComputationNode& cn, int c, const StreamedOperands& mask, std::int64_t start,
+                    std::int64_t end);
+  void release_inputs(const std::vector<Need>& needs, int c, std::int64_t end);
+  void write_graph_output(const ComputationNode& cn, int c, const StreamedOperands& mask, std::int64_t end, int share);
+  void release_unread_output(int item_id);
   [[nodiscard]] TensorId output_tensor(const ComputationNode& cn) const;
 
   [[nodiscard]] const Link* link_between(int a, int b) const { return link_table_[acc_.link_table_index(a, b)]; }
