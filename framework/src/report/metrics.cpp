@@ -92,8 +92,7 @@ std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleS
   const std::optional<AcceleratorArea> area = accelerator_area(acc);  // NaN when a core's area is unknown
   const double latency = static_cast<double>(s.latency_cycles);
   // Read, not copied: a search's points share it (its saved set is one entry per saved tensor of the whole step).
-  const std::shared_ptr<const TrainingMemory> shared =
-      p.memory ? p.memory : std::make_shared<const TrainingMemory>(training_memory(*p.graph));
+  const std::shared_ptr<const TrainingMemory> shared = p.training_memory_shared();
   const TrainingMemory& memory = *shared;
   const std::int64_t recompute_macs = recomputed_macs(*p.graph);
   const Utilisation busy = utilisation(*p.graph, recompute_macs, s.latency_cycles, pes);

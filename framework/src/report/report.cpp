@@ -507,8 +507,7 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
   out << "\n";
   if (e.training_mode == "training") {
     // What the step keeps in memory, by cause: what a training study asks first (results.json: memory).
-    const std::shared_ptr<const TrainingMemory> m =
-        p.memory ? p.memory : std::make_shared<const TrainingMemory>(training_memory(g));
+    const std::shared_ptr<const TrainingMemory> m = p.training_memory_shared();
     const auto b = [](std::int64_t bytes) { return si(static_cast<double>(bytes), "B"); };
     out << "step memory   parameters " << b(m->parameter_bytes) << ", saved activations " << b(m->saved_activation_bytes)
         << ", gradients " << b(m->gradient_bytes) << ", optimizer states " << b(m->optimizer_state_bytes);

@@ -38,6 +38,11 @@ struct PreparedExperiment {
   std::shared_ptr<const OptimalCheckpoint> optimal_checkpoint;  // [training.checkpoint] budget: its choice
   /// training_memory(*graph), computed once per graph: a search's points share it (null: computed when read)
   std::shared_ptr<const TrainingMemory> memory;
+
+  /// `memory`, or the graph's computed now where it was not kept.
+  [[nodiscard]] std::shared_ptr<const TrainingMemory> training_memory_shared() const {
+    return memory ? memory : std::make_shared<const TrainingMemory>(training_memory(*graph));
+  }
 };
 
 /// What variants of one experiment share while they are prepared (the points of a design space): graphs by the
