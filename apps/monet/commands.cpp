@@ -187,6 +187,9 @@ int inspect_command(const InspectOptions& o) {
   std::optional<CheckpointSolve> checkpoint_solve;  // how optimal=BUDGET was solved
   GraphPtr rotor_step;                               // solver rotor: the step with its nested recomputation
   if (!o.checkpoint.empty() && !o.training) throw UserError(SourceLocation{"--checkpoint"}, "needs --training");
+  if (!o.checkpoint_semantics.empty() && o.checkpoint.empty()) {
+    throw UserError(SourceLocation{"--checkpoint-semantics"}, "says what --checkpoint recomputes; there is none");
+  }
   if (!o.checkpoint_solver.empty() && o.checkpoint.rfind("optimal=", 0) != 0) {
     throw UserError(SourceLocation{"--checkpoint-solver"}, "solves --checkpoint optimal=BUDGET; there is none");
   }
@@ -206,7 +209,8 @@ int inspect_command(const InspectOptions& o) {
     const PluginHandle& opt = registry.require(PluginKind::optimizer, o.optimizer, SourceLocation{"--optimizer"});
     graph = registry.create<OptimizerModel>(opt, default_params(opt.info.params, o.optimizer))->apply(*graph, settings);
     if (!o.checkpoint.empty()) {
-      const CheckpointPolicy policy = parse_checkpoint_policy(o.checkpoint, SourceLocation{"--checkpoint"});
+      CheckpointPolicy policy = parse_checkpoint_policy(o.checkpoint, SourceLocation{"--checkpoint"});
+      if (!o.checkpoint_semantics.empty()) policy.semantics = *parse_recompute_semantics(o.checkpoint_semantics);
       if (policy.kind == CheckpointPolicy::Kind::optimal) {
         // Memory as reported: after mixed precision. Costs: recomputed MACs (no accelerator here).
         GraphFinish finish;

@@ -40,6 +40,7 @@ struct InspectOptions {
   std::int64_t micro_batches = 1;
   std::string checkpoint;         // --checkpoint POLICY ("segments=4", "modules=layer*"): activation checkpointing
   std::string offload;            // --offload GLOB[,GLOB]: modules whose saved activations are offloaded
+  std::string checkpoint_semantics;  // --checkpoint-semantics pytorch | minimal: what a region runs again
   std::string checkpoint_solver;  // --checkpoint-solver dp | segments | rotor | milp[,SECONDS[,NODES]]: how optimal=BUDGET is solved
 };
 int inspect_command(const InspectOptions& options);

@@ -91,6 +91,10 @@ int real_main(int argc, char** argv) {
                           "activation checkpointing for --training: none, segments=K, modules=GLOB[,GLOB], every_k=K, "
                           "every_k=sqrt, optimal=BUDGET_BYTES (least recomputed MACs with the backward activation peak within it), "
                           "blocks=NAME[,NAME] (as in [training.checkpoint])");
+  inspect_cmd->add_option("--checkpoint-semantics", inspect.checkpoint_semantics,
+                          "what a checkpointed region runs again: pytorch (the whole region, as torch.utils.checkpoint; "
+                          "default) or minimal (only what backward reads); as [training.checkpoint] semantics")
+      ->check(CLI::IsMember({"pytorch", "minimal"}));
   inspect_cmd->add_option("--checkpoint-solver", inspect.checkpoint_solver,
                           "how --checkpoint optimal=BUDGET is solved: dp (the chain DP, default), segments (the DP over Rotor's runs "
                           "of blocks), rotor (Rotor's DP with nested recomputation) or milp[,SECONDS[,NODES]] "

@@ -19,9 +19,10 @@ using json = nlohmann::json;
 constexpr long L = 12, T = 1024, d = 768, H = 12, V = 50257, b = 1;
 constexpr long fp32 = 4, int64 = 8, boolean = 1;
 
-json inspect_training(const std::string& checkpoint) {
+json inspect_training(const std::string& checkpoint, const std::string& extra = "") {
   const auto r = test::monet("inspect " + test::q(test::source_dir() / "workloads/onnx/gpt2_small.onnx") +
-                             " --training --json" + (checkpoint.empty() ? "" : " --checkpoint '" + checkpoint + "'"));
+                             " --training --json" + (checkpoint.empty() ? "" : " --checkpoint '" + checkpoint + "' ") +
+                             extra);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   return json::parse(r.out);
 }
@@ -58,11 +59,16 @@ TEST(CheckpointGpt2Blocks, SavedBytesAndRecomputeMacsDerivedFromDimensions) {
   EXPECT_EQ(pytorch, 249'925'632);
   EXPECT_EQ(t["saved_activation_bytes"].get<long>(), pytorch + masks);  // 262,508,544
 
-  // Recomputed: each block's forward matrix products but its last (fc2), whose output only the residual add reads
-  // and whose backward needs its input, not its output (torch >= 2.1's non-reentrant checkpoint stops there too).
+  // Recomputed (semantics "pytorch", the default): each block's forward matrix products, as PyTorch reruns a
+  // checkpointed function whole.
   const long qkv = b * T * d * 3 * d, scores = b * H * T * T * (d / H), context = scores, proj = b * T * d * d,
-             fc = b * T * d * 4 * d;
-  EXPECT_EQ(t["recompute_macs"].get<long>(), L * (qkv + scores + context + proj + fc));  // 77,309,411,328
+             fc = b * T * d * 4 * d, fc2 = b * T * 4 * d * d;
+  EXPECT_EQ(t["recompute_macs"].get<long>(), L * (qkv + scores + context + proj + fc + fc2));  // 106,300,440,576
+  // "minimal" leaves out each block's last product (fc2), whose output only the residual add reads and whose
+  // backward needs its input, not its output (torch >= 2.1's non-reentrant checkpoint stops there too).
+  const json minimal = inspect_training("modules=blocks.*", "--checkpoint-semantics minimal")["training"];
+  EXPECT_EQ(minimal["recompute_macs"].get<long>(), L * (qkv + scores + context + proj + fc));  // 77,309,411,328
+  EXPECT_EQ(minimal["saved_activation_bytes"], t["saved_activation_bytes"]);
 
   // Without checkpointing, the same outside-block terms are saved, and every block's own tensors besides.
   const json none = inspect_training("")["training"];

@@ -88,8 +88,9 @@ TEST(Llama3, PipelineSplitCountsTheEmbeddingAndTheLossAsLayers) {
 
 // FlashAttention on a dataflow chip (the small GPT on one TPU v4, costed by loopnest): its dims are named as monet's
 // einsums name theirs, so the MXU's spatial mapping (K x C) unrolls its head dim and keys. Measured: 94,060 cycles
-// against 107,898 unfused (0.872), 3.715 against 4.305 mJ; the scores no longer go through HBM. Before the dims
-// were named so, the operator ran on one MAC at a time: 176 times slower.
+// against 109,874 unfused (0.856; both with selective recomputation, which reruns the unfused core attention whole),
+// 3.715 against 4.369 mJ; the scores no longer go through HBM. Before the dims were named so, the operator ran on
+// one MAC at a time: 176 times slower.
 TEST(Llama3, FlashAttentionMapsOntoADataflowArray) {
   test::ScratchDir dir;
   std::string workload = test::read_file(test::source_dir() / "workloads/gpt/gpt_small_test.toml");
@@ -104,8 +105,8 @@ TEST(Llama3, FlashAttentionMapsOntoADataflowArray) {
   const json unfused = run_small("unfused", "");
   const json flash = run_small("flash", " --set workload.file=" + q(flash_file.string()));
   const double ratio = flash["latency_cycles"].get<double>() / unfused["latency_cycles"].get<double>();
-  EXPECT_GT(ratio, 0.86);
-  EXPECT_LT(ratio, 0.88);
+  EXPECT_GT(ratio, 0.85);
+  EXPECT_LT(ratio, 0.865);
   EXPECT_LT(flash["offchip_read_bytes"].get<double>(), unfused["offchip_read_bytes"].get<double>());
   EXPECT_LT(flash["energy_pj"].get<double>(), 0.87 * unfused["energy_pj"].get<double>());
 }

@@ -151,18 +151,19 @@ TEST(Multichip, MegatronTable1ThroughputWithinTenPercent) {
 TEST(Multichip, KorthikantiTable5) {
   // Step times (Korthikanti et al. 2022, Table 5), Calculon's validation points, with full recomputation and with
   // selective recomputation + sequence parallelism; Megatron-LM's code of the time overlaps the backward
-  // collectives of column-parallel layers with their weight gradients (the megatron plugin's default). Measured,
-  // full: 22B +10.0 % (one micro-batch of 4, no pipeline: its eight tensor-parallel GPUs wait 13 % of the step for
-  // collectives), 175B +0.9 %, 530B -2.8 %, 1T -3.4 %; selective + sequence parallel: 22B +2.3 %, 175B -4.4 %, 530B
-  // -8.3 %, 1T -6.1 % (docs/validation.md; the pipelined ones with the tied embedding's all-reduce between the first
-  // and the last stage and Megatron's blocking sends). Each bound is the measured error plus half a point.
+  // collectives of column-parallel layers with their weight gradients (the megatron plugin's default); its
+  // CheckpointFunction reruns a checkpointed function whole (semantics "pytorch"). Measured, full: 22B +10.7 % (one
+  // micro-batch of 4, no pipeline: its eight tensor-parallel GPUs wait 13 % of the step for collectives), 175B
+  // +1.3 %, 530B -2.5 %, 1T -3.1 %; selective + sequence parallel: 22B +3.6 %, 175B -3.5 %, 530B -7.9 %, 1T -5.8 %
+  // (docs/validation.md; the pipelined ones with the tied embedding's all-reduce between the first and the last
+  // stage and Megatron's blocking sends). Each bound is the measured error plus half a point.
   struct Point {
     const char* name;
     double published_s, tolerance;
   };
-  const Point points[] = {{"22b_full", 1.42, 0.105},   {"175b_full", 18.13, 0.014},  {"530b_full", 49.05, 0.033},
-                          {"1t_full", 94.42, 0.039},    {"22b_seqsel", 1.10, 0.028}, {"175b_seqsel", 13.75, 0.049},
-                          {"530b_seqsel", 37.83, 0.089}, {"1t_seqsel", 71.49, 0.067}};
+  const Point points[] = {{"22b_full", 1.42, 0.112},   {"175b_full", 18.13, 0.019},  {"530b_full", 49.05, 0.030},
+                          {"1t_full", 94.42, 0.037},    {"22b_seqsel", 1.10, 0.041}, {"175b_seqsel", 13.75, 0.041},
+                          {"530b_seqsel", 37.83, 0.084}, {"1t_seqsel", 71.49, 0.063}};
   test::ScratchDir dir;
   for (const Point& p : points) {
     SCOPED_TRACE(p.name);

@@ -13,7 +13,7 @@ namespace monet {
 namespace {
 
 // Recorded on x86_64 with libstdc++ (GCC, C++20), the platform monet is built and tested on.
-constexpr std::uint32_t kRecordedApiVersion = 10;
+constexpr std::uint32_t kRecordedApiVersion = 11;
 constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"SourceLocation", 40, 8},
     {"Bounds", 40, 8},
@@ -47,8 +47,8 @@ constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"OperandTraffic", 24, 8},
     {"ComputationNode", 48, 8},
     {"Precision", 48, 8},
-    {"CheckpointPolicy", 152, 8},
-    {"TrainingSettings", 248, 8},
+    {"CheckpointPolicy", 160, 8},
+    {"TrainingSettings", 256, 8},
     {"Gene", 104, 8},
     {"DesignPoint", 24, 8},
     {"Evaluation", 88, 8},

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "monet/plugin/interfaces.hpp"
 #include "monet/plugin/registry.hpp"
 #include "monet/training/checkpoint.hpp"
@@ -23,9 +25,13 @@ GraphPtr training_graph(const test::ScratchDir& dir, const std::string& text) {
   return r.create<BackwardGenerator>(*h, default_params(h->info.params, "test"))->generate(*fwd, TrainingSettings{});
 }
 
-GraphPtr checkpointed(const GraphPtr& g, const std::string& policy) {
-  return apply_checkpointing(g, parse_checkpoint_policy(policy, SourceLocation{"test"}));
+GraphPtr checkpointed(const GraphPtr& g, const std::string& policy,
+                      RecomputeSemantics semantics = RecomputeSemantics::pytorch) {
+  CheckpointPolicy p = parse_checkpoint_policy(policy, SourceLocation{"test"});
+  p.semantics = semantics;
+  return apply_checkpointing(g, p);
 }
+constexpr RecomputeSemantics kMinimal = RecomputeSemantics::minimal;
 
 // x [4,16] -> three blocks b1..b3 (linear 16->32, ReLU, linear 32->16, no biases) -> head (linear 16->10) -> loss.
 std::string chain() {
@@ -42,9 +48,12 @@ std::string chain() {
 // Saved without checkpointing (fp32): each block's input 4·16·4 = 256 (fcA's dW) and ReLU output 4·32·4 = 512
 // (its own gradient and fcB's dW); the head's input 256; log-probs 4·10·4 = 160; labels 4·8 = 32.
 constexpr std::int64_t kInput = 256, kRelu = 512, kLoss = 160 + 32;
-// A checkpointed block recomputes fcA and the ReLU (4·16·32 MACs): fcB's output is the next block's input, which
-// that block saved, so nothing backward reads comes from recomputing it (PyTorch >= 2.1 stops there too).
-constexpr std::int64_t kBlockMacs = 4 * 16 * 32;  // 2,048
+// A checkpointed block runs again whole under the default semantics, as PyTorch reruns a checkpointed function:
+// fcA, the ReLU and fcB (4·16·32 + 4·32·16 MACs). Under "minimal" it recomputes fcA and the ReLU only (4·16·32
+// MACs): fcB's output is the next block's input, which that block saved, so nothing backward reads comes from
+// recomputing it (PyTorch >= 2.1's non-reentrant checkpoint stops there too).
+constexpr std::int64_t kBlockMacs = 4 * 16 * 32;  // 2,048: fcA's, and fcB's
+constexpr std::int64_t kWholeBlock = 2 * kBlockMacs;
 
 class Checkpoint : public ::testing::Test {
  protected:
@@ -97,42 +106,56 @@ TEST_F(Checkpoint, SegmentsFollowCheckpointSequential) {
   const GraphPtr two = checkpointed(g, "segments=2");
   TrainingSummary s = training_summary(*two);
   EXPECT_EQ(s.memory.saved_activation_bytes, kInput + kInput + (kRelu + kInput) + kLoss);  // 1,472
+  EXPECT_EQ(s.recompute.operators, 6);  // both blocks whole
+  EXPECT_EQ(s.recompute.macs, 2 * kWholeBlock);
+  s = training_summary(*checkpointed(g, "segments=2", kMinimal));
+  EXPECT_EQ(s.memory.saved_activation_bytes, 1'472);  // the same saved set under either semantics
   EXPECT_EQ(s.recompute.operators, 5);  // b1: fcA, ReLU, fcB (b2's fcA reads it in the same region); b2: fcA, ReLU
   EXPECT_EQ(s.recompute.macs, kBlockMacs + 4 * 32 * 16 + kBlockMacs);
   // segments=4: size 1, b1..b3 each checkpointed: only the block inputs and the head's input remain.
   s = training_summary(*checkpointed(g, "segments=4"));
   EXPECT_EQ(s.memory.saved_activation_bytes, 4 * kInput + kLoss);  // 1,216
-  EXPECT_EQ(s.recompute.macs, 3 * kBlockMacs);
+  EXPECT_EQ(s.recompute.macs, 3 * kWholeBlock);
+  EXPECT_EQ(training_summary(*checkpointed(g, "segments=4", kMinimal)).recompute.macs, 3 * kBlockMacs);
   // Forward and backward work do not change.
   EXPECT_EQ(s.forward.macs, training_summary(*g).forward.macs);
   EXPECT_EQ(s.backward_dw.macs, training_summary(*g).backward_dw.macs);
   // segments=3: size 1, b1 and b2 checkpointed.
   s = training_summary(*checkpointed(g, "segments=3"));
   EXPECT_EQ(s.memory.saved_activation_bytes, 3 * kInput + (kRelu + kInput) + kLoss);
-  EXPECT_EQ(s.recompute.macs, 2 * kBlockMacs);  // two regions: each block's fcB output is saved by the next
+  EXPECT_EQ(s.recompute.macs, 2 * kWholeBlock);
+  // minimal: two regions, each block's fcB output is saved by the next
+  EXPECT_EQ(training_summary(*checkpointed(g, "segments=3", kMinimal)).recompute.macs, 2 * kBlockMacs);
 }
 
 TEST_F(Checkpoint, ModulesAndEveryK) {
   const GraphPtr g = training_graph(dir_, chain());
   TrainingSummary s = training_summary(*checkpointed(g, "modules=b2"));
   EXPECT_EQ(s.memory.saved_activation_bytes, 3 * (kInput + kRelu) + kInput + kLoss - kRelu);
-  EXPECT_EQ(s.recompute.macs, kBlockMacs);
+  EXPECT_EQ(s.recompute.macs, kWholeBlock);
+  EXPECT_EQ(training_summary(*checkpointed(g, "modules=b2", kMinimal)).recompute.macs, kBlockMacs);
   s = training_summary(*checkpointed(g, "modules=b*"));
   EXPECT_EQ(s.memory.saved_activation_bytes, 4 * kInput + kLoss);
-  EXPECT_EQ(s.recompute.macs, 3 * kBlockMacs);
-  // The head's backward reads nothing its region produced: it is not recomputed.
-  const GraphPtr head = checkpointed(g, "modules=head");
-  EXPECT_EQ(training_summary(*head).recompute.operators, 0);
+  EXPECT_EQ(s.recompute.macs, 3 * kWholeBlock);
+  EXPECT_EQ(training_summary(*checkpointed(g, "modules=b*", kMinimal)).recompute.macs, 3 * kBlockMacs);
+  // The head's backward reads nothing its region produced. PyTorch reruns it anyway once its gradient arrives (a
+  // gradient reaches its weights); minimal does not.
+  const TrainingSummary head = training_summary(*checkpointed(g, "modules=head"));
+  EXPECT_EQ(head.recompute.operators, 1);
+  EXPECT_EQ(head.recompute.macs, 4 * 16 * 10);
+  EXPECT_EQ(head.memory.saved_activation_bytes, training_summary(*g).memory.saved_activation_bytes);
+  EXPECT_EQ(training_summary(*checkpointed(g, "modules=head", kMinimal)).recompute.operators, 0);
   // every_k=sqrt: 4 blocks, k = 2: as segments=2.
   s = training_summary(*checkpointed(g, "every_k=sqrt"));
   EXPECT_EQ(s.memory.saved_activation_bytes, 1'472);
-  EXPECT_EQ(s.recompute.macs, 2 * kBlockMacs + 4 * 32 * 16);
+  EXPECT_EQ(s.recompute.macs, 2 * kWholeBlock);
+  EXPECT_EQ(training_summary(*checkpointed(g, "every_k=sqrt", kMinimal)).recompute.macs, 2 * kBlockMacs + 4 * 32 * 16);
   s = training_summary(*checkpointed(g, "every_k=1"));  // b1, b2, b3; the last block (head) is not checkpointed
-  EXPECT_EQ(s.recompute.macs, 3 * kBlockMacs);
+  EXPECT_EQ(s.recompute.macs, 3 * kWholeBlock);
 }
 
 TEST_F(Checkpoint, RecomputeRunsRightBeforeItsFirstBackwardConsumer) {
-  const GraphPtr g = checkpointed(training_graph(dir_, chain()), "modules=b2");
+  const GraphPtr g = checkpointed(training_graph(dir_, chain()), "modules=b2", kMinimal);
   const Operator* relu = g->find_operator("b2_relu@recompute");
   ASSERT_NE(relu, nullptr);
   EXPECT_EQ(relu->phase, Phase::recompute);
@@ -163,6 +186,24 @@ TEST_F(Checkpoint, RecomputeRunsRightBeforeItsFirstBackwardConsumer) {
   EXPECT_EQ(m.saved_activation_bytes, 2'240);
   EXPECT_GE(m.peak_activation_bytes, m.saved_activation_bytes);
   EXPECT_LE(m.peak_activation_bytes, m.saved_activation_bytes + 512 + 512);
+
+  // pytorch: fcB runs again too, right after the ReLU, though nothing reads its output (b3 saved its own copy of
+  // it): a transient of 4·16·4 = 256 B where it runs. The recomputed fcA output (512 B, until the ReLU has read it)
+  // is a transient under both semantics: the ReLU's backward reads the ReLU's output, not its input. Transients
+  // count in the activation peak, not in the saved one (what PyTorch's saved-tensor hooks see).
+  const GraphPtr whole = checkpointed(training_graph(dir_, chain()), "modules=b2");
+  const Operator* fcb = whole->find_operator("b2_fcB@recompute");
+  ASSERT_NE(fcb, nullptr);
+  EXPECT_EQ(whole->op(fcb->id - 1).name, "b2_relu@recompute");
+  const TrainingMemory w = training_memory(*whole);
+  EXPECT_EQ(w.saved_activation_bytes, m.saved_activation_bytes);
+  std::map<std::string, std::pair<std::int64_t, std::size_t>> transients;  // name -> bytes, operators live
+  for (const ActivationInterval& i : backward_activations(*whole).intervals) {
+    if (!i.saved) transients[whole->tensor(i.storage).name] = {i.bytes, i.last - i.from + 1};
+  }
+  EXPECT_EQ(transients, (std::map<std::string, std::pair<std::int64_t, std::size_t>>{
+                            {"b2_fcA@recompute", {512, 2}}, {"b2_fcB@recompute", {256, 1}}}));
+  EXPECT_GE(w.peak_activation_bytes, w.peak_saved_activation_bytes);
 }
 
 TEST_F(Checkpoint, EveryMicroBatchGetsTheSameRegions) {
@@ -178,7 +219,7 @@ TEST_F(Checkpoint, EveryMicroBatchGetsTheSameRegions) {
   ASSERT_EQ(regions.size(), 2u);
   EXPECT_EQ(regions[1].name, "segment 1: b1 .. b2 (micro-batch 2)");
   const TrainingSummary s = training_summary(*apply_checkpointing(*g, regions));
-  EXPECT_EQ(s.recompute.macs, 2 * (kBlockMacs + 4 * 32 * 16 + kBlockMacs));
+  EXPECT_EQ(s.recompute.macs, 2 * 2 * kWholeBlock);
   EXPECT_EQ(s.memory.saved_activation_bytes, 2 * 1'472);  // each micro-batch's own activations, inputs and labels
 }
 

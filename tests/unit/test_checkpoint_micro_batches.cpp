@@ -203,7 +203,7 @@ TEST_F(MicroBatchCheckpoint, MicroBatchesThatAreNotTheSameProblemAreRefused) {
   } catch (const UserError& e) {
     EXPECT_EQ(e.where().line, 7u);
     // The first micro-batch has the recompute operators: where the first recomputes b0, micro-batch 2 differentiates.
-    EXPECT_THAT(e.message(), ::testing::HasSubstr("not copies of it: operator 'b2_fcB@2/dW' of micro-batch 2 stands "
+    EXPECT_THAT(e.message(), ::testing::HasSubstr("not copies of it: operator 'b2_fcB@2/dX' of micro-batch 2 stands "
                                                   "where the first has 'b0_fcA@recompute'"));
   }
   const GraphPtr one_rewritten = apply_checkpointing(*s.first, first);

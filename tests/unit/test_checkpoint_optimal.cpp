@@ -53,26 +53,30 @@ class OptimalCheckpoint : public ::testing::Test {
 
 TEST_F(OptimalCheckpoint, ChainModelIsTheRewrittenGraphAndTheDpIsExact) {
   const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", uneven_chain())));
-  const CheckpointChain ch = checkpoint_chain(g);
-  ASSERT_EQ(ch.size(), 7u);
-  std::set<std::int64_t> peaks;
-  for (std::uint64_t m = 0; m < (std::uint64_t{1} << ch.size()); ++m) {
-    const std::vector<bool> c = bits(ch.size(), m);
-    const auto [peak, macs] = measured(g, ch, c);
-    ASSERT_EQ(ch.peak(c), peak) << "choice " << m;
-    ASSERT_EQ(static_cast<std::int64_t>(ch.total_cost(c)), macs) << "choice " << m;
-    peaks.insert(peak);
+  for (const RecomputeSemantics semantics : {RecomputeSemantics::pytorch, RecomputeSemantics::minimal}) {
+    SCOPED_TRACE(std::string(to_string(semantics)));
+    const CheckpointChain ch = checkpoint_chain(g, {}, {}, semantics);
+    ASSERT_EQ(ch.size(), 7u);
+    std::set<std::int64_t> peaks;
+    for (std::uint64_t m = 0; m < (std::uint64_t{1} << ch.size()); ++m) {
+      const std::vector<bool> c = bits(ch.size(), m);
+      const auto [peak, macs] = measured(g, ch, c);
+      ASSERT_EQ(ch.peak(c), peak) << "choice " << m;
+      ASSERT_EQ(static_cast<std::int64_t>(ch.total_cost(c)), macs) << "choice " << m;
+      peaks.insert(peak);
+    }
+    // Hand check: checkpointing b0 alone reruns fcA, the ReLU and fcB (pytorch), 2·4·16·64 MACs, or recomputes fcA
+    // and the ReLU (minimal), 4·16·64 MACs.
+    EXPECT_EQ(ch.macs[0], (semantics == RecomputeSemantics::pytorch ? 2 : 1) * 4 * 16 * 64);
+    for (std::int64_t budget : peaks) {
+      const auto best = optimal_choice(ch, budget);
+      ASSERT_TRUE(best.has_value()) << budget;
+      EXPECT_EQ(best->cost, brute_force(ch, budget)) << budget;
+      EXPECT_LE(best->peak, budget);
+      EXPECT_EQ(measured(g, ch, best->checkpointed).first, best->peak);
+    }
+    EXPECT_FALSE(optimal_choice(ch, *peaks.begin() - 1).has_value());
   }
-  // Hand check: checkpointing b0 alone recomputes fcA and the ReLU, 4·16·64 MACs.
-  EXPECT_EQ(ch.macs[0], 4 * 16 * 64);
-  for (std::int64_t budget : peaks) {
-    const auto best = optimal_choice(ch, budget);
-    ASSERT_TRUE(best.has_value()) << budget;
-    EXPECT_EQ(best->cost, brute_force(ch, budget)) << budget;
-    EXPECT_LE(best->peak, budget);
-    EXPECT_EQ(measured(g, ch, best->checkpointed).first, best->peak);
-  }
-  EXPECT_FALSE(optimal_choice(ch, *peaks.begin() - 1).has_value());
 }
 
 // ResNet-18 (CIFAR, batch 4): its 10 top-level items as the chain. Brute force over all 1,024 choices with the

@@ -102,7 +102,7 @@ class RotorCheckpoint : public ::testing::Test {
 // reads; before b1's backward, b0 and b1 again from x, keeping everything.
 TEST_F(RotorCheckpoint, AnOperatorRecomputedTwiceRunsTwice) {
   const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", chain_toml({64, 8, 48}))));
-  const RotorChain c = rotor_chain(g);
+  const RotorChain c = rotor_chain(g, {}, {}, RecomputeSemantics::minimal);  // the copies backward needs, by hand
   ASSERT_EQ(c.size(), 4u);
   const RotorSchedule twice = make(
       RotorStep::Kind::segment, 0, 2, 2, make(RotorStep::Kind::keep, 3, 3, 0, nullptr, nullptr),
@@ -141,7 +141,9 @@ TEST_F(RotorCheckpoint, AnOperatorRecomputedTwiceRunsTwice) {
 // the DP against brute force over them at every budget some schedule reaches.
 TEST_F(RotorCheckpoint, ModelIsTheRewrittenGraphAndTheDpIsExact) {
   const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", chain_toml({64, 8, 48, 16}))));
-  const RotorChain c = rotor_chain(g);
+  for (const RecomputeSemantics semantics : {RecomputeSemantics::pytorch, RecomputeSemantics::minimal}) {
+  SCOPED_TRACE(std::string(to_string(semantics)));
+  const RotorChain c = rotor_chain(g, {}, {}, semantics);
   ASSERT_EQ(c.size(), 5u);
   const std::vector<RotorSchedule> all = all_schedules(0, c.size());
   ASSERT_EQ(all.size(), 394u);
@@ -160,15 +162,18 @@ TEST_F(RotorCheckpoint, ModelIsTheRewrittenGraphAndTheDpIsExact) {
     EXPECT_EQ(c.peak(best->schedule), best->peak);
   }
   EXPECT_EQ(front.front().peak, *peaks.begin());
+  }
 }
 
 // Never worse than the single-level solvers at any budget, and strictly better where a run is worth recomputing
 // in two passes (7-block chain of unequal widths).
 TEST_F(RotorCheckpoint, NeverWorseThanSegmentsOrPerBlock) {
   const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", test::uneven_chain())));
-  const RotorChain c = rotor_chain(g);
-  const CheckpointSegments m = checkpoint_segments(g);
-  const CheckpointChain chain = checkpoint_chain(g);
+  for (const RecomputeSemantics semantics : {RecomputeSemantics::minimal, RecomputeSemantics::pytorch}) {
+  SCOPED_TRACE(std::string(to_string(semantics)));
+  const RotorChain c = rotor_chain(g, {}, {}, semantics);
+  const CheckpointSegments m = checkpoint_segments(g, {}, {}, semantics);
+  const CheckpointChain chain = checkpoint_chain(g, {}, {}, semantics);
   const std::vector<RotorChoice> front = rotor_front(c);
   std::set<std::int64_t> budgets;
   for (const SegmentChoice& x : segments_front(m)) budgets.insert(x.peak);
@@ -189,12 +194,17 @@ TEST_F(RotorCheckpoint, NeverWorseThanSegmentsOrPerBlock) {
       EXPECT_LE(rotor->cost, per->cost) << budget;
     }
   }
-  // Nesting reaches lower peaks: the least is 3,072 B (the run b0 .. b3 keeps x; before b3's backward it recomputes
-  // b0 keeping only its output, then b1 .. b3 keeping everything; b0 again before its own backward), where
-  // segments reach 3,328 B at best. Measured: those two budgets are the ones of the 18 where rotor is cheaper.
+  if (semantics == RecomputeSemantics::pytorch) {
+    EXPECT_GE(better, 1);
+    continue;
+  }
+  // Nesting reaches lower peaks (minimal): the least is 3,072 B (the run b0 .. b3 keeps x; before b3's backward it
+  // recomputes b0 keeping only its output, then b1 .. b3 keeping everything; b0 again before its own backward),
+  // where segments reach 3,328 B at best. Measured: those two budgets are the ones of the 18 where rotor is cheaper.
   EXPECT_EQ(better, 2);
   EXPECT_EQ(front.front().peak, 3072);
   EXPECT_EQ(segments_front(m).front().peak, 3328);
+  }
 }
 
 // Where both fit, nesting can be cheaper too: widths 128, 64, 8, 8, 32, 64 at 5,568 B. segments' best recomputes
@@ -203,9 +213,10 @@ TEST_F(RotorCheckpoint, NeverWorseThanSegmentsOrPerBlock) {
 // again (4·16·8): 4,608 MACs — b3's fcA runs twice, and b3's activations are not live during b4's backward.
 TEST_F(RotorCheckpoint, NestingIsCheaperThanSegmentsWhereBothFit) {
   const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", chain_toml({128, 64, 8, 8, 32, 64}))));
-  const RotorChain c = rotor_chain(g);
+  constexpr RecomputeSemantics minimal = RecomputeSemantics::minimal;  // the MACs below are worked out for it
+  const RotorChain c = rotor_chain(g, {}, {}, minimal);
   const std::int64_t budget = 5568;
-  const auto seg = optimal_segmentation(checkpoint_segments(g), budget);
+  const auto seg = optimal_segmentation(checkpoint_segments(g, {}, {}, minimal), budget);
   ASSERT_TRUE(seg.has_value());
   EXPECT_EQ(seg->cost, 5120);
   const auto rotor = cheapest_within(rotor_front(c), budget);
@@ -222,8 +233,9 @@ TEST_F(RotorCheckpoint, NestingIsCheaperThanSegmentsWhereBothFit) {
   // Through the policy: the step, its top-level run as the region, how it was found.
   CheckpointSolve solve;
   GraphPtr step;
-  const std::vector<CheckpointRegion> regions =
-      rotor_regions(g, parse_checkpoint_policy("optimal=5568", SourceLocation{}), {}, {}, &solve, &step);
+  CheckpointPolicy policy = parse_checkpoint_policy("optimal=5568", SourceLocation{});
+  policy.semantics = minimal;
+  const std::vector<CheckpointRegion> regions = rotor_regions(g, policy, {}, {}, &solve, &step);
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_EQ(regions[0].name, "segment: b2 .. b4");
   EXPECT_EQ(solve.solver, "rotor");

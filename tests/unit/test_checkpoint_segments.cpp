@@ -75,7 +75,9 @@ class SegmentCheckpoint : public ::testing::Test {
 
 TEST_F(SegmentCheckpoint, ModelIsTheRewrittenGraphAndTheDpIsExact) {
   const GraphPtr g = training_graph(load("toml", dir_.write("w.toml", uneven_chain())));
-  const CheckpointSegments m = checkpoint_segments(g);
+  for (const RecomputeSemantics semantics : {RecomputeSemantics::pytorch, RecomputeSemantics::minimal}) {
+  SCOPED_TRACE(std::string(to_string(semantics)));
+  const CheckpointSegments m = checkpoint_segments(g, {}, {}, semantics);
   ASSERT_EQ(m.size(), 7u);
   const std::vector<SegmentState> all = all_segmentations(m);
   ASSERT_EQ(all.size(), 610u);  // 7 blocks: F(15), kept or in a run
@@ -88,14 +90,15 @@ TEST_F(SegmentCheckpoint, ModelIsTheRewrittenGraphAndTheDpIsExact) {
     peaks.insert(peak);
   }
   // Hand check: b0 .. b1 as one run recomputes b0's fcA, ReLU and fcB (b1's fcA reads fcB's output) and b1's fcA
-  // and ReLU: 4·(16·64 + 64·16 + 16·8) MACs.
+  // and ReLU: 4·(16·64 + 64·16 + 16·8) MACs (minimal); b1's fcB too, 4·8·16 more (pytorch).
   int run01 = -1;
   for (std::size_t s = 0; s < m.segments.size(); ++s) {
     if (m.segments[s].first == 0 && m.segments[s].last == 1) run01 = static_cast<int>(s);
   }
-  EXPECT_EQ(m.macs[static_cast<std::size_t>(run01)], 4 * (16 * 64 + 64 * 16 + 16 * 8));
+  EXPECT_EQ(m.macs[static_cast<std::size_t>(run01)],
+            4 * (16 * 64 + 64 * 16 + 16 * 8) + (semantics == RecomputeSemantics::pytorch ? 4 * 8 * 16 : 0));
 
-  const CheckpointChain chain = checkpoint_chain(g);
+  const CheckpointChain chain = checkpoint_chain(g, {}, {}, semantics);
   const std::vector<SegmentChoice> front = segments_front(m);
   const auto costs = evaluated(m, all);
   int better = 0;
@@ -116,6 +119,7 @@ TEST_F(SegmentCheckpoint, ModelIsTheRewrittenGraphAndTheDpIsExact) {
   EXPECT_GT(better, 0);  // and here strictly better at some budgets (measured: 15 of the 44)
   EXPECT_LT(front.front().peak, chain_front(chain).front().peak);
   EXPECT_FALSE(optimal_segmentation(m, *peaks.begin() - 1).has_value());
+  }
 }
 
 // ResNet-18 (CIFAR, batch 4): its 10 top-level items. Brute force over all 10,946 segmentations with the model; the

@@ -89,7 +89,9 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
     if (checkpoint.kind != CheckpointPolicy::Kind::none) {
       t.fail("recompute", "[training.checkpoint] already chooses what to recompute; keep one of the two");
     }
+    const RecomputeSemantics semantics = checkpoint.semantics;  // [training.checkpoint] semantics may say what reruns
     checkpoint = recompute_policy(p.recompute, t.where("recompute"));
+    checkpoint.semantics = semantics;
   }
   for (const char* key : {"tensor", "context", "pipeline", "data"}) {
     const std::string k = key;

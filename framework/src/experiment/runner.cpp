@@ -303,7 +303,8 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   std::string graph_key = forward_key + "|" + e.training_mode;
   if (e.training_mode == "training") {
     graph_key += "|" + e.training.loss + "|" + std::to_string(e.training.micro_batches) + "|" + params_text(*e.backward) +
-                 "|" + params_text(*e.optimizer) + "|checkpoint:" + e.training.checkpoint.text() +
+                 "|" + params_text(*e.optimizer) + "|checkpoint:" + e.training.checkpoint.text() + "," +
+                 std::string(to_string(e.training.checkpoint.semantics)) +
                  (e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal ? "," + e.checkpoint_solver.text() : "");
   }
   if (e.precision) graph_key += "|" + precision_toml(*e.precision);

@@ -9,7 +9,8 @@ namespace {
 
 /// [training.checkpoint]: exactly one of `segments`, `modules`, `every_k`, `budget` (the optimal policy, with an
 /// optional `cost`, `solver`, `time_limit_s` and `node_limit`), `blocks` or `policy = "none"`; and, with any of them,
-/// `offload` (module names or globs).
+/// `offload` (module names or globs) and `semantics` (what a region runs again: "pytorch", the default, or
+/// "minimal").
 CheckpointPolicy read_checkpoint(TableReader& t, OffloadPolicy& offload, CheckpointSolver& solver) {
   CheckpointPolicy p;
   p.where = t.where();
@@ -63,6 +64,7 @@ CheckpointPolicy read_checkpoint(TableReader& t, OffloadPolicy& offload, Checkpo
       solver.node_limit = *t.integer("node_limit", Bounds::at_least(0));
     }
   }
+  if (t.has("semantics")) p.semantics = *parse_recompute_semantics(*t.choice("semantics", {"pytorch", "minimal"}));
   for (const char* key : {"cost", "solver", "time_limit_s", "node_limit"}) {
     if (p.kind != CheckpointPolicy::Kind::optimal && t.has(key)) {
       t.fail(key, "belongs to the optimal policy (budget = B)");

@@ -251,6 +251,7 @@ nlohmann::ordered_json training_json(const Graph& g, const TrainingSummary& s, c
               {"recompute_macs", s.recompute.macs},
               {"recompute_vector_ops", s.recompute.vector_ops},
               {"peak_activation_bytes", m.peak_activation_bytes},
+              {"peak_saved_activation_bytes", m.peak_saved_activation_bytes},
               {"saved_by_layer", saved}};
   if (!regions.empty()) j["checkpoint_regions"] = checkpointed;
   if (solve) j["checkpoint_solver"] = checkpoint_solve_json(*solve);
@@ -276,7 +277,7 @@ std::string inspect_training_text(const Graph& g, const std::vector<CheckpointRe
   row("optimizer", s.optimizer);
   if (s.recompute.operators > 0) row("recompute", s.recompute);
   auto bytes = [&](const char* what, std::int64_t b) {
-    out << "  " << what << std::string(26 - std::string(what).size(), ' ') << std::setw(18) << with_thousands(b)
+    out << "  " << what << std::string(std::max<std::size_t>(26, std::string(what).size() + 1) - std::string(what).size(), ' ') << std::setw(18) << with_thousands(b)
         << " bytes\n";
   };
   out << "memory\n";
@@ -289,6 +290,7 @@ std::string inspect_training_text(const Graph& g, const std::vector<CheckpointRe
   bytes("master weights", m.master_weight_bytes);
   bytes("peak (sequential walk)", m.peak_bytes);
   bytes("backward peak activations", m.peak_activation_bytes);
+  bytes("backward peak of saved", m.peak_saved_activation_bytes);
   if (!regions.empty()) {
     out << "checkpointed regions (" << regions.size() << ")\n";
     for (const CheckpointRegion& r : regions) {

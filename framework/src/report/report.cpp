@@ -328,7 +328,9 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   }
   // A policy that came from [parallelism] recompute is written there (both at once would be an error).
   out << "\n[training.checkpoint]\n"
-      << checkpoint_toml(e.parallelism.recompute != "none" ? CheckpointPolicy{} : e.training.checkpoint);
+      << (e.parallelism.recompute != "none"
+              ? "semantics = \"" + std::string(to_string(e.training.checkpoint.semantics)) + "\"\n"  // of the recompute
+              : checkpoint_toml(e.training.checkpoint));
   if (e.training.checkpoint.kind == CheckpointPolicy::Kind::optimal && (e.checkpoint_solver.name == "segments" || e.checkpoint_solver.name == "rotor")) {
     out << "solver = \"" << e.checkpoint_solver.name << "\"\n";
   }

@@ -263,7 +263,8 @@ struct DesignEvaluator::Impl {
     for (std::size_t b = 0; b < n && b / k + 1 < (n + k - 1) / k; ++b) sqrt_n[b] = true;
     push(point(sqrt_n));
     if (!uncheckpointed) return;
-    const CheckpointChain chain = checkpoint_chain(uncheckpointed->graph);
+    const CheckpointChain chain =
+        checkpoint_chain(uncheckpointed->graph, {}, {}, uncheckpointed->experiment.training.checkpoint.semantics);
     if (chain.size() != n) return;  // micro-batches with different chains: no DP seeds
     for (const ChainChoice& c : chain_front(chain)) push(point(c.checkpointed));
   }

@@ -13,6 +13,14 @@
 
 namespace monet {
 
+std::string_view to_string(RecomputeSemantics s) { return s == RecomputeSemantics::pytorch ? "pytorch" : "minimal"; }
+
+std::optional<RecomputeSemantics> parse_recompute_semantics(std::string_view text) {
+  if (text == "pytorch") return RecomputeSemantics::pytorch;
+  if (text == "minimal") return RecomputeSemantics::minimal;
+  return std::nullopt;
+}
+
 std::string CheckpointPolicy::text() const {
   switch (kind) {
     case Kind::none: return "none";
@@ -41,7 +49,8 @@ std::int64_t positive_integer(const std::string& value, const std::string& key, 
 }
 }  // namespace
 
-std::string checkpoint_toml(const CheckpointPolicy& p) {
+namespace {
+std::string policy_toml(const CheckpointPolicy& p) {
   switch (p.kind) {
     case CheckpointPolicy::Kind::none: return "policy = \"none\"\n";
     case CheckpointPolicy::Kind::segments: return "segments = " + std::to_string(p.segments) + "\n";
@@ -59,6 +68,12 @@ std::string checkpoint_toml(const CheckpointPolicy& p) {
     }
   }
   return "";
+}
+}  // namespace
+
+std::string checkpoint_toml(const CheckpointPolicy& p) {
+  const std::string body = policy_toml(p);
+  return p.active() ? body + "semantics = \"" + std::string(to_string(p.semantics)) + "\"\n" : body;
 }
 
 CheckpointPolicy parse_checkpoint_policy(const std::string& text, const SourceLocation& where) {
@@ -134,11 +149,10 @@ void add_spans(const Graph& g, const ModuleTree& t, const std::vector<ModuleItem
 
 }  // namespace
 
-std::vector<CheckpointRegion> checkpoint_regions(const Graph& g, const CheckpointPolicy& p) {
+namespace {
+/// The regions of a policy other than the optimal one (which optimal_regions solves).
+std::vector<CheckpointRegion> policy_regions(const Graph& g, const CheckpointPolicy& p) {
   std::vector<CheckpointRegion> out;
-  if (!p.active()) return out;
-  // Recompute MACs as the cost; the experiment runner passes the accelerator's costs to optimal_regions itself.
-  if (p.kind == CheckpointPolicy::Kind::optimal) return optimal_regions(GraphPtr(GraphPtr{}, &g), p);
   std::set<std::string> suffixes;
   for (const Operator& op : g.operators()) {
     if (op.phase == Phase::forward) suffixes.insert(micro_batch_suffix(op));
@@ -231,9 +245,17 @@ std::vector<CheckpointRegion> checkpoint_regions(const Graph& g, const Checkpoin
   return out;
 }
 
-namespace {
 bool is_backward(Phase p) { return p == Phase::backward_dx || p == Phase::backward_dw; }
 }  // namespace
+
+std::vector<CheckpointRegion> checkpoint_regions(const Graph& g, const CheckpointPolicy& p) {
+  if (!p.active()) return {};
+  // Recompute MACs as the cost; the experiment runner passes the accelerator's costs to optimal_regions itself.
+  if (p.kind == CheckpointPolicy::Kind::optimal) return optimal_regions(GraphPtr(GraphPtr{}, &g), p);
+  std::vector<CheckpointRegion> out = policy_regions(g, p);
+  for (CheckpointRegion& r : out) r.semantics = p.semantics;
+  return out;
+}
 
 GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>& chosen) {
   const std::size_t n_ops = g.operators().size();
@@ -287,7 +309,7 @@ GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>
   // first of them (in graph order). Operators outside the region keep the forward tensors they saved, except
   // those a recompute_in_backward operator produces (the backward passes of its readers read them recomputed).
   std::vector<Operator> rewritten(g.operators().begin(), g.operators().end());
-  std::vector<std::size_t> first_use(regions.size(), n_ops);
+  std::vector<std::size_t> first_use(regions.size(), n_ops);  // where each region's recomputation goes
   auto region_producing = [&](TensorId t) {
     const OperatorId p = g.tensor(t).producer;
     return p == kNone ? -1 : region_of[static_cast<std::size_t>(p)];
@@ -305,11 +327,18 @@ GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>
       if (!o.is_output()) reread(o.tensor);
     }
     for (TensorId& k : op.keeps_alive) reread(k);
+    // PyTorch reruns a checkpointed function once a gradient reaches it, whether or not its backward reads any
+    // of its results (a lone convolution's backward reads only its input): before the region's first backward.
+    if (own >= 0 && static_cast<std::size_t>(own) < chosen.size() &&
+        regions[static_cast<std::size_t>(own)].semantics == RecomputeSemantics::pytorch) {
+      first_use[static_cast<std::size_t>(own)] = std::min(first_use[static_cast<std::size_t>(own)], static_cast<std::size_t>(op.id));
+    }
   }
 
-  // Only what backward needs is recomputed: an operator none of whose results a backward operator or a needed
-  // recomputation reads is left out (a region's trailing operators whose outputs only feed the next region, as
-  // PyTorch's non-reentrant checkpoint stops recomputing once every saved tensor is back, torch >= 2.1).
+  // What runs again: a `pytorch` region whose results backward reads, whole (PyTorch reruns the checkpointed
+  // function); of a `minimal` one only what backward needs: an operator none of whose results a backward operator
+  // or a needed recomputation reads is left out (a region's trailing operators whose outputs only feed the next
+  // region).
   std::set<TensorId> needed;
   for (const Operator& op : rewritten) {
     if (!is_backward(op.phase)) continue;
@@ -321,9 +350,10 @@ GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>
   std::vector<bool> live(n_ops, false);
   for (std::size_t r = 0; r < regions.size(); ++r) {
     const auto& ops = regions[r].operators;
+    const bool whole = regions[r].semantics == RecomputeSemantics::pytorch && first_use[r] < n_ops;
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       const Operator& f = g.op(*it);
-      bool used = false;
+      bool used = whole;
       for (const Operand& o : f.operands) used = used || (o.is_output() && needed.contains(copy.at(o.tensor)));
       if (!used) continue;
       live[static_cast<std::size_t>(*it)] = true;

@@ -112,7 +112,7 @@ std::vector<CheckpointRegion> every_micro_batch(const MicroBatchSteps& steps, co
   std::vector<CheckpointRegion> out;
   for (std::size_t m = 0; m < steps.count; ++m) {
     for (const CheckpointRegion& r : first) {
-      CheckpointRegion x{r.name + (m == 0 ? "" : " (micro-batch " + std::to_string(m + 1) + ")"), {}};
+      CheckpointRegion x{r.name + (m == 0 ? "" : " (micro-batch " + std::to_string(m + 1) + ")"), {}, r.semantics};
       for (OperatorId o : r.operators) x.operators.push_back(steps.counterpart(o, m));
       out.push_back(std::move(x));
     }
@@ -124,7 +124,8 @@ std::vector<Recomputation> every_micro_batch(const MicroBatchSteps& steps, const
   std::vector<Recomputation> out;
   for (std::size_t m = 0; m < steps.count; ++m) {
     for (const Recomputation& r : first) {
-      Recomputation x{r.name + (m == 0 ? "" : " (micro-batch " + std::to_string(m + 1) + ")"), {}, steps.counterpart(r.before, m)};
+      Recomputation x{r.name + (m == 0 ? "" : " (micro-batch " + std::to_string(m + 1) + ")"), {}, steps.counterpart(r.before, m),
+                      r.semantics};
       for (OperatorId o : r.operators) x.operators.push_back(steps.counterpart(o, m));
       out.push_back(std::move(x));
     }

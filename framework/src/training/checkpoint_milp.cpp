@@ -332,7 +332,7 @@ MilpSolution min_peak_milp(const CheckpointRegionGraph& m, double time_limit_s, 
 std::vector<CheckpointRegion> milp_regions(const GraphPtr& graph, const CheckpointPolicy& policy,
                                            const CheckpointSolver& solver, const RecomputeCost& cost,
                                            const GraphFinish& finish, CheckpointSolve* solve) {
-  const CheckpointRegionGraph model = checkpoint_region_graph(graph, cost, finish);
+  const CheckpointRegionGraph model = checkpoint_region_graph(graph, cost, finish, policy.semantics);
   const MilpSolution s = solve_checkpoint_milp(model, policy.budget, solver.time_limit_s, solver.node_limit);
   const std::string what = "checkpoint MILP (" + std::to_string(model.size()) + " blocks, " +
                            std::to_string(s.variables) + " variables, " + std::to_string(s.rows) + " rows)";

@@ -158,7 +158,7 @@ CheckpointChain checkpoint_chain(const GraphPtr& graph, std::vector<std::vector<
   return ch;
 }
 
-CheckpointBlocks checkpoint_blocks(const Graph& graph) {
+CheckpointBlocks checkpoint_blocks(const Graph& graph, RecomputeSemantics semantics) {
   std::set<std::string> suffixes;
   for (const Operator& op : graph.operators()) {
     if (op.phase == Phase::forward) suffixes.insert(micro_batch_suffix(op));
@@ -173,7 +173,7 @@ CheckpointBlocks checkpoint_blocks(const Graph& graph) {
     }
     for (std::size_t b = 0; b < items.size() && b < out.regions.size(); ++b) {
       CheckpointRegion r{tree.label(graph, items[b]) + (suffix.empty() ? "" : " (micro-batch " + suffix.substr(1) + ")"),
-                         tree.operators_of(items[b])};
+                         tree.operators_of(items[b]), semantics};
       std::sort(r.operators.begin(), r.operators.end());
       out.regions[b].push_back(std::move(r));
     }
@@ -181,8 +181,9 @@ CheckpointBlocks checkpoint_blocks(const Graph& graph) {
   return out;
 }
 
-CheckpointChain checkpoint_chain(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish) {
-  CheckpointBlocks blocks = checkpoint_blocks(*graph);
+CheckpointChain checkpoint_chain(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish,
+                                 RecomputeSemantics semantics) {
+  CheckpointBlocks blocks = checkpoint_blocks(*graph, semantics);
   return checkpoint_chain(graph, std::move(blocks.regions), std::move(blocks.names), cost, finish);
 }
 
@@ -312,7 +313,7 @@ std::vector<CheckpointRegion> optimal_regions(const GraphPtr& graph, const Check
   if (solver.name == "rotor") {
     throw std::invalid_argument("solver rotor: its nested schedule is no set of regions; call rotor_regions");
   }
-  const CheckpointChain chain = checkpoint_chain(graph, cost, finish);
+  const CheckpointChain chain = checkpoint_chain(graph, cost, finish, policy.semantics);
   const std::vector<ChainChoice> front = chain_front(chain);
   const ChainChoice best =
       detail::cheapest_or_throw(front, policy, "choice", chain.size(), graph->name(), "dp", solve);

@@ -162,8 +162,9 @@ CheckpointRegionGraph checkpoint_region_graph(const GraphPtr& graph, std::vector
   return m;
 }
 
-CheckpointRegionGraph checkpoint_region_graph(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish) {
-  CheckpointBlocks blocks = checkpoint_blocks(*graph);
+CheckpointRegionGraph checkpoint_region_graph(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish,
+                                              RecomputeSemantics semantics) {
+  CheckpointBlocks blocks = checkpoint_blocks(*graph, semantics);
   return checkpoint_region_graph(graph, std::move(blocks.regions), std::move(blocks.names), cost, finish);
 }
 

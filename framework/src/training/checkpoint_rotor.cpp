@@ -26,7 +26,7 @@ std::vector<CheckpointRegion> rotor_regions(const GraphPtr& graph, const Checkpo
   const MicroBatchSteps steps = micro_batch_steps(graph, policy.where);
   RotorChain chain;
   try {
-    chain = rotor_chain(steps.first, cost, finish);
+    chain = rotor_chain(steps.first, cost, finish, policy.semantics);
   } catch (const UserError& e) {
     throw UserError(policy.where, e.message());
   }

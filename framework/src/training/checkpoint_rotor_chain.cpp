@@ -17,7 +17,8 @@ bool is_backward(Phase p) { return p == Phase::backward_dx || p == Phase::backwa
 
 }  // namespace
 
-RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish) {
+RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish,
+                       RecomputeSemantics semantics) {
   const GraphPtr gf = finish ? finish(graph) : graph;
   const Graph& g = *gf;
   if (g.operators().size() != graph->operators().size()) {
@@ -31,8 +32,9 @@ RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost, const G
                       op.name + "', recompute_in_backward)");
     }
   }
-  CheckpointBlocks cb = checkpoint_blocks(*graph);
+  CheckpointBlocks cb = checkpoint_blocks(*graph, semantics);
   RotorChain c;
+  c.semantics = semantics;
   std::vector<TensorId> root(g.tensors().size());
   for (const Tensor& t : g.tensors()) root[static_cast<std::size_t>(t.id)] = storage_of(g, t.id);
   // A block of views only (a flatten) owns no storage: its output is its predecessor's, which the block after it
@@ -203,12 +205,13 @@ RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost, const G
   };
 
   // One recomputation of block b keeping the tensors `keep`, with the input storages `dying` freed at their last
-  // read in it: the operators backward needs (as the rewrite prunes them) and their live bytes.
+  // read in it: the whole block (pytorch) or the operators backward needs (minimal, as the rewrite prunes them),
+  // and their live bytes.
   auto forward = [&](std::size_t b, const std::set<TensorId>& keep, const std::set<TensorId>& dying) {
     RotorChain::Forward f;
     const auto& ops = c.blocks[b].operators;
     std::set<TensorId> needed = keep;
-    std::vector<bool> run(ops.size(), false);
+    std::vector<bool> run(ops.size(), semantics == RecomputeSemantics::pytorch);
     for (std::size_t k = ops.size(); k-- > 0;) {
       const Operator& op = g.op(ops[k]);
       for (const Operand& o : op.operands) run[k] = run[k] || (o.is_output() && needed.contains(o.tensor));

@@ -112,6 +112,7 @@ std::vector<Recomputation> RotorChain::plan(const RotorSchedule& s) const {
     }
     if (run.empty()) continue;
     Recomputation r;
+    r.semantics = semantics;
     r.name = names[run.front()] + (run.size() > 1 ? " .. " + names[run.back()] : "") + " before the backward of " + names[b];
     for (std::size_t k : run) r.operators.insert(r.operators.end(), blocks[k].operators.begin(), blocks[k].operators.end());
     std::sort(r.operators.begin(), r.operators.end());
@@ -126,7 +127,8 @@ std::vector<CheckpointRegion> RotorChain::regions(const RotorSchedule& s) const 
   std::vector<CheckpointRegion> out;
   for (const RotorStep* x = s.get(); x; x = x->next.get()) {
     if (x->kind != RotorStep::Kind::segment) continue;
-    CheckpointRegion r{x->first == x->split ? names[x->first] : "segment: " + names[x->first] + " .. " + names[x->split], {}};
+    CheckpointRegion r{x->first == x->split ? names[x->first] : "segment: " + names[x->first] + " .. " + names[x->split], {},
+                       semantics};
     for (std::size_t k = x->first; k <= x->split; ++k) {
       r.operators.insert(r.operators.end(), blocks[k].operators.begin(), blocks[k].operators.end());
     }

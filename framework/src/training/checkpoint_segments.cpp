@@ -68,7 +68,7 @@ std::vector<CheckpointRegion> CheckpointSegments::regions_of(const SegmentState&
     for (std::size_t mb = 0; mb < blocks[seg.first].size(); ++mb) {
       CheckpointRegion r{seg.first == seg.last ? blocks[seg.first][mb].name
                                                : "segment: " + blocks[seg.first][mb].name + " .. " + blocks[seg.last][mb].name,
-                         {}};
+                         {}, blocks[seg.first][mb].semantics};
       for (std::size_t k = seg.first; k <= seg.last; ++k) {
         if (mb < blocks[k].size()) r.operators.insert(r.operators.end(), blocks[k][mb].operators.begin(), blocks[k][mb].operators.end());
       }
@@ -270,8 +270,9 @@ CheckpointSegments checkpoint_segments(const GraphPtr& graph, std::vector<std::v
   return m;
 }
 
-CheckpointSegments checkpoint_segments(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish) {
-  CheckpointBlocks blocks = checkpoint_blocks(*graph);
+CheckpointSegments checkpoint_segments(const GraphPtr& graph, const RecomputeCost& cost, const GraphFinish& finish,
+                                       RecomputeSemantics semantics) {
+  CheckpointBlocks blocks = checkpoint_blocks(*graph, semantics);
   return checkpoint_segments(graph, std::move(blocks.regions), std::move(blocks.names), cost, finish);
 }
 
@@ -341,7 +342,7 @@ std::vector<CheckpointRegion> segment_regions(const GraphPtr& graph, const Check
                                               const RecomputeCost& cost, const GraphFinish& finish,
                                               CheckpointSolve* solve) {
   const auto t0 = std::chrono::steady_clock::now();
-  const CheckpointSegments m = checkpoint_segments(graph, cost, finish);
+  const CheckpointSegments m = checkpoint_segments(graph, cost, finish, policy.semantics);
   const auto t1 = std::chrono::steady_clock::now();
   const std::vector<SegmentChoice> front = segments_front(m);
   spdlog::info("checkpoint segments ({} blocks, {} positions, {} pairs of states from {} rewrites): model {:.3f} s, "

@@ -89,6 +89,14 @@ BackwardActivations backward_activations(const Graph& g, const std::map<TensorId
   for (std::size_t i = out.start; i < n; ++i) {
     if (in[i]) pass_start[i] = i > out.start && in[i - 1] ? pass_start[i - 1] : i;
   }
+  std::set<TensorId> read_by_backward;  // storages a backward_dx / backward_dw operator reads or keeps alive
+  for (const Operator& op : g.operators()) {
+    if (op.phase != Phase::backward_dx && op.phase != Phase::backward_dw) continue;
+    for (const Operand& o : op.operands) {
+      if (!o.is_output()) read_by_backward.insert(root[static_cast<std::size_t>(o.tensor)]);
+    }
+    for (TensorId k : op.keeps_alive) read_by_backward.insert(root[static_cast<std::size_t>(k)]);
+  }
   // A graph input (or label) is there from its own micro-batch's pass on: the pass of its first reader.
   std::map<TensorId, std::size_t> first_use;
   for (const Operator& op : g.operators()) {
@@ -110,22 +118,20 @@ BackwardActivations backward_activations(const Graph& g, const std::map<TensorId
       if (from < n) from = pass_start[from];
     }
     if (from > last) continue;  // made and freed between two passes (a later micro-batch's forward pass)
-    out.intervals.push_back(ActivationInterval{r, t.bytes(), from, last});
+    const bool saved = t.producer == kNone || g.op(t.producer).phase != Phase::recompute || read_by_backward.contains(r);
+    out.intervals.push_back(ActivationInterval{r, t.bytes(), from, last, saved});
   }
   return out;
 }
 
-std::int64_t peak_activation(const Graph& g, const std::map<TensorId, std::size_t>& last_use,
-                             const std::vector<TensorId>& root) {
-  return peak_live_bytes(backward_activations(g, last_use, root), g.operators().size());
-}
+
 }  // namespace
 
-std::int64_t peak_live_bytes(const BackwardActivations& a, std::size_t operators) {
+std::int64_t peak_live_bytes(const BackwardActivations& a, std::size_t operators, bool saved_only) {
   if (a.start >= operators) return 0;
   std::vector<std::int64_t> delta(operators + 1, 0);
   for (const ActivationInterval& i : a.intervals) {
-    if (i.from > i.last) continue;  // never live
+    if (i.from > i.last || (saved_only && !i.saved)) continue;  // never live, or not counted
     delta[i.from] += i.bytes;
     delta[i.last + 1] -= i.bytes;
   }
@@ -204,7 +210,9 @@ TrainingMemory training_memory(const Graph& g) {
     }
   }
   m.peak_bytes = live;
-  m.peak_activation_bytes = peak_activation(g, last_use, root);
+  const BackwardActivations activations = backward_activations(g, last_use, root);
+  m.peak_activation_bytes = peak_live_bytes(activations, g.operators().size());
+  m.peak_saved_activation_bytes = peak_live_bytes(activations, g.operators().size(), true);
   std::vector<std::vector<TensorId>> frees(n);
   for (const auto& [r, l] : last_use) {
     const Tensor& t = g.tensor(r);

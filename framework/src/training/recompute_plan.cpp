@@ -79,7 +79,8 @@ GraphPtr apply_recomputations(const Graph& g, const std::vector<Recomputation>& 
     for (TensorId k : op.keeps_alive) keeps.push_back(source(k));
   }
 
-  // Only what backward needs runs: from the backward readers back through the copies they read.
+  // What runs: a `pytorch` run whole, as the plan's executor calls the blocks' forward; of a `minimal` one the
+  // copies needed, from the backward readers back through the copies they read.
   std::set<Source> needed;
   for (const auto& [i, reads] : redirected) {
     for (const Source& s : reads.first) {
@@ -90,8 +91,10 @@ GraphPtr apply_recomputations(const Graph& g, const std::vector<Recomputation>& 
     }
   }
   for (std::size_t j = runs.size(); j-- > 0;) {
+    const bool whole = plan[order[j]].semantics == RecomputeSemantics::pytorch;
     for (auto it = runs[j].rbegin(); it != runs[j].rend(); ++it) {
       const auto& operands = g.op(it->forward).operands;
+      it->live = whole;
       for (std::size_t q = 0; q < operands.size(); ++q) {
         it->live = it->live || (operands[q].is_output() && needed.contains(it->operands[q]));
       }

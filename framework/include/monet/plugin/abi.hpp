@@ -25,7 +25,8 @@ namespace monet {
 /// 8: chip power (Accelerator::idle_power_w; EnergyBreakdown::idle_pj).
 /// 9: data-parallel subgroups (ParallelGroup::data_in_node, data_across_nodes; TensorParallelPlan::data_ranks_per_node).
 /// 10: Tensor::sparse_update (a row-sparse table's update rule, chosen by the workload instead of the optimizer).
-inline constexpr std::uint32_t kPluginApiVersion = 10;
+/// 11: CheckpointPolicy::semantics (what a checkpointed region runs again: PyTorch's whole region, or the minimum).
+inline constexpr std::uint32_t kPluginApiVersion = 11;
 
 struct AbiLayoutEntry {
   std::string_view name;

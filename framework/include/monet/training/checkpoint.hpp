@@ -5,13 +5,28 @@
 // region's backward operators read the recomputed tensors. Everything downstream (tiling, costs, schedule,
 // memory) treats them like any other operator.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "monet/ir/graph.hpp"
 #include "monet/util/error.hpp"
 
 namespace monet {
+
+/// What a checkpointed region runs again in the backward pass ([training.checkpoint] semantics,
+/// docs/training.md#what-a-region-runs-again).
+enum class RecomputeSemantics {
+  /// The whole region, every operator of it: what torch.utils.checkpoint does (both implementations of
+  /// torch 1.13 and the reentrant one of 2.x rerun the function) and Megatron's CheckpointFunction.
+  pytorch,
+  /// Only the operators whose results backward reads, directly or through other recomputed operators (a region's
+  /// trailing operators whose outputs only feed the next region are left out).
+  minimal,
+};
+MONET_API std::string_view to_string(RecomputeSemantics semantics);
+MONET_API std::optional<RecomputeSemantics> parse_recompute_semantics(std::string_view text);
 
 /// [training.checkpoint]: which forward operators are recomputed instead of saved.
 struct CheckpointPolicy {
@@ -23,6 +38,7 @@ struct CheckpointPolicy {
   std::vector<std::string> blocks;   // blocks: names of blocks of the chain (ModuleTree::blocks()), each its own region
   std::int64_t budget = 0;           // optimal: the largest training.peak_activation_bytes allowed
   std::string cost = "macs";         // optimal: what recomputation costs, "macs", "latency" or "energy"
+  RecomputeSemantics semantics = RecomputeSemantics::pytorch;
   SourceLocation where;              // for messages about a policy that does not fit the workload
 
   [[nodiscard]] bool active() const { return kind != Kind::none && !(kind == Kind::blocks && blocks.empty()); }
@@ -32,7 +48,8 @@ struct CheckpointPolicy {
   [[nodiscard]] MONET_API std::string text() const;
 };
 
-/// The [training.checkpoint] table's body for resolved.toml ("segments = 4\n").
+/// The [training.checkpoint] table's body for resolved.toml ("segments = 4\nsemantics = \"pytorch\"\n"; the
+/// semantics with an active policy only).
 MONET_API std::string checkpoint_toml(const CheckpointPolicy& policy);
 
 /// Parses the command-line form (see text()); a UserError at `where` for anything else.
@@ -42,6 +59,7 @@ MONET_API CheckpointPolicy parse_checkpoint_policy(const std::string& text, cons
 struct CheckpointRegion {
   std::string name;               // the module(s) it covers ("layer1", "segment 1: conv1 .. layer2")
   std::vector<OperatorId> operators;  // forward operators, in graph order
+  RecomputeSemantics semantics = RecomputeSemantics::pytorch;  // what of it runs again (the policy's)
 };
 
 /// The regions a policy selects in a training (or forward) graph, for every micro-batch. A policy that does not
@@ -54,11 +72,11 @@ MONET_API std::vector<CheckpointRegion> checkpoint_regions(const Graph& graph, c
 MONET_API bool recomputed_in_backward(const Operator& op);
 
 /// The training graph with the regions recomputed, and each operator recomputed_in_backward that no region
-/// covers as a region of its own. Region operators must be forward operators. Only operators
-/// whose results backward needs (directly or through other recomputed operators) run again; a region none of
-/// whose results a backward operator reads is not recomputed (PyTorch's non-reentrant checkpoint recomputes on
-/// the first unpack of a saved tensor and stops once all are back). Recompute operators are named "<forward name>@recompute", their tensors
-/// likewise, and derive from the forward operator they repeat.
+/// covers as a region of its own. Region operators must be forward operators. A region with semantics `pytorch`
+/// runs again whole; with `minimal` only the operators whose results backward needs (directly or through other
+/// recomputed operators) run again. A region none of whose results a backward operator reads is not recomputed
+/// (no gradient reaches it). Recompute operators are named "<forward name>@recompute", their tensors likewise,
+/// and derive from the forward operator they repeat.
 MONET_API GraphPtr apply_checkpointing(const Graph& graph, const std::vector<CheckpointRegion>& regions);
 
 /// Both steps; the graph itself when the policy is `none` and no operator is recomputed_in_backward.

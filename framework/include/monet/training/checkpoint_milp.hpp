@@ -43,7 +43,8 @@ struct CheckpointRegionGraph : CheckpointBlockChoice {
 
 /// The model of a training graph's blocks (ModuleTree::blocks(), or `blocks` with their names).
 MONET_API CheckpointRegionGraph checkpoint_region_graph(const GraphPtr& graph, const RecomputeCost& cost = {},
-                                                        const GraphFinish& finish = {});
+                                                        const GraphFinish& finish = {},
+                                                        RecomputeSemantics semantics = RecomputeSemantics::pytorch);
 MONET_API CheckpointRegionGraph checkpoint_region_graph(const GraphPtr& graph,
                                                         std::vector<std::vector<CheckpointRegion>> blocks,
                                                         std::vector<std::string> names, const RecomputeCost& cost = {},

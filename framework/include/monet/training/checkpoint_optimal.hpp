@@ -52,12 +52,13 @@ struct CheckpointBlocks {
   std::vector<std::vector<CheckpointRegion>> regions;
   std::vector<std::string> names;
 };
-MONET_API CheckpointBlocks checkpoint_blocks(const Graph& graph);
+/// Each region with `semantics` (the policy's).
+MONET_API CheckpointBlocks checkpoint_blocks(const Graph& graph, RecomputeSemantics semantics = RecomputeSemantics::pytorch);
 
 /// The chain of ModuleTree::blocks() of a training graph (or of `blocks`, candidate regions per block in forward
 /// order, each with one region per micro-batch). `cost` defaults to MACs.
 MONET_API CheckpointChain checkpoint_chain(const GraphPtr& graph, const RecomputeCost& cost = {},
-                                           const GraphFinish& finish = {});
+                                           const GraphFinish& finish = {}, RecomputeSemantics semantics = RecomputeSemantics::pytorch);
 MONET_API CheckpointChain checkpoint_chain(const GraphPtr& graph, std::vector<std::vector<CheckpointRegion>> blocks,
                                            std::vector<std::string> names, const RecomputeCost& cost = {},
                                            const GraphFinish& finish = {});

@@ -62,6 +62,7 @@ struct RotorChain {
   };
   std::vector<std::string> names;
   std::vector<Block> blocks;
+  RecomputeSemantics semantics = RecomputeSemantics::pytorch;  // what a recomputation of a block runs
   std::int64_t tail_peak[2] = {};  // backward operators before the last block's: input owned fresh / after F_all
 
   [[nodiscard]] std::size_t size() const { return blocks.size(); }
@@ -81,7 +82,9 @@ inline constexpr std::int64_t kNoPosition = INT64_MIN / 4;
 
 /// The model of ModuleTree::blocks() of a training graph with one micro-batch (a UserError otherwise; rotor_regions
 /// gives it the first micro-batch's step of a step with several).
-MONET_API RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost = {}, const GraphFinish& finish = {});
+/// Under `pytorch` semantics every recomputation of a block runs it whole.
+MONET_API RotorChain rotor_chain(const GraphPtr& graph, const RecomputeCost& cost = {}, const GraphFinish& finish = {},
+                                 RecomputeSemantics semantics = RecomputeSemantics::pytorch);
 
 struct RotorChoice {
   RotorSchedule schedule;

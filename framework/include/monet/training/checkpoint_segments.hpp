@@ -55,7 +55,7 @@ struct CheckpointSegments {
 
 /// The model of the chain of ModuleTree::blocks() (or of `blocks`, per block its region in every micro-batch).
 MONET_API CheckpointSegments checkpoint_segments(const GraphPtr& graph, const RecomputeCost& cost = {},
-                                                 const GraphFinish& finish = {});
+                                                 const GraphFinish& finish = {}, RecomputeSemantics semantics = RecomputeSemantics::pytorch);
 MONET_API CheckpointSegments checkpoint_segments(const GraphPtr& graph, std::vector<std::vector<CheckpointRegion>> blocks,
                                                  std::vector<std::string> names, const RecomputeCost& cost = {},
                                                  const GraphFinish& finish = {});

@@ -30,6 +30,9 @@ struct ActivationInterval {
   std::int64_t bytes = 0;
   std::size_t from = 0;
   std::size_t last = 0;
+  /// Kept for backward: read by a backward operator, or made by the forward pass (a recomputed tensor only the next
+  /// recompute operator reads is a transient: PyTorch allocates it too, but no saved_tensors_hook sees it).
+  bool saved = true;
 };
 /// The backward passes of a step: from the first backward (or recompute) operator on, except the forward passes
 /// (and losses) of later micro-batches (gradient accumulation runs forward + backward once per micro-batch), which
@@ -44,9 +47,9 @@ struct BackwardActivations {
 };
 /// What peak_activation_bytes sums: the activation storages live at each operator of the backward passes.
 MONET_API BackwardActivations backward_activations(const Graph& graph);
-/// The largest sum of the intervals' bytes live at one operator from `a.start` on, outside `a.skipped`
-/// (`operators`: the graph's count).
-MONET_API std::int64_t peak_live_bytes(const BackwardActivations& a, std::size_t operators);
+/// The largest sum of the intervals' bytes (of the saved ones only, with `saved_only`) live at one operator from
+/// `a.start` on, outside `a.skipped` (`operators`: the graph's count).
+MONET_API std::int64_t peak_live_bytes(const BackwardActivations& a, std::size_t operators, bool saved_only = false);
 
 struct TrainingMemory {
   std::int64_t parameter_bytes = 0;         // weights (trainable and frozen)
@@ -61,6 +64,9 @@ struct TrainingMemory {
   /// (from the first backward or recompute operator on, graph order; with several micro-batches, the largest over
   /// their backward passes: BackwardActivations); gradients and stored state excluded.
   std::int64_t peak_activation_bytes = 0;
+  /// The same peak over saved storages only (ActivationInterval::saved): what PyTorch's saved_tensors_hooks see
+  /// live in the backward pass, recomputed copies included.
+  std::int64_t peak_saved_activation_bytes = 0;
   std::vector<SavedStorage> saved;
 };
 
