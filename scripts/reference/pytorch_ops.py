@@ -143,6 +143,13 @@ OPS = {
     "avg_pool1d": op(L1, lambda s, x: F.avg_pool1d(x, 4)),
     "avg_pool2d": op(I, lambda s, x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False)),
     "avg_pool3d": op(D3, lambda s, x: F.avg_pool3d(x, 2)),
+    # count_include_pad (the default) with padding: exported as a zero Pad and an unpadded AveragePool; autograd
+    # saves the unpadded input, here also the product's operand (Inception v3's pooling branches)
+    "avg_pool2d_include_pad": op(I, lambda s, x: F.avg_pool2d(x, 3, 2, 1)),
+    "avg_pool2d_include_pad_shared": op(I, lambda s, x: F.avg_pool2d(x, 3, 1, 1) * x),
+    # a pad of the model's own that another operator reads too: the padded tensor is what is saved
+    "pad_then_avg_pool": op(I, lambda s, x: (lambda p: F.avg_pool2d(p, 3, 1, count_include_pad=False) *
+                                                       p[..., 1:-1, 1:-1])(F.pad(x, (1, 1, 1, 1)))),
     "adaptive_avg_pool": op(I, lambda s, x: F.adaptive_avg_pool2d(x, 1)),
     "mean_spatial": op(I, lambda s, x: x.mean([2, 3])),
     # reductions

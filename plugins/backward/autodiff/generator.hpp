@@ -102,6 +102,7 @@ class Generator {
   void statistics_norm(Instance& inst, const Operator& f, TensorId dy, const std::vector<AffineExpr>& stats_access);
   static bool training_bn(const Operator& op);
   void pooling(Instance& inst, const Operator& f, TensorId dy);                                 // pooling.cpp
+  TensorId unpadded_pool_input(const Operator& pool, TensorId fx) const;
   void embedding(Instance& inst, const Operator& f, TensorId dy);                               // embedding.cpp
   void embedding_bag(Instance& inst, const Operator& f, TensorId dy);
 

@@ -12,6 +12,22 @@ void Generator::save_pool_indices(Instance& inst, const Operator& fop, Operator&
   inst.extra[fop.id].push_back(t);
 }
 
+/// The tensor PyTorch's avg_pool node saves. With count_include_pad (PyTorch's default) the exporter writes
+/// avg_pool(x, padding=p) as a zero Pad read by nothing but an unpadded AveragePool; autograd's one node keeps x,
+/// which the operators reading x often keep anyway, not a padded copy.
+TensorId Generator::unpadded_pool_input(const Operator& pool, TensorId fx) const {
+  const Operator* pad = nullptr;
+  for (const Operator& op : f_.operators()) {
+    for (const Operand& o : op.operands) {
+      if (o.tensor != fx) continue;
+      if (o.is_output()) pad = &op;
+      else if (op.id != pool.id) return fx;  // another reader: a pad of the model's own
+    }
+  }
+  if (pad == nullptr || pad->type != "Pad" || pad->operands.size() != 2) return fx;
+  return pad->operands[1].tensor;
+}
+
 void Generator::pooling(Instance& inst, const Operator& f, TensorId dy) {
   const Operand& out = f.operands[0];
   const Operand& x = f.operands[1];
@@ -51,7 +67,7 @@ void Generator::pooling(Instance& inst, const Operator& f, TensorId dy) {
     op.ops_per_iteration = 1;
     op.operands.push_back(operand(g, OperandSlot::O, x.access));
     op.operands.push_back(operand(dy, OperandSlot::I1, out.access));
-    op.keeps_alive = {T(inst, x.tensor)};  // PyTorch keeps the input (for its shape)
+    op.keeps_alive = {T(inst, unpadded_pool_input(f, x.tensor))};  // PyTorch keeps the input (for its shape)
     b_.add_operator(std::move(op));
   }
   add_piece(x.tensor, g);

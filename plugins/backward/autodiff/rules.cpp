@@ -19,7 +19,9 @@ const std::vector<GradientRule> kRules{
     {"And", kNothing, 0, F::none, "boolean"},
     {"ArgMax", kNothing, 0, F::none, "indices"},
     {"ArgMin", kNothing, 0, F::none, "indices"},
-    {"AveragePool", kInput, 1, F::layer, "avg_pool2d_backward(grad, self, ...): the input, for its shape"},
+    {"AveragePool", kInput, 1, F::layer,
+     "avg_pool2d_backward(grad, self, ...): the input, for its shape (count_include_pad: the input of the zero Pad the "
+     "exporter puts before it)"},
     {"BatchNormalization", kInput | kStatistics | kWeight, 6, F::layer,
      "native_batch_norm_backward(grad, input, weight, ..., save_mean, save_invstd)"},
     {"Bernoulli", kNothing, 0, F::none, "random"},
