@@ -238,6 +238,10 @@ MODELS = {
     "squeezenet1_1": ("cnn", _tv("squeezenet1_1"), IMAGE, 1),
     "regnet_y_400mf": ("cnn", _tv("regnet_y_400mf"), IMAGE, 1),
     "googlenet": ("cnn", _tv("googlenet", aux_logits=False, init_weights=False), IMAGE, 1),
+    # without the auxiliary head, as googlenet: its training forward returns (logits, aux) and the loss would weigh
+    # both; 299x299 is the size the network is built for (batch 1: the last maps are 8x8, batch norm sees 64)
+    "inception_v3": ("cnn", _tv("inception_v3", aux_logits=False, init_weights=False),
+                     [("input", (1, 3, 299, 299), "float")], 1),
     # transformers
     "vit_b_16": ("transformer", _tv("vit_b_16"), IMAGE, 1),
     "swin_t": ("transformer", _tv("swin_t"), IMAGE, 1),
