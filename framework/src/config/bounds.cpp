@@ -7,7 +7,7 @@
 namespace monet {
 
 bool Bounds::contains(double v) const {
-  if (std::isnan(v)) return false;
+  if (!std::isfinite(v)) return false;  // no quantity in monet's files is infinite: TOML's inf and nan are typos
   if (min && (min_exclusive ? v <= *min : v < *min)) return false;
   if (max && (max_exclusive ? v >= *max : v > *max)) return false;
   return true;

@@ -107,6 +107,15 @@ std::string toml_type_name(const toml::node& node) {
 
 // ------------------------------------------------------------------------------------------- TableReader
 
+namespace {
+/// What a number key expects: "a finite number (a value > 0)" when inf or nan was given, else the bounds.
+std::string expected_number(const Bounds& bounds, double got) {
+  const std::string range = bounds.describe();
+  if (std::isfinite(got) && !range.empty()) return range;
+  return "a finite number" + (range.empty() ? "" : " (" + range + ")");
+}
+}  // namespace
+
 TableReader::TableReader(const toml::table& table, std::string file, std::string path, fs::path base_dir)
     : table_(&table),
       file_(std::move(file)),
@@ -190,7 +199,7 @@ double TableReader::number_value(std::string_view key, const toml::node& n, cons
     fail(key, "expected a number" + (bounds.describe().empty() ? "" : " (" + bounds.describe() + ")") + ", got " +
                   toml_type_name(n));
   }
-  if (!bounds.contains(v)) fail(key, "expected " + bounds.describe() + ", got " + format_number(v));
+  if (!bounds.contains(v)) fail(key, "expected " + expected_number(bounds, v) + ", got " + format_number(v));
   return v;
 }
 
@@ -324,7 +333,7 @@ std::optional<std::vector<double>> TableReader::number_list(std::string_view key
     }
     if (!bounds.contains(v)) {
       throw UserError(location_of(e, file_),
-                      key_name(key) + ": every element must be " + bounds.describe() + ", got " + format_number(v));
+                      key_name(key) + ": every element must be " + expected_number(bounds, v) + ", got " + format_number(v));
     }
     out.push_back(v);
   }

@@ -8,7 +8,7 @@
 
 namespace monet {
 
-/// Numeric bounds for a key. Inclusive unless the *_exclusive flag is set.
+/// Numeric bounds for a key. Inclusive unless the *_exclusive flag is set; inf and nan are never inside.
 struct Bounds {
   std::optional<double> min;
   std::optional<double> max;
