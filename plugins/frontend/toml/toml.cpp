@@ -27,6 +27,9 @@ constexpr PointwiseOp kPointwise[] = {
     {"div", "Div", 2, 1},
 };
 
+/// Bits of an operand or a partial sum: 1 to 64, monet's widest element type (a larger value would not fit an int).
+const Bounds kBits{1.0, 64.0};
+
 const std::vector<std::string>& op_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n{"conv", "linear", "gemm", "matmul", "maxpool", "avgpool", "global_avgpool",
@@ -49,7 +52,7 @@ class TomlWorkload {
       name = w->string("name").value_or(name);
       dtype = element_type(*w, "dtype").value_or(dtype);
       weight_dtype_ = element_type(*w, "weight_dtype");
-      partial_sum_bits_ = static_cast<int>(w->integer("partial_sum_bits", Bounds::at_least(1)).value_or(0));
+      partial_sum_bits_ = static_cast<int>(w->integer("partial_sum_bits", kBits).value_or(0));
       w->finish();
     }
     dtype_ = dtype;
@@ -173,8 +176,8 @@ class TomlWorkload {
       Operand operand;
       operand.slot = OperandSlot::O;
       operand.access = index_of(o, dims);
-      operand.precision_bits = static_cast<int>(o.integer("precision_bits", Bounds::at_least(1)).value_or(bits_of(y.dtype)));
-      operand.partial_sum_bits = static_cast<int>(o.integer("partial_sum_bits", Bounds::at_least(1)).value_or(0));
+      operand.precision_bits = static_cast<int>(o.integer("precision_bits", kBits).value_or(bits_of(y.dtype)));
+      operand.partial_sum_bits = static_cast<int>(o.integer("partial_sum_bits", kBits).value_or(0));
       o.finish();
       defined_.insert(y.name);
       operand.tensor = builder_->add_tensor(std::move(y));
@@ -189,8 +192,10 @@ class TomlWorkload {
       const std::string slot = in.choice("slot", {"I1", "I2"}).value_or(k == 0 ? "I1" : "I2");
       operand.slot = *parse_operand_slot(slot);
       operand.access = index_of(in, dims);
+      // An I2 operand may have 0 bits: never stored or moved, ZigZag's pooling "weights" (its W, imported as I2).
+      const Bounds bits = operand.slot == OperandSlot::I2 ? Bounds{0.0, 64.0} : kBits;
       operand.precision_bits = static_cast<int>(
-          in.integer("precision_bits", Bounds::at_least(0)).value_or(bits_of(builder_->tensor(operand.tensor).dtype)));
+          in.integer("precision_bits", bits).value_or(bits_of(builder_->tensor(operand.tensor).dtype)));
       operand.indirect = in.boolean("indirect").value_or(false);
       in.finish();
       op.operands.push_back(std::move(operand));
@@ -296,7 +301,7 @@ class TomlWorkload {
     }
     const std::string kind = t.required_string("op", "an operator name");
     const ElementType out_dtype = element_type(t, "dtype").value_or(dtype_);
-    const int psum = static_cast<int>(t.integer("partial_sum_bits", Bounds::at_least(1)).value_or(partial_sum_bits_));
+    const int psum = static_cast<int>(t.integer("partial_sum_bits", kBits).value_or(partial_sum_bits_));
     const SourceLocation where = t.where();
 
     OperatorId id = kNone;
