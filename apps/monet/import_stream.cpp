@@ -99,6 +99,7 @@ static StreamAcceleratorImport stream_accelerator_body(const fs::path& accelerat
       const auto m = *mems.begin();
       offchip_name = m.first.as<std::string>();
       const YAML::Node& mem = m.second;
+      reject_cost_extraction(c, mem);
       const YAML::Node ports = c.need(mem, "ports", "the DRAM port");
       if (!ports.IsSequence() || ports.size() == 0) c.fail(mem, "the off-chip memory needs a port");
       const auto bw = c.as<double>(c.need(ports[0], "bandwidth_max", "bits/cycle"), "a number");

@@ -124,6 +124,14 @@ static std::string zigzag_mapping_body(const fs::path& mapping) {
   return out.str();
 }
 
+void reject_cost_extraction(const Yaml& y, const YAML::Node& memory) {
+  // A YAML boolean as PyYAML reads it: ZigZag's files write "True"/"False", which a text comparison missed.
+  if (const YAML::Node n = memory["auto_cost_extraction"]; n && y.as<bool>(n, "true or false")) {
+    y.fail(n, "CACTI cost extraction is not available: monet needs explicit energies, give r_cost and w_cost (pJ per "
+              "access)");
+  }
+}
+
 static std::string zigzag_core_body(const fs::path& hardware, const std::optional<fs::path>& mapping,
                                 const std::string& cost_model, const std::optional<std::string>& rename) {
   const Yaml y(hardware);
@@ -146,8 +154,17 @@ static std::string zigzag_core_body(const fs::path& hardware, const std::optiona
   y.check_keys(array, {"dimensions", "sizes", "unit_energy", "unit_area", "is_imc", "imc_type", "input_precision",
                        "bit_serial_precision", "adc_resolution"},
                "operational_array");
-  if (array["is_imc"] && array["is_imc"].as<std::string>() == "true") {
+  // A YAML boolean, as ZigZag's PyYAML reads it (true, True, yes, on...): comparing the text missed "True".
+  if (array["is_imc"] && y.as<bool>(array["is_imc"], "true or false")) {
     y.fail(array["is_imc"], "in-memory-compute arrays are not supported");
+  }
+  // Two integers (I1, I2) in ZigZag's schema; monet costs MACs by unit_energy, so it only checks them.
+  if (const YAML::Node p = array["input_precision"]) {
+    if (!p.IsSequence() || p.size() != 2) y.fail(p, "input_precision: expected two precisions in bits, [I1, I2]");
+    for (const YAML::Node& bits : p) {
+      const auto b = y.as<std::int64_t>(bits, "an integer number of bits");
+      if (b < 1 || b > 64) y.fail(bits, "input_precision: expected 1 to 64 bits, got " + std::to_string(b));
+    }
   }
   const auto dims = y.as<std::vector<std::string>>(y.need(array, "dimensions", "array dimension names"), "a list of names");
   const auto sizes = y.as<std::vector<std::int64_t>>(y.need(array, "sizes", "array sizes"), "a list of sizes");
@@ -178,9 +195,7 @@ static std::string zigzag_core_body(const fs::path& hardware, const std::optiona
                      "auto_cost_extraction", "force_double_buffering", "mem_type", "min_r_granularity",
                      "min_w_granularity", "r_bw", "w_bw", "r_port", "w_port", "rw_port"},
                  "memory '" + mname + "'");
-    if (m["auto_cost_extraction"] && m["auto_cost_extraction"].as<std::string>() == "true") {
-      y.fail(m["auto_cost_extraction"], "CACTI cost extraction is not available: give r_cost and w_cost (pJ per access)");
-    }
+    reject_cost_extraction(y, m);
     out << "\n[[memories]]\nname = " << q(mname) << "\nsize_bits = "
         << y.as<std::int64_t>(y.need(m, "size", "capacity in bits"), "an integer") << "\nread_energy_pj = "
         << to_string(ParamValue(y.as<double>(y.need(m, "r_cost", "pJ per read"), "a number")))

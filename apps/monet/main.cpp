@@ -38,6 +38,11 @@ CLI::Validator number_above(double min, bool inclusive) {
       inclusive ? "NONNEGATIVE" : "POSITIVE");
 }
 
+/// --threads of run and cost: a cap on TBB's worker threads; 0 leaves TBB's default.
+constexpr const char* kThreadsHelp =
+    "worker threads: 1 to 4096 (at most that many), or 0 (the default) for one per hardware thread this process may "
+    "use";
+
 int real_main(int argc, char** argv) {
   CLI::App app{"monet: model and optimize neural-network training on multi-core dataflow accelerators"};
   app.require_subcommand(0, 1);
@@ -54,7 +59,7 @@ int real_main(int argc, char** argv) {
   run_cmd->add_option("--out", run.out, "output folder (default: [output] dir of the experiment)");
   run_cmd->add_option("--set", run.sets, "override a value: section.key=value, or architecture.PATH=value for the accelerator file (repeatable)")->allow_extra_args(false);
   run_cmd->add_option("--unset", run.unsets, "remove a key (its default applies): section.key or architecture.PATH (repeatable; before --set)")->allow_extra_args(false);
-  run_cmd->add_option("--threads", run.threads, "worker threads (default: all cores)")->check(CLI::Range(0, 4096));
+  run_cmd->add_option("--threads", run.threads, kThreadsHelp)->check(CLI::Range(0, 4096));
   run_cmd->add_flag("--resume", run.resume, "continue the search that was stopped (Ctrl-C) in the output folder");
   run_cmd->add_option("--cost-cache", run.cost_cache,
                       "folder that keeps cost-model results across runs (created if missing; shared safely by "
@@ -121,7 +126,7 @@ int real_main(int argc, char** argv) {
   cost_cmd->add_option("--emit-table", cost.emit_table, "write every layer's cycles and energy as a CSV for the 'table' cost model");
   cost_cmd->add_flag("--data-locality", cost.data_locality,
                      "keep a layer's output (and the weights) in the lowest memory that fits them between layers");
-  cost_cmd->add_option("--threads", cost.threads, "worker threads (default: all cores)")->check(CLI::Range(0, 4096));
+  cost_cmd->add_option("--threads", cost.threads, kThreadsHelp)->check(CLI::Range(0, 4096));
 
   monet::cli::ImportOptions import;
   CLI::App* import_cmd = app.add_subcommand("import", "convert ZigZag and Stream files (accelerators, mappings, layer lists) to monet's TOML");

@@ -29,6 +29,13 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_EQ(test::monet("frobnicate").exit_code, 2);
   EXPECT_EQ(test::monet("run").exit_code, 2);  // missing experiment
   EXPECT_EQ(test::monet("run x.toml --threads -3").exit_code, 2);
+  // What --threads 0 means is in the help of both commands that take it.
+  for (const char* command : {"run", "cost"}) {
+    const auto h = test::monet(std::string(command) + " --help");
+    EXPECT_EQ(h.exit_code, 0);
+    EXPECT_THAT(h.out, HasSubstr("worker threads: 1 to 4096 (at most that many), or 0 (the default) for one per hardware thread"))
+        << command;
+  }
 }
 
 TEST(Cli, BadExperimentExitsWithTwoAndLeavesNoOutput) {

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "monet/config/toml_reader.hpp"
 #include "support/test_support.hpp"
 
@@ -37,6 +39,19 @@ TEST(TomlReader, BoundsAreCheckedWithTheRangeInTheMessage) {
             "x.toml:1:5: error: u: expected a value in (0, 1], got 1.5");
   EXPECT_EQ(error_of([&] { root.integer("n", Bounds::positive()); }), "x.toml:2:5: error: n: expected a value > 0, got 0");
   EXPECT_EQ(error_of([&] { root.integer("f"); }), "x.toml:3:5: error: f: expected an integer, got a number (2.5)");
+}
+
+TEST(TomlReader, InfAndNanAreOutsideEveryRange) {
+  // TOML reads inf and nan as floats: `lr = inf` passed `lr > 0`, and an unbounded nan said "expected , got nan".
+  auto doc = TomlDocument::parse_string("lr = inf\nx = nan\nl = [1.0, -inf]\n", "x.toml");
+  TableReader root(doc.root(), doc.file(), "");
+  EXPECT_EQ(error_of([&] { root.number("lr", Bounds::positive()); }),
+            "x.toml:1:6: error: lr: expected a finite number (a value > 0), got inf");
+  EXPECT_EQ(error_of([&] { root.number("x"); }), "x.toml:2:5: error: x: expected a finite number, got nan");
+  EXPECT_EQ(error_of([&] { root.number_list("l"); }),
+            "x.toml:3:11: error: l: every element must be a finite number, got -inf");
+  EXPECT_FALSE(Bounds{}.contains(std::numeric_limits<double>::infinity()));
+  EXPECT_TRUE(Bounds::positive().contains(1e300));
 }
 
 TEST(TomlReader, SyntaxErrorsCarryTheirPosition) {

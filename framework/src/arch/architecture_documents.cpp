@@ -395,6 +395,8 @@ void ArchitectureDocuments::unset(std::string_view path, const SourceLocation& w
   doc_.unset(segments, where);
 }
 
+bool ArchitectureDocuments::has_top_level(std::string_view key) const { return doc_.get().root().contains(key); }
+
 AcceleratorPtr ArchitectureDocuments::build() const {
   const TomlDocument& doc = doc_.get();
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());

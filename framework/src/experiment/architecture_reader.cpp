@@ -69,6 +69,21 @@ void read_architecture(TableReader& root, Experiment& e, const std::vector<const
     e.architecture_file = a.required_path("file");
   }
   ArchitectureDocuments docs = source.architecture(e.architecture_file);
+  // Another kind of file named here by mistake: said at this key, not as a missing table of that file.
+  if (!docs.has_top_level("accelerator")) {
+    std::string kind;
+    if (docs.has_top_level("workload") || docs.has_top_level("layers")) {
+      kind = " (it is a workload: give it as [workload] file)";
+    } else if (docs.has_top_level("core")) {
+      kind = " (it is a core file: an accelerator lists its cores in [[cores]])";
+    } else if (docs.has_top_level("system")) {
+      kind = " (it is a system of chips: give it as [architecture] system)";
+    } else if (docs.has_top_level("experiment")) {
+      kind = " (it is an experiment)";
+    }
+    a.fail(e.system ? "system" : "file", (e.system ? "the system's chip '" : "'") + e.architecture_file.string() +
+                                              "' is not an accelerator file: it has no [accelerator] table" + kind);
+  }
   if (a.has("unset")) {
     const std::vector<std::string> paths = *a.string_list("unset");
     for (const std::string& path : paths) {

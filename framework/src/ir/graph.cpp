@@ -71,22 +71,26 @@ GraphBuilder::GraphBuilder(const Graph& base)
   for (const Operator& o : operators_) operator_names_[o.name] = o.id;
 }
 
+void GraphBuilder::check_shape(const std::string& tensor, const Shape& shape, const SourceLocation& where) {
+  for (std::int64_t d : shape) {
+    if (d <= 0) throw UserError(where, "tensor '" + tensor + "' has a non-positive dimension: " + to_string(shape));
+  }
+  // Sizes are counted in bits in 64-bit integers, and summed over tensors: keep 8 bits of headroom.
+  std::int64_t bits = 64;
+  for (std::int64_t d : shape) {
+    if (__builtin_mul_overflow(bits, d, &bits) || bits > (std::int64_t{1} << 55)) {
+      throw UserError(where, "tensor '" + tensor + "' " + to_string(shape) +
+                                 " is too large: its size in bits does not fit monet's 64-bit counters");
+    }
+  }
+}
+
 TensorId GraphBuilder::add_tensor(Tensor t) {
   if (t.name.empty()) throw UserError(t.origin, "a tensor needs a name");
   if (tensor_names_.contains(t.name)) {
     throw UserError(t.origin, "tensor '" + t.name + "' is defined twice");
   }
-  for (std::int64_t d : t.shape) {
-    if (d <= 0) throw UserError(t.origin, "tensor '" + t.name + "' has a non-positive dimension: " + to_string(t.shape));
-  }
-  // Sizes are counted in bits in 64-bit integers, and summed over tensors: keep 8 bits of headroom.
-  std::int64_t bits = 64;
-  for (std::int64_t d : t.shape) {
-    if (__builtin_mul_overflow(bits, d, &bits) || bits > (std::int64_t{1} << 55)) {
-      throw UserError(t.origin, "tensor '" + t.name + "' " + to_string(t.shape) +
-                                    " is too large: its size in bits does not fit monet's 64-bit counters");
-    }
-  }
+  check_shape(t.name, t.shape, t.origin);
   t.id = static_cast<TensorId>(tensors_.size());
   t.producer = kNone;
   t.consumers.clear();

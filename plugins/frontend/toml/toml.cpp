@@ -91,6 +91,7 @@ class TomlWorkload {
     auto shape = t.integer_list("shape", Bounds::at_least(1));
     if (!shape) t.fail_missing("shape", "a list of positive integers");
     x.shape = *shape;
+    GraphBuilder::check_shape(x.name, x.shape, t.where("shape"));  // an overflow is the shape's, not the table's
     return x;
   }
 
@@ -407,8 +408,8 @@ class TomlWorkload {
             unknown = static_cast<int>(i);
           } else if (out[i] == 0) {
             t.fail("shape", "sizes must be positive (or -1)");
-          } else {
-            known *= out[i];
+          } else if (__builtin_mul_overflow(known, out[i], &known)) {  // then it wrapped, maybe to 0 (a division below)
+            t.fail("shape", "reshaping " + to_string(in) + " to " + to_string(*shape) + " changes the element count");
           }
         }
         if (unknown >= 0) out[static_cast<std::size_t>(unknown)] = element_count(in) / known;

@@ -38,6 +38,8 @@ class MONET_API ArchitectureDocuments {
   [[nodiscard]] AcceleratorPtr build() const;
 
   [[nodiscard]] const std::filesystem::path& file() const { return file_; }
+  /// Whether the accelerator file has this top-level key ("accelerator", "workload"): what kind of file it is.
+  [[nodiscard]] bool has_top_level(std::string_view key) const;
 
  private:
   /// A document as read plus the changes made to it, applied to a fresh parse when it is needed (toml++ copies

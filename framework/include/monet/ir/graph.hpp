@@ -52,7 +52,10 @@ class MONET_API GraphBuilder {
   /// Starts from an existing graph (to extend it: training graphs, recompute operators).
   explicit GraphBuilder(const Graph& base);
 
-  TensorId add_tensor(Tensor t);  // id assigned; the name must be unique
+  TensorId add_tensor(Tensor t);  // id assigned; the name must be unique; its shape passes check_shape
+  /// A UserError at `where` unless every size is positive and the tensor's size in bits fits monet's 64-bit
+  /// counters. add_tensor checks at the tensor's origin; a frontend calls it to point at the shape itself.
+  static void check_shape(const std::string& tensor, const Shape& shape, const SourceLocation& where);
   OperatorId add_operator(Operator op);  // id assigned; operands must refer to existing tensors
   [[nodiscard]] const Tensor& tensor(TensorId id) const { return tensors_.at(static_cast<std::size_t>(id)); }
   [[nodiscard]] Tensor& tensor(TensorId id) { return tensors_.at(static_cast<std::size_t>(id)); }
