@@ -12,7 +12,7 @@ const std::vector<std::string>& parallelism_kernel_keys() {
                                              "overlap_grad_reduce", "context", "zero_overlap_comm",
                                              "overlap_p2p_comm", "account_for_embedding_in_pipeline_split",
                                              "account_for_loss_in_pipeline_split",
-                                             "num_distributed_optimizer_instances"};
+"num_distributed_optimizer_instances", "stack"};
   return keys;
 }
 
@@ -35,6 +35,7 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
   p.overlap_p2p_comm = t.boolean("overlap_p2p_comm").value_or(false);
   p.account_for_embedding = t.boolean("account_for_embedding_in_pipeline_split").value_or(false);
   p.account_for_loss = t.boolean("account_for_loss_in_pipeline_split").value_or(false);
+  p.stack = t.choice("stack", {"megatron", "deepspeed"}).value_or("megatron");
 
   // Megatron's own consistency rules first, so a configuration is judged before it is refused as not built.
   if (p.virtual_pipeline > 1 && p.pipeline < 2) {
@@ -84,6 +85,26 @@ Parallelism read_parallelism(TableReader& t, bool training, CheckpointPolicy& ch
     t.fail("zero_overlap_comm", "overlaps ZeRO 2-3's collectives in the passes; zero_stage = " + std::to_string(p.zero_stage) +
                                     " has none (the reduction after the pass overlaps with overlap_grad_reduce)");
   }
+  if (p.stack == "deepspeed") {
+    // What DeepSpeed's pipeline engine (Megatron-DeepSpeed's) does not do, at the key that asks for it.
+    if (p.virtual_pipeline > 1) {
+      t.fail("virtual_pipeline", "DeepSpeed's pipeline engine (stack = \"deepspeed\") runs one chunk per stage: it "
+                                 "does not interleave (virtual_pipeline = " + std::to_string(p.virtual_pipeline) + ")");
+    }
+    if (p.zero_stage >= 2 && p.pipeline > 1) {
+      t.fail("zero_stage", "DeepSpeed's pipeline engine (stack = \"deepspeed\") runs ZeRO stage 0 or 1 only (ZeRO 2 "
+                           "and 3 are incompatible with its pipeline parallelism); zero_stage = " +
+                               std::to_string(p.zero_stage) + " with pipeline = " + std::to_string(p.pipeline));
+    }
+    if (p.overlap_grad_reduce) {
+      t.fail("overlap_grad_reduce", "Megatron's DDP buckets; DeepSpeed's engine (stack = \"deepspeed\") reduces the "
+                                    "gradients after the last backward pass");
+    }
+    if (p.optimizer_instances > 1) {
+      t.fail("num_distributed_optimizer_instances", "Megatron-Core's distributed-optimizer instances; not part of "
+                                                    "stack = \"deepspeed\"");
+    }
+  }
   if (p.recompute != "none") {
     if (!training) t.fail("recompute", "recomputation needs a training step ([training] mode = \"training\")");
     if (checkpoint.kind != CheckpointPolicy::Kind::none) {
@@ -116,7 +137,7 @@ std::string parallelism_toml(const Parallelism& p) {
          (p.zero_overlap_comm ? "zero_overlap_comm = true\n" : "") +
          (p.overlap_p2p_comm ? "overlap_p2p_comm = true\n" : "") +
          (p.account_for_embedding ? "account_for_embedding_in_pipeline_split = true\n" : "") +
-         (p.account_for_loss ? "account_for_loss_in_pipeline_split = true\n" : "");
+         (p.account_for_loss ? "account_for_loss_in_pipeline_split = true\n" : "") + "stack = \"" + p.stack + "\"\n";
 }
 
 }  // namespace monet

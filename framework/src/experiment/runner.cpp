@@ -419,6 +419,7 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
     step.overlap_grad_reduce = par.overlap_grad_reduce;
     step.zero_overlap_comm = par.zero_overlap_comm;
     step.overlap_p2p_comm = par.overlap_p2p_comm;
+    step.stack = par.stack == "deepspeed" ? ParallelStack::deepspeed : ParallelStack::megatron;
     step.optimizer_instances = par.optimizer_instances;
     evaluator->set_system_step(std::make_shared<const SystemStep>(std::move(step)));
     if (cache != &own) {

@@ -98,7 +98,9 @@ void ParallelStepModel::sum_up() {
       return L.zero_stage >= from_stage ? static_cast<std::int64_t>(static_cast<double>(bytes) / shards) : bytes;
     };
     // The weights' low-precision copies are memory only: cast on each rank, never communicated.
-    const auto w = shard(stage_weights[si], 3) + shard(stage_casts[si], 3), gr = shard(stage_grads[si], 2),
+    // DeepSpeed's fp32 gradients: BF16_Optimizer keeps them whole, ZeRO 1's stage_1_and_2 only its partition's.
+    const auto fp32 = bf16_optimizer || L.zero_stage == 0 ? stage_fp32_grads[si] : shard(stage_fp32_grads[si], 1);
+    const auto w = shard(stage_weights[si], 3) + shard(stage_casts[si], 3), gr = shard(stage_grads[si], 2) + fp32,
                st = shard(stage_states[si], 1);
     const auto act = static_cast<std::int64_t>(run.peak_saved_bytes[si]);
     std::int64_t whole = 0;  // ZeRO 3: the gathered parameters of the running (and prefetched) block
@@ -136,7 +138,7 @@ void finish_system_step(const SystemStep& step, const Graph& graph, const CNGrap
                         const ScheduleResult& schedule, ScheduleSummary& summary) {
   ParallelStepInputs in{graph, cns, schedule, chip, step.system, step.layout, step.global_batch, step.plan,
                         step.chunk_of_op, step.block_of_op, step.overlap_grad_reduce, step.zero_overlap_comm,
-                        step.overlap_p2p_comm, step.optimizer_instances};
+                        step.overlap_p2p_comm, step.optimizer_instances, step.stack};
   auto r = std::make_shared<ParallelStep>(parallel_step(in));
   ScheduleSummary& s = summary;
   // The rank graph holds every layer; no chip holds them all, so its off-chip peak is no capacity test.

@@ -63,6 +63,11 @@ struct ParallelStepModel {
 
   // count_parameters: per chunk and per block.
   std::vector<std::int64_t> weights, grads, states, casts;
+  // stack = deepspeed: DeepSpeed's fp32 copy of the 16-bit gradients it accumulates into (per chunk), and whether
+  // they are bf16 (its BF16_Optimizer: a whole fp32 copy, the gradients all-reduced) or fp16 (ZeRO 1's
+  // stage_1_and_2: the fp32 copy of the rank's partition only).
+  std::vector<std::int64_t> fp32_grads;
+  bool bf16_optimizer = false;
   std::size_t block_count = 0;
   std::vector<double> block_grads;
 
@@ -96,7 +101,7 @@ struct ParallelStepModel {
   double shards = 0, instances = 0;  // ZeRO's shards, their copies
   std::vector<double> stage_opt, stage_dp_end, stage_reduced, stage_hidden, stage_gather;
   double dp_energy = 0;
-  std::vector<std::int64_t> stage_weights, stage_grads, stage_states, stage_casts;
+  std::vector<std::int64_t> stage_weights, stage_grads, stage_states, stage_casts, stage_fp32_grads;
 };
 
 }  // namespace monet::detail

@@ -42,6 +42,7 @@ std::vector<Pass> stage_order(std::int64_t s, std::int64_t p, std::int64_t v, st
 }  // namespace
 
 PipelineRun simulate_pipeline(const PipelineTimes& t) {
+  if (t.stack == ParallelStack::deepspeed) return simulate_deepspeed_pipeline(t);
   const std::int64_t p = t.stages, v = t.chunks, m = t.micro_batches, chunks = p * v;
   if (p < 1 || v < 1 || m < 1 || static_cast<std::int64_t>(t.forward.size()) != chunks ||
       static_cast<std::int64_t>(t.backward.size()) != chunks ||

@@ -132,14 +132,16 @@ void ParallelStepModel::reduce_gradients() {
   stage_opt.assign(static_cast<std::size_t>(p), 0);
   stage_dp_end = stage_reduced = stage_hidden = stage_gather = stage_opt;
   stage_weights.assign(static_cast<std::size_t>(p), 0);
-  stage_grads = stage_states = stage_casts = stage_weights;
+  stage_grads = stage_states = stage_casts = stage_fp32_grads = stage_weights;
+  const bool deepspeed = in.stack == ParallelStack::deepspeed;
+  std::vector<double> reduce_s(static_cast<std::size_t>(p), 0);  // each stage's reduction after its last backward
   for (std::int64_t s = 0; s < p; ++s) {
     const auto si = static_cast<std::size_t>(s);
     for (std::int64_t c = 0; c < v; ++c) {
       const auto j = static_cast<std::size_t>(c * p + s);
       stage_opt[si] += optimizer[j];
       stage_weights[si] += weights[j], stage_grads[si] += grads[j], stage_states[si] += states[j];
-      stage_casts[si] += casts[j];
+      stage_casts[si] += casts[j], stage_fp32_grads[si] += fp32_grads[j];
     }
     if (s == p - 1 && !tied.empty()) stage_opt[si] += tied_opt_s;  // the copy's update
     if (L.zero_stage >= 1) stage_opt[si] /= shards;
@@ -150,14 +152,19 @@ void ParallelStepModel::reduce_gradients() {
     // all-gather follows (ZeRO 3 keeps them sharded). With optimizer instances the reduction is the shard group's
     // and each 1/S shard is then all-reduced across the instances (Megatron-Core's intra- and inter-instance groups).
     const auto grad_bytes = static_cast<double>(stage_grads[si]), weight_bytes = static_cast<double>(stage_weights[si]);
-    const CollectiveKind reduce = L.zero_stage == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
+    // DeepSpeed's BF16_Optimizer (Megatron-DeepSpeed's bf16 ZeRO 1) all-reduces the whole gradients in 16 bits
+    // (engine.buffered_allreduce_fallback) and each rank then updates its partition; ZeRO 1's stage_1_and_2 (fp16)
+    // reduces each rank's partition to it, a reduce-scatter's volume.
+    const CollectiveKind reduce = L.zero_stage == 0 || (deepspeed && bf16_optimizer) ? CollectiveKind::all_reduce
+                                                                                     : CollectiveKind::reduce_scatter;
     auto across_instances = [&](double bytes) {
       return I > 1 ? group_collective(sys, CollectiveKind::all_reduce, bytes / shards, I, L.tensor * S) : CommCost{};
     };
     CommCost dp;
     if (L.zero_stage <= 1) dp = group_collective(sys, reduce, grad_bytes, S, L.tensor);
     const CommCost across = across_instances(grad_bytes);
-    double end = run.last_backward_end_s[si] + dp.seconds + across.seconds;
+    reduce_s[si] = dp.seconds + across.seconds;
+    double end = run.last_backward_end_s[si] + reduce_s[si];
     if (in.overlap_grad_reduce && L.zero_stage <= 1) {
       std::vector<Ready> grads_ready;
       for (std::int64_t c = 0; c < v; ++c) {
@@ -224,12 +231,25 @@ void ParallelStepModel::reduce_gradients() {
   // all-reduce, then the embedding all-reduce) — so it adds to both stages' reductions, before ZeRO 1-2's gathers of
   // the updated parameters. With ZeRO 2-3 each chip holds its 1/S shard of the gradient: that is what it reduces.
   if (!tied.empty() && tied.gradient_bytes > 0) {
-    const double bytes = static_cast<double>(tied.gradient_bytes) / (L.zero_stage >= 2 ? shards : 1);
+    // DeepSpeed's BF16_Optimizer all-reduces the tied weights' fp32 gradients (_hp_grad).
+    const double whole = deepspeed && bf16_optimizer ? 4.0 * static_cast<double>(tied.gradient_elements)
+                                                     : static_cast<double>(tied.gradient_bytes);
+    const double bytes = whole / (L.zero_stage >= 2 ? shards : 1);
     const CommCost ar = group_collective(sys, CollectiveKind::all_reduce, bytes, 2, neighbours * (p - 1));
     const auto first = std::size_t{0}, last = static_cast<std::size_t>(p - 1);
-    const double end = std::max(stage_reduced[first], stage_reduced[last]) + ar.seconds;
-    stage_dp_end[first] = end + stage_gather[first];
-    stage_dp_end[last] = end + stage_gather[last];
+    if (deepspeed) {
+      // DeepSpeed's engine reduces the tied gradients first (ReduceTiedGrads, then ReduceGrads, then the step):
+      // the two stages meet when both have run their last backward pass, then each reduces its own.
+      const double tied_end = std::max(run.last_backward_end_s[first], run.last_backward_end_s[last]) + ar.seconds;
+      for (const std::size_t s : {first, last}) {
+        stage_reduced[s] = tied_end + reduce_s[s];
+        stage_dp_end[s] = stage_reduced[s] + stage_gather[s];
+      }
+    } else {
+      const double end = std::max(stage_reduced[first], stage_reduced[last]) + ar.seconds;
+      stage_dp_end[first] = end + stage_gather[first];
+      stage_dp_end[last] = end + stage_gather[last];
+    }
     r.tied_comm_s = ar.seconds;
     dp_energy += ar.energy_j * static_cast<double>(L.tensor) * d;
   }

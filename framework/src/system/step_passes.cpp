@@ -123,7 +123,8 @@ void ParallelStepModel::count_parameters() {
   // Parameters, gradients and optimizer states per chunk (ZeRO shards them over the data-parallel group), and the
   // gradients per block (ZeRO 2-3 reduce them block by block).
   weights.assign(static_cast<std::size_t>(chunks), 0);
-  grads = states = casts = weights;
+  grads = states = casts = fp32_grads = weights;
+  const bool deepspeed = in.stack == ParallelStack::deepspeed;
   block_count = in.block_of_op.empty() ? 0 : static_cast<std::size_t>(*std::max_element(in.block_of_op.begin(), in.block_of_op.end())) + 1;
   block_grads.assign(block_count, 0);
   for (const Tensor& t : g.tensors()) {
@@ -141,6 +142,10 @@ void ParallelStepModel::count_parameters() {
         break;
       case TensorRole::weight_gradient:
         if (t.gradient_of != kNone) grads[c] += t.bytes(), block_grads[blk] += static_cast<double>(t.bytes());
+        if (deepspeed && t.gradient_of != kNone && bits_of(t.dtype) < 32) {
+          fp32_grads[c] += t.elements() * 4;
+          bf16_optimizer = bf16_optimizer || t.dtype == ElementType::bf16;
+        }
         break;
       case TensorRole::optimizer_state:
       case TensorRole::master_weight: if (t.in_place_of == kNone) states[c] += t.bytes(); break;
@@ -153,6 +158,7 @@ void ParallelStepModel::count_parameters() {
   if (!tied.empty()) {
     const auto last = static_cast<std::size_t>(chunks - 1);
     weights[last] += tied.weight_bytes, grads[last] += tied.gradient_bytes, states[last] += tied.state_bytes;
+    if (fp32_grads[0] > 0) fp32_grads[last] += tied.gradient_elements * 4;
     if (!block_grads.empty()) {
       const int blk = in.block_of_op[static_cast<std::size_t>(tied.last_chunk_readers.front())];
       block_grads[static_cast<std::size_t>(blk)] += static_cast<double>(tied.gradient_bytes);
@@ -216,6 +222,7 @@ void ParallelStepModel::run_pipeline() {
     send = pipeline_send(sys, L, *std::max_element(crossing.begin(), crossing.end()), neighbours);
     pt.send_s = send.seconds;
     pt.blocking_sends = !in.overlap_p2p_comm;
+    pt.stack = in.stack;
     pt.record_sends = in.overlap_grad_reduce;  // the overlapped buckets wait for them
   }
   r.pipeline_send_s = pt.send_s;

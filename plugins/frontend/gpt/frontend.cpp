@@ -22,7 +22,7 @@ class GptFrontend final : public WorkloadFrontend {
         "group), sequence_parallel (that rank with Megatron's sequence parallelism), context_parallel (one rank of a "
         "context-parallel group) and Megatron's options for Llama-style models: num_query_groups, kv_channels, "
         "swiglu, bias_swiglu_fusion, normalization (LayerNorm, RMSNorm), add_bias_linear, position_embedding_type "
-        "(learned_absolute, rope), untie_embeddings_and_output_weights, attention_backend (unfused, flash). Operator "
+        "(learned_absolute, rope, alibi), embedding_layernorm, untie_embeddings_and_output_weights, attention_backend (unfused, flash). Operator "
         "and module names follow Megatron-core (\"layers.3.self_attention.linear_qkv\"). Chosen by the file's "
         "generator key; `batch` overrides micro_batch.";
     i.params = {ParamSpec::integer("batch", 0)

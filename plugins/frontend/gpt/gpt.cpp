@@ -16,8 +16,10 @@
 // bias_swiglu_fusion, or as HF's LlamaMLP), normalization = "RMSNorm" (no bias, one statistic per token),
 // add_bias_linear = false, position_embedding_type = "rope" (no position table; q and k rotated by Megatron's fused
 // kernel), untie_embeddings_and_output_weights (output_layer has its own weight) and attention_backend = "flash"
-// (one FlashAttention operator for the attention core). kv_channels sets each head's width d (hidden / heads by
-// default): the queries, the context and linear_proj's input are then a·d wide, not h.
+// (one FlashAttention operator for the attention core). BLOOM's options (Megatron-DeepSpeed's):
+// position_embedding_type = "alibi" (no position table) and embedding_layernorm (a LayerNorm after the
+// embeddings). kv_channels sets each head's width d (hidden / heads by default): the queries, the context and
+// linear_proj's input are then a·d wide, not h.
 #include "gpt.hpp"
 
 #include <algorithm>
@@ -49,6 +51,8 @@ struct GptConfig {
   std::int64_t query_groups = 0;  // key/value heads; = heads without grouped-query attention
   std::int64_t kv_channels = 0;   // each head's width (Megatron's kv_channels; hidden / heads by default)
   bool swiglu = false, rms_norm = false, bias = true, rope = false, untied = false;
+  bool alibi = false;           // position_embedding_type = "alibi" (BLOOM): no position table, a bias on the scores
+  bool embedding_norm = false;  // Megatron-DeepSpeed's --embed-layernorm (BLOOM): a LayerNorm after the embeddings
   bool flash = false;  // attention_backend = "flash": one fused, causal attention operator
   bool swiglu_fusion = true;  // Megatron's bias_swiglu_fusion: one kernel that keeps only its input
 };
@@ -79,7 +83,10 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   }
   c.rms_norm = w.choice("normalization", {"LayerNorm", "RMSNorm"}).value_or("LayerNorm") == "RMSNorm";
   c.bias = w.boolean("add_bias_linear").value_or(true);
-  c.rope = w.choice("position_embedding_type", {"learned_absolute", "rope"}).value_or("learned_absolute") == "rope";
+  const std::string positions =
+      w.choice("position_embedding_type", {"learned_absolute", "rope", "alibi"}).value_or("learned_absolute");
+  c.rope = positions == "rope", c.alibi = positions == "alibi";
+  c.embedding_norm = w.boolean("embedding_layernorm").value_or(false);
   c.untied = w.boolean("untie_embeddings_and_output_weights").value_or(false);
   c.flash = w.choice("attention_backend", {"unfused", "flash"}).value_or("unfused") == "flash";
   c.micro_batch = w.integer("micro_batch", Bounds::at_least(1)).value_or(1);
@@ -158,7 +165,7 @@ GptConfig read_config(TableReader& w, const GptOverrides& o) {
   w.finish({"hidden", "layers", "heads", "seq_length", "vocab", "ffn_hidden", "global_batch", "micro_batch",
             "tensor_parallel", "sequence_parallel", "context_parallel", "num_query_groups", "kv_channels", "swiglu", "normalization",
             "add_bias_linear", "position_embedding_type", "untie_embeddings_and_output_weights", "attention_backend",
-            "bias_swiglu_fusion"});
+            "bias_swiglu_fusion", "embedding_layernorm"});
   return c;
 }
 
@@ -175,7 +182,9 @@ class GptBuilder : GeneratedGraph {
     const TensorId words = act("embedding.word_embeddings", {B, S, H});
     ops::embedding(b_, op("embedding.word_embeddings", "embedding.word_embeddings", "Embedding"), wte, tokens, words);
     TensorId sum = words;
-    if (!c_.rope) {  // learned absolute positions; rotary ones are applied to q and k in every layer
+    // Learned absolute positions; rotary ones are applied to q and k in every layer. ALiBi's bias is the input
+    // Megatron-DeepSpeed's scores GEMM accumulates onto (baddbmm's beta = 1): a [heads, s] read, not modelled.
+    if (!c_.rope && !c_.alibi) {
       const TensorId wpe = weight("embedding.position_embeddings.weight", {c_.seq, H});
       const TensorId positions = act("embedding.position_embeddings", {S, H});
       ops::embedding(b_, op("embedding.position_embeddings", "embedding.position_embeddings", "Embedding"), wpe,
@@ -183,6 +192,7 @@ class GptBuilder : GeneratedGraph {
       sum = act("embedding.add", {B, S, H});
       ops::elementwise(b_, op("embedding.add", "embedding", "Add"), {words, positions}, sum, 1);
     }
+    if (c_.embedding_norm) sum = layer_norm("embedding.layernorm", "embedding", sum);
     TensorId x = dropout("embedding.dropout", "embedding", sequence_part("embedding.shard", "embedding", "Shard", sum),
                          c_.hidden_dropout);
     for (std::int64_t l = 0; l < c_.layers; ++l) x = layer("layers." + std::to_string(l), x);

@@ -29,6 +29,7 @@ struct Parallelism {
                                       // pipeline sends do not block their stage
   bool account_for_embedding = false; // Megatron-Core's --account-for-embedding-in-pipeline-split
   bool account_for_loss = false;      // Megatron-Core's --account-for-loss-in-pipeline-split
+  std::string stack = "megatron";     // megatron | deepspeed: whose pipeline engine, ZeRO 1 and reduction (Megatron-DeepSpeed)
   bool given = false;                 // the experiment has a [parallelism] table
   SourceLocation where;               // the table
   SourceLocation where_chips;         // the first of tensor, pipeline, data above 1 (unknown: one chip)

@@ -13,6 +13,7 @@
 #include "monet/plugin/parallelism_model.hpp"
 #include "monet/schedule/cn_graph.hpp"
 #include "monet/schedule/schedule.hpp"
+#include "monet/system/pipeline_schedule.hpp"
 #include "monet/system/system.hpp"
 
 namespace monet {
@@ -94,6 +95,7 @@ struct SystemStep {
   bool zero_overlap_comm = false;         // ZeRO 2-3's collectives beside the passes' operators (DeepSpeed's overlap_comm)
   bool overlap_p2p_comm = false;          // pipeline sends that do not block their stage (Megatron-Core's option)
   std::int64_t optimizer_instances = 1;   // ZeRO's shards replicated over this many groups of consecutive ranks
+  ParallelStack stack = ParallelStack::megatron;  // Megatron-LM's engine, or Megatron-DeepSpeed's (DeepSpeed's)
 };
 
 /// Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: the embedding
@@ -145,6 +147,9 @@ struct ParallelStepInputs {
   // Megatron-Core's num_distributed_optimizer_instances (HSDP): ZeRO shards over S = d·cp / I consecutive ranks of
   // the data-parallel group; after each such group's reduce-scatter the I copies of a shard are all-reduced.
   std::int64_t optimizer_instances = 1;
+  // DeepSpeed's pipeline engine, its ZeRO 1 and its gradient reduction instead of Megatron-LM's
+  // (docs/datacenter.md#megatron-deepspeed-stack--deepspeed).
+  ParallelStack stack = ParallelStack::megatron;
 };
 
 /// The system's step from one rank's schedule (make_system_step has checked the layout).
