@@ -148,7 +148,7 @@ struct ParallelStepInputs {
   // the data-parallel group; after each such group's reduce-scatter the I copies of a shard are all-reduced.
   std::int64_t optimizer_instances = 1;
   // DeepSpeed's pipeline engine, its ZeRO 1 and its gradient reduction instead of Megatron-LM's
-  // (docs/datacenter.md#megatron-deepspeed-stack--deepspeed).
+  // (docs/datacenter.md#the-megatron-deepspeed-stack-stack--deepspeed).
   ParallelStack stack = ParallelStack::megatron;
 };
 
