@@ -51,6 +51,14 @@ TEST(MegatronDeepSpeed, Bloom176bOn384A100s) {
             mg["system"]["memory_per_chip_bytes"]["weights"].get<std::int64_t>());
   // The chronicles' nvidia-smi reading for the run: 59 GB (with the CUDA context and the allocator's cache).
   EXPECT_NEAR(mem["total"].get<double>() / 1e9, 48.40, 0.01);
+
+  // resolved.toml records the stack, and running it gives the same step.
+  const std::string resolved = test::read_file(dir.path() / "deepspeed" / "resolved.toml");
+  EXPECT_NE(resolved.find("stack = \"deepspeed\""), std::string::npos);
+  const auto again = test::monet("run " + q(dir.path() / "deepspeed" / "resolved.toml") + " --out " + q(dir.path() / "again"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_DOUBLE_EQ(json::parse(test::read_file(dir.path() / "again" / "results.json"))["step_time_s"].get<double>(),
+                   ds["step_time_s"].get<double>());
 }
 
 // The same software stack on one node, without pipeline, network or ZeRO (BigScience's "max possible TFLOPs"

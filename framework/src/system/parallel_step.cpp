@@ -98,8 +98,10 @@ void ParallelStepModel::sum_up() {
       return L.zero_stage >= from_stage ? static_cast<std::int64_t>(static_cast<double>(bytes) / shards) : bytes;
     };
     // The weights' low-precision copies are memory only: cast on each rank, never communicated.
-    // DeepSpeed's fp32 gradients: BF16_Optimizer keeps them whole, ZeRO 1's stage_1_and_2 only its partition's.
-    const auto fp32 = bf16_optimizer || L.zero_stage == 0 ? stage_fp32_grads[si] : shard(stage_fp32_grads[si], 1);
+    // DeepSpeed's fp32 gradients: whole without ZeRO and in BF16_Optimizer (its ZeRO 1), else the rank's partition
+    // (stage_1_and_2's ZeRO 1 and 2, stage 3).
+    const auto fp32 = L.zero_stage == 0 || (L.zero_stage == 1 && bf16_optimizer) ? stage_fp32_grads[si]
+                                                                                 : shard(stage_fp32_grads[si], 1);
     const auto w = shard(stage_weights[si], 3) + shard(stage_casts[si], 3), gr = shard(stage_grads[si], 2) + fp32,
                st = shard(stage_states[si], 1);
     const auto act = static_cast<std::int64_t>(run.peak_saved_bytes[si]);
