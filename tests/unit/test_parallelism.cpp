@@ -64,5 +64,19 @@ TEST_F(ParallelismTest, MistakesAreLocated) {
   EXPECT_THAT(fail(both), HasSubstr("[training.checkpoint] already chooses what to recompute"));
 }
 
+// stack names whose runtime the step follows; what DeepSpeed's pipeline engine does not do is refused at its key.
+TEST_F(ParallelismTest, StackIsMegatronOrDeepSpeed) {
+  EXPECT_EQ(load(experiment_text("tensor = 1\n")).parallelism.stack, "megatron");
+  const Experiment e = load(experiment_text("stack = \"deepspeed\"\n"));
+  EXPECT_EQ(e.parallelism.stack, "deepspeed");
+  EXPECT_THAT(parallelism_toml(e.parallelism), HasSubstr("stack = \"deepspeed\"\n"));
+  EXPECT_THAT(fail(experiment_text("stack = \"colossal\"\n")),
+              HasSubstr("exp.toml:14:9: error: parallelism.stack: 'colossal' is not one of 'megatron', 'deepspeed'"));
+  EXPECT_THAT(fail(experiment_text("stack = \"deepspeed\"\ndata = 4\noverlap_grad_reduce = true\n")),
+              HasSubstr("exp.toml:16:23: error: parallelism.overlap_grad_reduce: Megatron's DDP buckets"));
+  EXPECT_THAT(fail(experiment_text("stack = \"deepspeed\"\ndata = 4\nzero_stage = 1\nnum_distributed_optimizer_instances = 2\n")),
+              HasSubstr("parallelism.num_distributed_optimizer_instances: Megatron-Core's distributed-optimizer instances"));
+}
+
 }  // namespace
 }  // namespace monet
