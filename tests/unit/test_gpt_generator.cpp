@@ -280,6 +280,21 @@ TEST_F(Gpt, KvChannelsSetTheAttentionsWidth) {
   EXPECT_THAT(fail(gpt_toml({100, 3, 2})), HasSubstr("(or give each head's width: kv_channels)"));
 }
 
+// BLOOM-176B (Megatron-DeepSpeed's options): ALiBi leaves out the position table, the embedding LayerNorm adds 2h;
+// Hugging Face's bigscience/bloom counts 176,247,271,424 parameters. The forward MACs are a GPT's without positions.
+TEST_F(Gpt, BloomParameterCountIsHuggingFaces) {
+  const std::int64_t h = 14336, L = 70, s = 2048, V = 250880;
+  const std::string bloom = "position_embedding_type = \"alibi\"\nembedding_layernorm = true\n";
+  const GraphPtr g = load(gpt_toml({h, 112, L, s, V}, bloom));
+  EXPECT_EQ(g->parameter_count(), L * (12 * h * h + 13 * h) + V * h + 2 * h + 2 * h);
+  EXPECT_EQ(g->parameter_count(), 176'247'271'424);
+  const GraphPtr small = load(gpt_toml({64, 4, 2}, bloom)), gpt = load(gpt_toml({64, 4, 2}));
+  EXPECT_EQ(small->parameter_count(), gpt->parameter_count() - 2048 * 64 + 2 * 64);
+  EXPECT_EQ(small->total_macs(), gpt->total_macs());
+  EXPECT_THAT(fail(gpt_toml({64, 4, 2}, "position_embedding_type = \"sinusoidal\"\n")),
+              HasSubstr("position_embedding_type"));
+}
+
 // Per layer: the layer's input, both norms' outputs and the residual (2·s·b·h bytes each), the rotated queries and
 // the attention context (2·s·b·h/t each), the rotated keys (2·s·b·g·d/t), the values — a view of linear_qkv's output,
 // which keeps all of it, 2·s·b·(h + 2·g·d)/t, as in PyTorch —, the softmax output (2·a·s²·b/t), linear_fc1's output
