@@ -247,7 +247,9 @@ TEST_F(Dlrm, RowWiseShardingOverEightRanks) {
   // The backward pass updates the rank's rows in place: no gradient of a whole table.
   const GraphPtr step = training(*g);
   for (const Tensor& t : step->tensors()) {
-    if (t.gradient_of != kNone) EXPECT_NE(step->tensor(t.gradient_of).name.rfind("embeddings.", 0), 0u) << t.name;
+    if (t.gradient_of != kNone) {
+      EXPECT_NE(step->tensor(t.gradient_of).name.rfind("embeddings.", 0), 0u) << t.name;
+    }
   }
 }
 
@@ -273,9 +275,15 @@ TEST_F(Dlrm, TablesAreShardedPerTableBySize) {
                                                  "embedding_dist.row_wise"}));
   // The rank's ids are the KeyedJaggedTensor's columns per sharding type: 3 per table (2 ids, 1 length).
   for (const Tensor& t : g->tensors()) {
-    if (t.name == "sparse_features.table_wise" || t.name == "sparse_features.row_wise") EXPECT_EQ(t.shape, (Shape{2, 3}));
-    if (t.name == "sparse_features.replicated") EXPECT_EQ(t.shape, (Shape{2, 6}));
-    if (t.name == "embedding_dist") EXPECT_EQ(t.shape, (Shape{2, 8}));  // one table-wise table's vectors
+    if (t.name == "sparse_features.table_wise" || t.name == "sparse_features.row_wise") {
+      EXPECT_EQ(t.shape, (Shape{2, 3}));
+    }
+    if (t.name == "sparse_features.replicated") {
+      EXPECT_EQ(t.shape, (Shape{2, 6}));
+    }
+    if (t.name == "embedding_dist") {  // one table-wise table's vectors
+      EXPECT_EQ(t.shape, (Shape{2, 8}));
+    }
   }
   const GraphPtr step = training(*g);
   int dense = 0;
@@ -312,8 +320,12 @@ TEST_F(Dlrm, TableRowWiseTablesGoToNodesAndSplitTheirRows) {
                                                      {"ReduceScatter embedding_dist.table_row_wise.intra", {4, 8}},
                                                      {"AllToAll embedding_dist.table_row_wise", {2, 32}}}));
   for (const Operator& op : g->operators()) {
-    if (op.name == "embedding_dist.table_row_wise.intra") EXPECT_EQ(op.attributes.at("data_group"), std::vector<std::int64_t>{1});
-    if (op.name == "embedding_dist.table_row_wise") EXPECT_EQ(op.attributes.at("data_group"), std::vector<std::int64_t>{2});
+    if (op.name == "embedding_dist.table_row_wise.intra") {
+      EXPECT_EQ(op.attributes.at("data_group"), std::vector<std::int64_t>{1});
+    }
+    if (op.name == "embedding_dist.table_row_wise") {
+      EXPECT_EQ(op.attributes.at("data_group"), std::vector<std::int64_t>{2});
+    }
   }
 }
 
