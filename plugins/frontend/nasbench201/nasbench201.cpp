@@ -1,9 +1,9 @@
 // The NAS-Bench-201 generator: the network of one cell of the benchmark's space as its PyTorch code builds it
 // (D-X-Y/AutoDL-Projects xautodl/models/cell_infers: TinyNetwork, InferCell, cell_operations.py), operator by
-// operator with the same module names, so that checkpointing and fusion address cells as they would a PyTorch export:
-// stem.{0,1} (Conv 3x3 + BatchNorm), cells.{0..3N+1} — N cells, the ResNet reduction block (cells.N: conv_a.op.{0,1,2},
-// conv_b.op.{0,1,2}, downsample.{0,1}), N cells at twice the channels, another reduction, N cells —, lastact.{0,1}
-// (BatchNorm, ReLU), global_pooling, classifier. A cell's edges are cells.k.layers.e in the order of the
+// operator with the same module names, so that checkpointing and fusion address cells as they would a PyTorch
+// export: stem.{0,1} (Conv 3x3 + BatchNorm), cells.{0..3N+1} — N cells, the ResNet reduction block (cells.N:
+// conv_a.op.{0,1,2}, conv_b.op.{0,1,2}, downsample.{0,1}), N cells at twice the channels, another reduction, N
+// cells —, lastact.{0,1} (BatchNorm, ReLU), global_pooling, classifier. A cell's edges are cells.k.layers.e in the order of the
 // architecture string; ReLUConvBN edges have op.{0,1,2}, avg_pool_3x3 is layers.e.op. Every edge is executed, also
 // one whose node reaches nothing. A `none` edge (NAS-Bench-201's Zero, x.mul(0.)) is left out of its node's sum —
 // it adds zero, saves nothing and counts no MAC — unless its node has no other way to the cell's output (then it is
