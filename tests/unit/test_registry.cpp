@@ -42,6 +42,7 @@ TEST(Registry, WorkloadFilesGoToTheFrontendThatReadsThem) {
   EXPECT_EQ(frontend("layers.toml", "[[inputs]]\nname = \"x\"\nshape = [1, 4]\n"), "toml");
   EXPECT_EQ(frontend("gpt.toml", "[workload]\ngenerator = \"gpt\"\n"), "gpt");
   EXPECT_EQ(frontend("dlrm.toml", "[workload]\nname = \"d\"\ngenerator = \"dlrm\"\n"), "dlrm");
+  EXPECT_EQ(frontend("nb.toml", "[workload]\ngenerator = \"nasbench201\"\n"), "nasbench201");
   EXPECT_EQ(frontend("broken.toml", "[workload\n"), "toml");  // which reports the syntax error at its place
   EXPECT_EQ(r.frontend_for(dir.write("w.xyz", "")), nullptr);
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
