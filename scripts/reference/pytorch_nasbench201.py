@@ -9,8 +9,8 @@ cells.py InferCell, cell_operations.py ReLUConvBN / POOLING / ResNetBasicblock /
 with the same module names: stem.{0,1}, cells.{0..16} (cells.5 and cells.11 the ResNet reduction blocks), a cell's
 edges as cells.k.layers.e in the order of the architecture string, lastact.{0,1}, global_pooling, classifier;
 `none` is the benchmark's Zero, x.mul(0.), and a node is Python's sum() of its edges, as in InferCell. (monet's
-generator leaves out a Zero whose node reaches the output otherwise: a multiply by a scalar saves nothing for the
-backward pass and counts no MAC, so the measured numbers are the same.)
+generator leaves out the Zeros that connect nothing — out of a node that reaches the output otherwise, into a node
+with other inputs —: a multiply by a scalar saves nothing for the backward pass and counts no MAC.)
 
 Measured per sampled cell (training mode, fp32, CPU, batch BATCH, CIFAR-10's 3 x 32 x 32), all exact integers:
 trainable parameters, forward MACs (convolutions and the classifier, measure.MacCounter) and saved activation

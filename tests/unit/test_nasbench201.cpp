@@ -100,9 +100,12 @@ TEST_F(NasBench201, ANodeThatReachesNothingKeepsItsEdgesThroughItsZeros) {
   }
   EXPECT_EQ(zeros, 30);
   EXPECT_EQ(g->outputs().size(), 1u);
-  // A node without incoming edges (9497: 0 -> 1 is none) is a zero constant read by its edges.
+  // A node whose only incoming edge is `none` (9497: 0 -> 1) is that Zero's output, read by its edges.
   const GraphPtr z = load("|none~0|+|nor_conv_3x3~0|nor_conv_1x1~1|+|avg_pool_3x3~0|skip_connect~1|nor_conv_3x3~2|");
-  EXPECT_EQ(z->find_tensor("cells.0.node1.zero")->role, TensorRole::buffer);
+  const Tensor* zero = z->find_tensor("cells.0.layers.0");
+  ASSERT_NE(zero, nullptr);
+  EXPECT_EQ(z->op(zero->producer).type, "Mul");
+  EXPECT_EQ(z->op(z->find_tensor("cells.0.layers.2.op.0")->producer).operands.at(1).tensor, zero->id);
 }
 
 // The operators carry the PyTorch module paths: the blocks are the stem's two layers, the 17 cells (cells.5 and
@@ -122,6 +125,23 @@ TEST_F(NasBench201, ModulesAreTinyNetworksAndEveryCellIsABlock) {
   int in_cells = 0;
   for (const ModuleItem& item : tree.blocks()) in_cells += module_glob_match("cells.*", tree.label(*g, item)) ? 1 : 0;
   EXPECT_EQ(in_cells, 17);
+}
+
+// The frontend's parameters (an experiment's [workload] arch and batch, a search gene) replace the file's keys.
+TEST_F(NasBench201, ParametersOverrideTheFile) {
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "nasbench201");
+  ParamValues p = default_params(f->info.params, "test");
+  const std::string cheap = "|avg_pool_3x3~0|+|skip_connect~0|none~1|+|none~0|none~1|skip_connect~2|";
+  p.set("arch", cheap);
+  p.set("batch", std::int64_t{3});
+  const auto file = dir_.write("best.toml", "[workload]\ngenerator = \"nasbench201\"\narch = \"" + kBest + "\"\n");
+  const GraphPtr g = r.create<WorkloadFrontend>(*f, p)->load(file);
+  EXPECT_EQ(g->total_macs(), 3 * 7783040);
+  EXPECT_EQ(g->name(), "nasbench201:" + cheap);
+  p.set("arch", std::string("|none~0|"));
+  EXPECT_THAT(test::error_of([&] { r.create<WorkloadFrontend>(*f, p)->load(file); }),
+              HasSubstr("parameter arch ([workload] arch of the experiment): '|none~0|' has 1 node groups"));
 }
 
 TEST_F(NasBench201, KeysAreChecked) {

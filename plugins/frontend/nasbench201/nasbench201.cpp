@@ -1,14 +1,14 @@
 // The NAS-Bench-201 generator: the network of one cell of the benchmark's space as its PyTorch code builds it
-// (D-X-Y/AutoDL-Projects xautodl/models/cell_infers: TinyNetwork, InferCell, cell_operations.py), operator by
-// operator with the same module names, so that checkpointing and fusion address cells as they would a PyTorch
-// export: stem.{0,1} (Conv 3x3 + BatchNorm), cells.{0..3N+1} — N cells, the ResNet reduction block (cells.N:
-// conv_a.op.{0,1,2}, conv_b.op.{0,1,2}, downsample.{0,1}), N cells at twice the channels, another reduction, N
-// cells —, lastact.{0,1} (BatchNorm, ReLU), global_pooling, classifier. A cell's edges are cells.k.layers.e in the order of the
-// architecture string; ReLUConvBN edges have op.{0,1,2}, avg_pool_3x3 is layers.e.op. Every edge is executed, also
-// one whose node reaches nothing. A `none` edge (NAS-Bench-201's Zero, x.mul(0.)) is left out of its node's sum —
-// it adds zero, saves nothing and counts no MAC — unless its node has no other way to the cell's output (then it is
-// kept, as in the benchmark's code, so that the node's edges get their backward pass); a node whose incoming edges
-// are all absent is a zero tensor (a constant, without producer).
+// (D-X-Y/AutoDL-Projects xautodl/models/cell_infers: TinyNetwork, InferCell, cell_operations.py), operator by operator
+// with the same module names, so that checkpointing and fusion address cells as they would a PyTorch export: stem.{0,1}
+// (Conv 3x3 + BatchNorm), cells.{0..3N+1} — N cells, the ResNet reduction block (cells.N: conv_a.op.{0,1,2},
+// conv_b.op.{0,1,2}, downsample.{0,1}), N cells at twice the channels, another reduction, N cells —, lastact.{0,1}
+// (BatchNorm, ReLU), global_pooling, classifier. A cell's edges are cells.k.layers.e in the order of the architecture
+// string; ReLUConvBN edges have op.{0,1,2}, avg_pool_3x3 is layers.e.op. Every edge is executed, also one whose node
+// reaches nothing. A `none` edge (NAS-Bench-201's Zero, x.mul(0.)) is left out of its node's sum — it adds zero, saves
+// nothing and counts no MAC — except where the benchmark's code needs it: out of a node that has no other way to the
+// cell's output (so that the node's edges get their backward pass), and from node 0 into a node without any other
+// incoming edge (its value, zero).
 #include "nasbench201.hpp"
 
 #include <algorithm>
@@ -92,10 +92,15 @@ Config read_config(TableReader& w, const NasBench201Overrides& o) {
   (void)w.choice("generator", {"nasbench201"});
   std::string error;
   if (!o.arch.empty()) {
-    (void)w.string("arch");  // the experiment's gene replaces it
+    (void)w.string("arch");  // the experiment's (or a search gene's) cell replaces it, and names the workload
     c.arch = o.arch;
+    c.name = "nasbench201:" + c.arch;
     auto cell = parse_nasbench201_arch(c.arch, error);
-    if (!cell) throw UserError(w.where(), "nasbench201 parameter arch: " + error);
+    // The parameter has no place of its own here: the message names it (the experiment's [workload] arch).
+    if (!cell) {
+      throw UserError(w.where(), "the nasbench201 frontend's parameter arch ([workload] arch of the experiment): " +
+                                     error);
+    }
     c.cell = *cell;
   } else {
     c.arch = w.required_string("arch", "a NAS-Bench-201 architecture string");
@@ -145,34 +150,27 @@ class Builder : GeneratedGraph {
   }
 
  private:
-  /// InferCell: node j = the sum of its edges' outputs (in the string's order, left to right). A `none` edge out of
-  /// a node that reaches node 3 through no other edge is NAS-Bench-201's Zero, x.mul(0.): it keeps that node's
-  /// edges in the training step, as the benchmark's code does (a multiply by a scalar, nothing saved, no MAC).
+  /// InferCell: node j = the sum of its edges' outputs (in the string's order, left to right). A `none` edge is
+  /// NAS-Bench-201's Zero, x.mul(0.) (a multiply by a scalar: nothing saved, no MAC), kept only where the benchmark's
+  /// code needs it: out of a node that reaches node 3 through no other edge (it keeps that node's edges in the
+  /// training step), and the one from node 0 into a node without any other incoming edge (its zero value).
   TensorId cell(const std::string& m, TensorId in) {
     static constexpr int kTo[6] = {1, 2, 2, 3, 3, 3}, kFrom[6] = {0, 0, 1, 0, 1, 2};
-    std::array<bool, 4> live{false, false, false, true};
+    std::array<bool, 4> live{false, false, false, true}, fed{true, false, false, false};
     for (int e = 5; e >= 0; --e) live[kFrom[e]] = live[kFrom[e]] || (c_.cell.ops[e] != "none" && live[kTo[e]]);
-    std::vector<std::optional<TensorId>> nodes{in};
+    for (int e = 0; e < 6; ++e) fed[kTo[e]] = fed[kTo[e]] || c_.cell.ops[e] != "none";
+    std::vector<TensorId> nodes{in};
     for (int j = 1; j <= 3; ++j) {
       std::optional<TensorId> sum;
       for (int e = 0; e < 6; ++e) {
-        if (kTo[e] != j || (c_.cell.ops[e] == "none" && live[kFrom[e]])) continue;
-        const std::string edge_module = m + ".layers." + std::to_string(e);
-        const TensorId t = edge(edge_module, c_.cell.ops[e], source(m, nodes, kFrom[e]));
+        const bool zero_needed = !live[kFrom[e]] || (kFrom[e] == 0 && !fed[j]);
+        if (kTo[e] != j || (c_.cell.ops[e] == "none" && !zero_needed)) continue;
+        const TensorId t = edge(m + ".layers." + std::to_string(e), c_.cell.ops[e], nodes[kFrom[e]]);
         sum = sum ? add(m + ".node" + std::to_string(j) + ".add" + std::to_string(e), m, *sum, t) : t;
       }
-      nodes.push_back(sum);
+      nodes.push_back(*sum);  // node 0 feeds every node, through a Zero at least
     }
-    return source(m, nodes, 3);
-  }
-
-  /// Node i's tensor; a node without incoming edges is zero (a constant).
-  TensorId source(const std::string& m, std::vector<std::optional<TensorId>>& nodes, int i) {
-    if (!nodes[i]) {
-      const Shape s = b_.tensor(*nodes[0]).shape;
-      nodes[i] = tensor(m + ".node" + std::to_string(i) + ".zero", s, ElementType::fp32, TensorRole::buffer);
-    }
-    return *nodes[i];
+    return nodes[3];
   }
 
   TensorId edge(const std::string& m, const std::string& type, TensorId x) {
