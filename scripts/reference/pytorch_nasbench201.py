@@ -13,16 +13,21 @@ generator leaves out the Zeros that connect nothing — out of a node that reach
 with other inputs —: a multiply by a scalar saves nothing for the backward pass and counts no MAC.)
 
 Measured per sampled cell (training mode, fp32, CPU, batch BATCH, CIFAR-10's 3 x 32 x 32), all exact integers:
-trainable parameters, forward MACs (convolutions and the classifier, measure.MacCounter) and saved activation
-bytes (measure.saved_activation_bytes: saved_tensors_hooks, distinct storages, forward + cross-entropy loss).
+trainable parameters, forward MACs (convolutions and the classifier, measure.MacCounter), the MACs of loss.backward()
+(convolution_backward's input and weight gradients as its output_mask asks for them, the classifier's two mm: BackwardMacs)
+and saved activation bytes (measure.saved_activation_bytes: saved_tensors_hooks, distinct storages, forward +
+cross-entropy loss).
 """
 import csv
 import os
 
 import torch
 import torch.nn as nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import measure
+
+aten = torch.ops.aten
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 JSON = os.path.join(ROOT, "tests", "data", "pytorch_nasbench201.json")
@@ -123,6 +128,43 @@ class TinyNetwork(nn.Module):
         return self.classifier(out.view(out.size(0), -1))
 
 
+class BackwardMacs(TorchDispatchMode):
+    """MACs of the input (dx) and weight (dw) gradients of convolutions and matrix products in a backward pass."""
+
+    def __init__(self, weight_shapes):
+        super().__init__()
+        self.weight_shapes = weight_shapes
+        self.dx = self.dw = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        p = func.overloadpacket
+        if p is aten.convolution_backward:
+            grad, w, mask = args[0], args[2], args[10]
+            taps = 1
+            for d in w.shape[2:]:
+                taps *= d
+            macs = grad.numel() * w.shape[1] * taps
+            self.dx += macs if mask[0] else 0
+            self.dw += macs if mask[1] else 0
+        elif p is aten.mm:
+            a, b = args[0], args[1]
+            macs = a.shape[0] * a.shape[1] * b.shape[1]
+            if tuple(out.shape) in self.weight_shapes:
+                self.dw += macs
+            else:
+                self.dx += macs
+        return out
+
+
+def backward_macs(model, x):
+    loss = measure.cross_entropy(model(x), 1)
+    counter = BackwardMacs({tuple(p.shape) for p in model.parameters() if p.dim() == 2})
+    with counter:
+        loss.backward()
+    return counter.dx, counter.dw
+
+
 def main():
     with open(CSV) as f:
         archs = {row["index"]: row["arch"] for row in csv.DictReader(f)}
@@ -134,8 +176,10 @@ def main():
         x = torch.randn(BATCH, 3, 32, 32)
         macs = measure.forward_macs(model, [x])
         saved = measure.saved_activation_bytes(model, [x], lambda out: measure.cross_entropy(out, 1))
+        dx, dw = backward_macs(model, x)
         entries[key] = {"arch": arch, "batch": BATCH, "params_trainable": measure.trainable_parameters(model),
-                        "forward_macs": macs, "saved_activation_bytes": saved}
+                        "forward_macs": macs, "backward_dx_macs": dx, "backward_dw_macs": dw,
+                        "saved_activation_bytes": saved}
         print(key, entries[key])
     measure.update_json(JSON, "cells", "NAS-Bench-201 networks measured by scripts/reference/pytorch_nasbench201.py "
                         "(torch " + torch.__version__ + ", training mode, fp32, CIFAR-10 input 3x32x32)", entries)

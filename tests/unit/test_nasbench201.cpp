@@ -1,7 +1,8 @@
 // The NAS-Bench-201 generator (docs/workloads.md#nas-bench-201): the benchmark's network for every cell of
 // workloads/nasbench201/accuracy_cifar10.csv against the README's MAC formula and the parameters of its layers, and
 // sampled cells against PyTorch 1.13 (scripts/reference/pytorch_nasbench201.py -> tests/data/pytorch_nasbench201.json:
-// NAS-Bench-201's TinyNetwork in training mode): parameters, forward MACs and saved activation bytes, exact.
+// NAS-Bench-201's TinyNetwork in training mode): parameters, forward and backward MACs and saved activation bytes,
+// exact.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -82,8 +83,16 @@ TEST_F(NasBench201, SampledCellsMatchPyTorch) {
     const GraphPtr g = load(ref["arch"].get<std::string>(), ref["batch"].get<std::int64_t>());
     EXPECT_EQ(g->parameter_count(), ref["params_trainable"].get<std::int64_t>()) << index;
     EXPECT_EQ(g->total_macs(), ref["forward_macs"].get<std::int64_t>()) << index;
-    EXPECT_EQ(training_memory(*training(*g)).saved_activation_bytes, ref["saved_activation_bytes"].get<std::int64_t>())
+    const GraphPtr step = training(*g);
+    EXPECT_EQ(training_memory(*step).saved_activation_bytes, ref["saved_activation_bytes"].get<std::int64_t>())
         << index;
+    std::int64_t dx = 0, dw = 0;
+    for (const Operator& op : step->operators()) {
+      dx += op.phase == Phase::backward_dx ? op.macs() : 0;
+      dw += op.phase == Phase::backward_dw ? op.macs() : 0;
+    }
+    EXPECT_EQ(dx, ref["backward_dx_macs"].get<std::int64_t>()) << index;  // the stem's input needs no gradient
+    EXPECT_EQ(dw, ref["backward_dw_macs"].get<std::int64_t>()) << index;
   }
 }
 
