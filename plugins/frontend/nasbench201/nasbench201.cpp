@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "monet/ir/generated_graph.hpp"
 #include "monet/ir/ops.hpp"
@@ -92,7 +93,9 @@ Config read_config(TableReader& w, const NasBench201Overrides& o) {
   (void)w.choice("generator", {"nasbench201"});
   std::string error;
   if (!o.arch.empty()) {
-    (void)w.string("arch");  // the experiment's (or a search gene's) cell replaces it, and names the workload
+    // The experiment's (or a search gene's) cell replaces the file's, which must still be one, and names the workload.
+    const auto file_arch = w.string("arch");
+    if (file_arch && !parse_nasbench201_arch(*file_arch, error)) w.fail("arch", error);
     c.arch = o.arch;
     c.name = "nasbench201:" + c.arch;
     auto cell = parse_nasbench201_arch(c.arch, error);
@@ -120,6 +123,14 @@ Config read_config(TableReader& w, const NasBench201Overrides& o) {
                     "it, and their conv (ceil) and average-pool (floor) branches differ on an odd size");
   }
   if (o.batch > 0) c.batch = o.batch;
+  // Every count in int64 (bits of the largest tensor, MACs of all the cells' convolutions), with room to spare.
+  using R = long double;
+  const R hw = static_cast<R>(c.input) * static_cast<R>(c.input), wide = 4 * static_cast<R>(c.channels);
+  if (static_cast<R>(c.batch) * wide * wide * hw * 9 * static_cast<R>(6 * c.cells_per_stage + 10) * 64 >
+      static_cast<R>(std::numeric_limits<std::int64_t>::max())) {
+    w.fail_table("batch = " + std::to_string(c.batch) + ", channels = " + std::to_string(c.channels) + " and input = " +
+                 std::to_string(c.input) + " need more than monet counts in 64-bit integers");
+  }
   w.finish({"name", "generator", "arch", "classes", "batch", "channels", "cells_per_stage", "input"});
   return c;
 }
