@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "monet/config/toml_paths.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet {
@@ -17,125 +18,6 @@ namespace {
 const std::vector<std::string> kCoreKeys{"name", "file"};
 const std::vector<std::string> kArrayKeys{"name", "file", "x", "y", "topology", "link_bandwidth_bits_per_cycle",
                                           "link_energy_pj_per_bit"};
-
-std::vector<std::string> split_path(std::string_view path, const SourceLocation& where) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto dot = path.find('.', start);
-    out.emplace_back(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (out.back().empty()) throw UserError(where, "empty segment in the path '" + std::string(path) + "'");
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return out;
-}
-
-/// "sizes[1]" -> ("sizes", 1); "sizes" -> ("sizes", -1).
-std::pair<std::string, long> subscript(const std::string& segment, const SourceLocation& where) {
-  const auto open = segment.find('[');
-  if (open == std::string::npos) return {segment, -1};
-  if (segment.back() != ']' || open == 0) throw UserError(where, "malformed list index in '" + segment + "'");
-  const std::string digits = segment.substr(open + 1, segment.size() - open - 2);
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    throw UserError(where, "list index in '" + segment + "' must be a non-negative integer");
-  }
-  return {segment.substr(0, open), std::stol(digits)};
-}
-
-std::string entry_name(const toml::table& t) {
-  const toml::node* n = t.get("name");
-  return n && n->is_string() ? n->as_string()->get() : std::string{};
-}
-
-/// The entries of an array of tables that a selector names ("*" = all).
-std::vector<toml::table*> select_entries(toml::array& arr, const std::string& selector, const std::string& what,
-                                         const SourceLocation& where) {
-  std::vector<toml::table*> out;
-  std::vector<std::string> names;
-  for (toml::node& n : arr) {
-    toml::table* t = n.as_table();
-    if (!t) continue;
-    names.push_back(entry_name(*t));
-    if (selector == "*" || names.back() == selector) out.push_back(t);
-  }
-  if (out.empty()) {
-    throw UserError(where, "no [[" + what + "]] entry named '" + selector + "'" + did_you_mean(selector, names) +
-                               "; entries: " + join(names));
-  }
-  return out;
-}
-
-/// Applies `op` at `segments` below `table` (every entry that a selector names). `op` gets the table holding
-/// the last key and that key (with its list index, -1 for none).
-template <class Op>
-void walk(toml::table& table, const std::vector<std::string>& segments, std::size_t i, const std::string& prefix,
-          const SourceLocation& where, Op&& op) {
-  const auto [key, index] = subscript(segments[i], where);
-  const std::string here = prefix.empty() ? key : prefix + "." + key;
-  if (i + 1 == segments.size()) {
-    op(table, key, index, here);
-    return;
-  }
-  toml::node* n = table.get(key);
-  if (!n) {
-    std::vector<std::string> keys;
-    for (const auto& [k, v] : table) keys.emplace_back(k.str());
-    throw UserError(where, "'" + here + "' does not exist" + did_you_mean(key, keys) +
-                               (keys.empty() ? "" : "; keys here: " + join(keys)));
-  }
-  if (index >= 0) {
-    toml::array* arr = n->as_array();
-    if (!arr || static_cast<std::size_t>(index) >= arr->size() || !(*arr)[static_cast<std::size_t>(index)].is_table()) {
-      throw UserError(where, "'" + here + "' has no table at index " + std::to_string(index));
-    }
-    walk(*(*arr)[static_cast<std::size_t>(index)].as_table(), segments, i + 1, here + "[" + std::to_string(index) + "]",
-         where, op);
-    return;
-  }
-  if (toml::table* t = n->as_table()) {
-    walk(*t, segments, i + 1, here, where, op);
-    return;
-  }
-  toml::array* arr = n->as_array();
-  if (arr && arr->is_array_of_tables()) {
-    for (toml::table* t : select_entries(*arr, segments[i + 1], key, where)) {
-      if (i + 2 == segments.size()) {
-        throw UserError(where, "'" + here + "." + segments[i + 1] + "' is a table: name one of its keys");
-      }
-      walk(*t, segments, i + 2, here + "." + segments[i + 1], where, op);
-    }
-    return;
-  }
-  throw UserError(where, "'" + here + "' is " + toml_type_name(*n) + ", not a table");
-}
-
-void set_at(toml::table& root, const std::vector<std::string>& segments, const toml::node& value,
-            const SourceLocation& where) {
-  walk(root, segments, 0, "", where, [&](toml::table& t, const std::string& key, long index, const std::string& here) {
-    SourceLocation at = location_of(value, where.file);
-    if (at.line == 0) at = where;
-    std::unique_ptr<toml::node> copy = located_value(toml_text(value), at);
-    if (index < 0) {
-      t.insert_or_assign(key, std::move(*copy));
-      return;
-    }
-    toml::array* arr = t.get(key) ? t.get(key)->as_array() : nullptr;
-    if (!arr || static_cast<std::size_t>(index) >= arr->size()) {
-      throw UserError(where, "'" + here + "' has no element " + std::to_string(index) +
-                                 (arr ? " (it has " + std::to_string(arr->size()) + ")" : " (it is not a list)"));
-    }
-    arr->replace(arr->begin() + index, std::move(*copy));
-  });
-}
-
-void unset_at(toml::table& root, const std::vector<std::string>& segments, const SourceLocation& where) {
-  walk(root, segments, 0, "", where, [&](toml::table& t, const std::string& key, long index, const std::string& here) {
-    if (index >= 0) throw UserError(where, "cannot remove one element of the list '" + here + "'; set the whole list");
-    if (!t.contains(key)) throw UserError(where, "'" + here + "' is not set");
-    t.erase(key);
-  });
-}
 
 /// Expands core-name globs ("pe_*") of a link's endpoints.
 std::vector<std::string> expand_endpoints(const std::vector<std::string>& patterns, const std::vector<std::string>& names,
@@ -239,7 +121,7 @@ ArchitectureDocuments ArchitectureDocuments::read(const fs::path& file) {
     for (const toml::node& n : *arr) {
       const toml::table* t = n.as_table();
       if (!t) continue;
-      Entry e{table, entry_name(*t), Edited{}};
+      Entry e{table, toml_entry_name(*t), Edited{}};
       const toml::node* f = t->get("file");
       if (f && f->is_string()) {
         const fs::path path = doc.base_dir() / f->as_string()->get();
@@ -260,9 +142,9 @@ const TomlDocument& ArchitectureDocuments::Edited::get() const {
     auto doc = std::make_shared<TomlDocument>(original_->clone());
     for (const Change& c : changes_) {
       if (c.value) {
-        set_at(doc->root(), c.segments, *c.value, c.where);
+        set_toml_path(doc->root(), c.segments, *c.value, c.where);
       } else {
-        unset_at(doc->root(), c.segments, c.where);
+        unset_toml_path(doc->root(), c.segments, c.where);
       }
     }
     result_ = std::move(doc);
@@ -309,12 +191,12 @@ bool into_core_file(const std::vector<std::string>& segments, const SourceLocati
   const std::string& head = segments.front();
   if ((head != "cores" && head != "core_arrays") || segments.size() < 3) return false;
   const std::vector<std::string>& own = head == "cores" ? kCoreKeys : kArrayKeys;
-  return std::find(own.begin(), own.end(), subscript(segments[2], where).first) == own.end();
+  return std::find(own.begin(), own.end(), toml_path_subscript(segments[2], where).first) == own.end();
 }
 }  // namespace
 
 void ArchitectureDocuments::set(std::string_view path, const toml::node& value, const SourceLocation& where) {
-  const std::vector<std::string> segments = split_path(path, where);
+  const std::vector<std::string> segments = split_toml_path(path, where);
   const std::string& head = segments.front();
   if (into_core_file(segments, where)) {
     // Into the core files of the selected entries only (each entry keeps its own list of changes).
@@ -350,37 +232,25 @@ void ArchitectureDocuments::set(std::string_view path, const toml::node& value, 
 }
 
 std::optional<std::string> ArchitectureDocuments::value_text(std::string_view path) const {
-  std::optional<std::string> found;
   const SourceLocation nowhere{"<value_text>"};
-  auto read = [&](toml::table& t, const std::string& key, long index, const std::string&) {
-    if (found) return;
-    const toml::node* n = t.get(key);
-    if (n && index >= 0) n = n->is_array() && static_cast<std::size_t>(index) < n->as_array()->size() ? n->as_array()->get(static_cast<std::size_t>(index)) : nullptr;
-    if (n) found = toml_text(*n);
-  };
   try {
-    const std::vector<std::string> segments = split_path(path, nowhere);
-    // walk() is the same path logic as set(): both agree on what a path names. It needs a mutable table.
+    const std::vector<std::string> segments = split_toml_path(path, nowhere);
+    // The same path logic as set(): both agree on what a path names.
     if (into_core_file(segments, nowhere)) {
       for (const Entry& e : entries_) {
         if (e.table != segments.front() || !(segments[1] == "*" || e.name == segments[1]) || e.core.empty()) continue;
-        TomlDocument doc = e.core.get();
-        walk(const_cast<toml::table&>(doc.root()), std::vector<std::string>(segments.begin() + 2, segments.end()), 0, "",
-             nowhere, read);
-        return found;
+        return toml_path_text(e.core.get(), std::vector<std::string>(segments.begin() + 2, segments.end()));
       }
       return std::nullopt;
     }
-    TomlDocument doc = doc_.get();
-    walk(const_cast<toml::table&>(doc.root()), segments, 0, "", nowhere, read);
+    return toml_path_text(doc_.get(), segments);
   } catch (const UserError&) {
     return std::nullopt;
   }
-  return found;
 }
 
 void ArchitectureDocuments::unset(std::string_view path, const SourceLocation& where) {
-  const std::vector<std::string> segments = split_path(path, where);
+  const std::vector<std::string> segments = split_toml_path(path, where);
   if (into_core_file(segments, where)) {
     const std::vector<std::string> rest(segments.begin() + 2, segments.end());
     bool any = false;
