@@ -13,7 +13,7 @@ namespace monet {
 namespace {
 
 // Recorded on x86_64 with libstdc++ (GCC, C++20), the platform monet is built and tested on.
-constexpr std::uint32_t kRecordedApiVersion = 11;
+constexpr std::uint32_t kRecordedApiVersion = 12;
 constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"SourceLocation", 40, 8},
     {"Bounds", 40, 8},
@@ -70,6 +70,7 @@ constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"TensorParallelComm", 32, 8},
     {"TensorParallelPlan", 40, 8},
     {"ParallelismModel", 8, 8},
+    {"TomlDocument", 104, 8},
 };
 
 std::string current_table() {

@@ -109,13 +109,22 @@ void walk_toml_path(toml::table& root, const std::vector<std::string>& segments,
 }
 
 void set_toml_path(toml::table& root, const std::vector<std::string>& segments, const toml::node& value,
-            const SourceLocation& where) {
+                   const SourceLocation& where) {
   walk(root, segments, 0, "", where, [&](toml::table& t, const std::string& key, long index, const std::string& here) {
     SourceLocation at = location_of(value, where.file);
     if (at.line == 0) at = where;
     std::unique_ptr<toml::node> copy = located_value(toml_text(value), at);
     if (index < 0) {
-      t.insert_or_assign(key, std::move(*copy));
+      if (t.contains(key) || where.line == 0) {
+        t.insert_or_assign(key, std::move(*copy));
+        return;
+      }
+      // A key the file does not have is located where the path was written: a reader that does not take it says so there.
+      toml::source_region region;
+      region.begin = {where.line, where.column};
+      region.end = region.begin;
+      region.path = std::make_shared<const std::string>(where.file);
+      t.insert(toml::key(key, std::move(region)), std::move(*copy));
       return;
     }
     toml::array* arr = t.get(key) ? t.get(key)->as_array() : nullptr;

@@ -26,6 +26,7 @@ using detail::read_allocation;
 using detail::read_architecture;
 using detail::read_cost_models;
 using detail::read_training;
+using detail::read_workload;
 using detail::replaced_plugins;
 
 namespace {
@@ -64,6 +65,7 @@ struct ExperimentSource::Impl {
   const Registry* registry = nullptr;
   mutable std::mutex mutex;
   mutable std::map<fs::path, std::shared_ptr<const ArchitectureDocuments>> architectures;
+  mutable std::map<fs::path, std::shared_ptr<const TomlDocument>> workloads;
 };
 
 ExperimentSource::ExperimentSource(const fs::path& file, const std::vector<std::string>& sets, const Registry& registry,
@@ -99,6 +101,16 @@ ArchitectureDocuments ExperimentSource::architecture(const fs::path& file) const
   return *it->second;
 }
 
+std::shared_ptr<const TomlDocument> ExperimentSource::workload(const fs::path& file) const {
+  std::lock_guard lock(impl_->mutex);
+  const fs::path key = fs::weakly_canonical(file);
+  auto it = impl_->workloads.find(key);
+  if (it == impl_->workloads.end()) {
+    it = impl_->workloads.emplace(key, std::make_shared<const TomlDocument>(TomlDocument::parse_file(file))).first;
+  }
+  return it->second;
+}
+
 Experiment load_experiment(const fs::path& file, const std::vector<std::string>& overrides, const Registry& registry,
                            const std::vector<std::string>& unsets) {
   return ExperimentSource(file, overrides, registry, unsets).build();
@@ -109,16 +121,18 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
   const Registry& registry = *impl_->registry;
   TomlDocument doc = impl_->doc.clone();
   replaced_plugins.clear();
-  // Changes to the accelerator file wait until it is read; the experiment's own keys change now.
-  std::vector<const Change*> arch_changes;
+  // Changes to the accelerator and workload files wait until they are read; the experiment's own keys change now.
+  std::vector<const Change*> arch_changes, workload_changes;
   std::vector<const Change*> all;
   for (const Change& c : impl_->changes) all.push_back(&c);
   for (const Change& c : extra) all.push_back(&c);
   for (const Change* c : all) {
-    if (architecture_path(c->key).empty()) {
-      apply_change(doc.root(), *c);
-    } else {
+    if (!architecture_path(c->key).empty()) {
       arch_changes.push_back(c);
+    } else if (!workload_set_path(c->key).empty()) {
+      workload_changes.push_back(c);
+    } else {
+      apply_change(doc.root(), *c);
     }
   }
   TableReader root(doc.root(), doc.file(), "", doc.base_dir());
@@ -141,20 +155,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
   if (auto t = root.table("compat")) compat = read_compat(*t, registry);
   root.mark_used("space");       // the design space: read by read_space_spec
 
-  {
-    TableReader w = root.required_table("workload");
-    e.workload_file = w.required_path("file");
-    std::string name;
-    if (!w.has("plugin")) {
-      const PluginHandle* h = registry.frontend_for(e.workload_file);
-      if (!h) {
-        w.fail("file", "no workload frontend reads '" + e.workload_file.extension().string() + "' files; frontends: " +
-                           registry.frontend_extensions() + "; name one with [workload] plugin = \"...\"");
-      }
-      name = h->info.name;
-    }
-    e.frontend = choose(w, PluginKind::frontend, name, registry, {"file"});
-  }
+  read_workload(root, e, workload_changes, *this, registry);
 
   read_training(root, e, registry);
   std::optional<TableReader> parallelism_table = root.table("parallelism");

@@ -47,6 +47,11 @@ std::string architecture_path(const std::string& key) {
   return first == "file" || first == "system" || first == "system_set" || first == "set" || first == "unset" ? std::string{} : rest;
 }
 
+std::string workload_set_path(const std::string& key) {
+  const std::string prefix = "workload.set.";
+  return key.rfind(prefix, 0) == 0 && key.size() > prefix.size() ? key.substr(prefix.size()) : std::string{};
+}
+
 namespace {
 
 /// The value of a --set: TOML, else a bare string (quoted, so that it keeps its --set origin for messages).

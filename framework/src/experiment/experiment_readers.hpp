@@ -25,6 +25,11 @@ void read_cost_models(TableReader& root, Experiment& e, const Registry& registry
 // training_reader.cpp: [training] with its [training.checkpoint], backward and optimizer.
 void read_training(TableReader& root, Experiment& e, const Registry& registry);
 
+// workload_reader.cpp: [workload] with its frontend and its [workload.set] changes to the workload file (and the
+// --set workload.set.PATH changes, `set_changes`).
+void read_workload(TableReader& root, Experiment& e, const std::vector<const Change*>& set_changes,
+                   const ExperimentSource& source, const Registry& registry);
+
 // architecture_reader.cpp: [architecture] with its system, set, unset and system_set changes (and the --set
 // changes to the accelerator file, `arch_changes`); [allocation] over the accelerator's cores.
 void read_architecture(TableReader& root, Experiment& e, const std::vector<const Change*>& arch_changes,

@@ -294,11 +294,12 @@ PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCa
   PreparedExperiment p;
   PreparationCache own;
   if (!cache) cache = &own;
-  const std::string forward_key = e.workload_file.string() + "|" + params_text(e.frontend);
+  std::string forward_key = e.workload_file.string() + "|" + params_text(e.frontend);
+  for (const auto& [path, value] : e.workload_set) forward_key += "|set:" + path + "=" + value;  // genes of the file
   p.forward = cache->graph(forward_key, [&] {
     auto frontend = registry.create<WorkloadFrontend>(*e.frontend.plugin, e.frontend.params);
     spdlog::info("reading workload {}", e.workload_file.string());
-    return frontend->load(e.workload_file);
+    return e.workload_document ? frontend->load_document(*e.workload_document) : frontend->load(e.workload_file);
   });
   std::string graph_key = forward_key + "|" + e.training_mode;
   if (e.training_mode == "training") {

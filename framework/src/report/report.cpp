@@ -315,6 +315,10 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
   out << "\n[workload]\nplugin = " << toml_string(e.frontend.name()) << "\nfile = "
       << toml_string(relative_to(e.workload_file, dir)) << "\n";
   write_params(out, e.frontend, dir);
+  if (!e.workload_set.empty()) {
+    out << "\n[workload.set]\n";
+    for (const auto& [path, value] : e.workload_set) out << toml_string(path) << " = " << value << "\n";
+  }
 
   out << "\n[training]\nmode = " << toml_string(e.training_mode) << "\nloss = " << toml_string(e.training.loss)
       << "\nmicro_batches = " << e.training.micro_batches << "\n";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "monet/config/toml_paths.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/report/metrics.hpp"
 #include "monet/util/strings.hpp"
@@ -26,7 +27,7 @@ GeneGroup group_of(const std::string& path, TableReader& g) {
   if (head == "allocation" || head == "schedule") return GeneGroup::allocation;
   g.fail("path", "'" + path + "' is not a design parameter: a gene may vary keys of [workload], [training], "
                  "[precision], [parallelism], [architecture] (and the accelerator and core files: architecture.PATH; the "
-                 "system file: architecture.system_set.PATH), "
+                 "system file: architecture.system_set.PATH; the workload file: workload.set.PATH), "
                  "[cost_model], [fusion], [allocation] or [schedule]");
 }
 
@@ -108,6 +109,16 @@ bool same_value(const toml::node& a, const std::string& b_text) {
 std::optional<std::string> current_value(const ExperimentSource& source, const Experiment& base, const std::string& key) {
   const std::string arch = architecture_path(key);
   if (!arch.empty()) return base.architecture->value_text(arch);
+  const std::string workload = workload_set_path(key);
+  if (!workload.empty()) {
+    if (base.workload_file.extension() != ".toml") return std::nullopt;
+    const auto doc = base.workload_document ? base.workload_document : source.workload(base.workload_file);
+    try {
+      return toml_path_text(*doc, workload_path_segments(*doc, workload, SourceLocation{}));
+    } catch (const UserError&) {
+      return std::nullopt;
+    }
+  }
   const TomlDocument doc = source.changed_document();
   const toml::node* n = &doc.root();
   std::size_t start = 0;

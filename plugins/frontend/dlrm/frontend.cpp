@@ -77,6 +77,7 @@ class DlrmFrontend final : public WorkloadFrontend {
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     return build_dlrm(TomlDocument::parse_file(file), overrides_);
   }
+  [[nodiscard]] GraphPtr load_document(const TomlDocument& doc) const override { return build_dlrm(doc, overrides_); }
 
  private:
   DlrmOverrides overrides_;

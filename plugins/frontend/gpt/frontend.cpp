@@ -52,6 +52,7 @@ class GptFrontend final : public WorkloadFrontend {
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     return build_gpt(TomlDocument::parse_file(file), overrides_);
   }
+  [[nodiscard]] GraphPtr load_document(const TomlDocument& doc) const override { return build_gpt(doc, overrides_); }
 
  private:
   GptOverrides overrides_;

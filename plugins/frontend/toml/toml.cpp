@@ -503,7 +503,9 @@ class TomlFrontend final : public WorkloadFrontend {
   explicit TomlFrontend(const ParamValues& p) : batch_(p.get_int("batch")) {}
 
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
-    const TomlDocument doc = TomlDocument::parse_file(file);
+    return load_document(TomlDocument::parse_file(file));
+  }
+  [[nodiscard]] GraphPtr load_document(const TomlDocument& doc) const override {
     // A generated workload is its generator's (the kernel picks that frontend by the key): named here, refused.
     if (const auto* w = doc.root().get_as<toml::table>("workload")) {
       if (const toml::node* g = w->get("generator")) {

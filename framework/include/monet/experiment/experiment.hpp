@@ -69,6 +69,11 @@ struct Experiment {
 
   std::filesystem::path workload_file;
   PluginChoice frontend;
+  /// [workload.set] (and --set workload.set.PATH): changes to the TOML workload file's keys by path, in order
+  /// (path, TOML value text); a generated workload's paths are below its [workload] table (docs/workloads.md).
+  std::vector<std::pair<std::string, std::string>> workload_set;
+  /// The workload file with those changes made, which the frontend reads instead of the file (null: no change).
+  std::shared_ptr<const TomlDocument> workload_document;
 
   std::string training_mode = "inference";  // "inference" | "training"
   TrainingSettings training;
@@ -138,6 +143,14 @@ struct Change {
 /// "architecture.set.PATH" is PATH too (a change to the file, applied after the experiment's own [architecture.set]).
 MONET_API std::string architecture_path(const std::string& key);
 
+/// "workload.set.PATH" -> "PATH": a change to the workload file's keys (applied after the experiment's own
+/// [workload.set]); "" for any other key.
+MONET_API std::string workload_set_path(const std::string& key);
+/// A [workload.set] path as segments from the workload document's root: below [workload] for a generated workload
+/// (its [workload] table names a generator), from the root for a list of layers.
+MONET_API std::vector<std::string> workload_path_segments(const TomlDocument& workload, const std::string& path,
+                                                          const SourceLocation& where);
+
 /// `--set KEY=VALUE` (VALUE as TOML, else a bare string) and `--unset KEY` as changes.
 MONET_API Change parse_set(const std::string& assignment);
 MONET_API Change parse_unset(const std::string& key);
@@ -158,6 +171,8 @@ class MONET_API ExperimentSource {
   [[nodiscard]] const std::filesystem::path& file() const;
   /// The accelerator file (and its core files) at `file`, read once.
   [[nodiscard]] ArchitectureDocuments architecture(const std::filesystem::path& file) const;
+  /// The TOML workload file at `file`, parsed once.
+  [[nodiscard]] std::shared_ptr<const TomlDocument> workload(const std::filesystem::path& file) const;
 
  private:
   struct Impl;

@@ -26,7 +26,9 @@ namespace monet {
 /// 9: data-parallel subgroups (ParallelGroup::data_in_node, data_across_nodes; TensorParallelPlan::data_ranks_per_node).
 /// 10: Tensor::sparse_update (a row-sparse table's update rule, chosen by the workload instead of the optimizer).
 /// 11: CheckpointPolicy::semantics (what a checkpointed region runs again: PyTorch's whole region, or the minimum).
-inline constexpr std::uint32_t kPluginApiVersion = 11;
+/// 12: WorkloadFrontend::load_document (a TOML workload with the experiment's [workload.set] changes); TomlDocument
+///     crosses the boundary.
+inline constexpr std::uint32_t kPluginApiVersion = 12;
 
 struct AbiLayoutEntry {
   std::string_view name;

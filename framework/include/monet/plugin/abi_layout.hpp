@@ -2,6 +2,7 @@
 // The layout table of the plugin ABI and the tag computed from it (monet/plugin/abi.hpp says how). It includes
 // every plugin kind's header, so it is for the kernel and for the one source file monet_add_plugin adds to each
 // plugin library (cmake/plugin_abi_tag.cpp), not for a plugin's own sources.
+#include "monet/config/toml_reader.hpp"
 #include "monet/plugin/abi.hpp"
 #include "monet/plugin/backward_generator.hpp"
 #include "monet/plugin/cost_model.hpp"
@@ -24,7 +25,7 @@ namespace monet {
   X(Evaluation) X(DesignSpace) X(MemoryEstimateQuery) X(MemoryEstimate) X(ArrayEstimateQuery)               \
   X(ArrayEstimate) X(WorkloadFrontend) X(BackwardGenerator) X(OptimizerModel) X(CostModel)                  \
   X(FusionStrategy) X(SearchContext) X(SearchAlgorithm) X(Estimator) X(UserError) X(ParallelLayout)      \
-  X(TensorParallelComm) X(TensorParallelPlan) X(ParallelismModel)
+  X(TensorParallelComm) X(TensorParallelPlan) X(ParallelismModel) X(TomlDocument)
 
 #define MONET_ABI_ENTRY(T) AbiLayoutEntry{#T, sizeof(T), alignof(T)},
 inline constexpr AbiLayoutEntry kAbiLayout[] = {MONET_ABI_TYPES(MONET_ABI_ENTRY)};
