@@ -60,12 +60,21 @@ void read_workload(TableReader& root, Experiment& e, const std::vector<const Cha
   const toml::node* plugin = w.raw().get("plugin");
   const PluginHandle* h = registry.find(PluginKind::frontend, plugin && plugin->is_string() ? plugin->as_string()->get() : name);
   if (h && e.workload_file.extension() == ".toml" && !replaced_plugins.contains("workload")) {
+    const auto& params = h->info.params;
     for (const std::string& k : w.keys()) {
-      const auto& params = h->info.params;
       if (k == "file" || k == "set" || k == "plugin" ||
           std::any_of(params.begin(), params.end(), [&](const ParamSpec& p) { return p.name == k; })) {
         continue;
       }
+      // Only a key the file could hold gets the hint: a generator's, or one of a layer list's own.
+      std::shared_ptr<const TomlDocument> file;
+      try {
+        file = source.workload(e.workload_file);
+      } catch (const UserError&) {
+        break;  // the frontend reports what is wrong with the file
+      }
+      const auto* table = file->root().get_as<toml::table>("workload");
+      if (!(table != nullptr && table->contains("generator")) && !file->root().contains(k)) break;
       std::vector<std::string> valid{"file", "plugin", "set"};
       for (const ParamSpec& p : params) valid.push_back(p.name);
       std::sort(valid.begin(), valid.end());
