@@ -78,5 +78,15 @@ TEST_F(WorkloadSetTest, UnknownKeysAreLocatedAtTheExperiment) {
   EXPECT_THAT(fail(experiment_with(gpt), {"workload.set.layers.x=1"}), HasSubstr("'workload.layers' is an integer, not a table"));
 }
 
+TEST_F(WorkloadSetTest, APathSetTwiceIsRecordedOnceWithTheValueThatWon) {
+  // resolved.toml writes the changes as one table: a key given twice there would not parse.
+  const std::string arch = "[architecture.set]\n\"offchip.bandwidth_bits_per_cycle\" = 64\n";
+  const Experiment e = load(experiment_with("workloads/tiny_cnn.toml") + arch,
+                            {"architecture.set.offchip.bandwidth_bits_per_cycle=128"});
+  EXPECT_EQ(e.architecture_set,
+            (std::vector<std::pair<std::string, std::string>>{{"offchip.bandwidth_bits_per_cycle", "128"}}));
+  EXPECT_DOUBLE_EQ(e.accelerator->offchip.bandwidth_bits_per_cycle, 128.0);
+}
+
 }  // namespace
 }  // namespace monet

@@ -91,6 +91,12 @@ void read_architecture(TableReader& root, Experiment& e, const std::vector<const
       e.architecture_unset.push_back(path);
     }
   }
+  // A path set twice (the file's [architecture.set], then a --set) is recorded once, with the value that won:
+  // resolved.toml writes these as one table, where a key given twice would not parse.
+  auto record = [&](const std::string& path, std::string value) {
+    std::erase_if(e.architecture_set, [&](const auto& kv) { return kv.first == path; });
+    e.architecture_set.emplace_back(path, std::move(value));
+  };
   if (auto set = a.table("set")) {
     // Changes to the accelerator file, by path ("links.*.energy_pj_per_bit" = 0.0). A dotted key outside quotes
     // (a.set.cores.x.y = 1, or --set architecture.set.cores.x.y=1) makes sub-tables: their leaves are the paths.
@@ -99,7 +105,7 @@ void read_architecture(TableReader& root, Experiment& e, const std::vector<const
         [&](const std::string& path, const toml::node& value, const SourceLocation& where) {
           const toml::table* sub = value.as_table();
           if (sub == nullptr || sub->is_inline()) {
-            e.architecture_set.emplace_back(path, toml_text(value));
+            record(path, toml_text(value));
             docs.set(path, value, where);
             return;
           }
@@ -116,7 +122,7 @@ void read_architecture(TableReader& root, Experiment& e, const std::vector<const
     const std::string path = architecture_path(c->key);
     if (c->value) {
       docs.set(path, *c->value, c->where);
-      e.architecture_set.emplace_back(path, toml_text(*c->value));
+      record(path, toml_text(*c->value));
     } else {
       docs.unset(path, c->where);
       e.architecture_unset.push_back(path);
