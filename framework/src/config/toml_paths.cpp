@@ -163,4 +163,21 @@ std::optional<std::string> toml_path_text(const TomlDocument& doc, const std::ve
   return found;
 }
 
+void for_each_set_path(TableReader& set, const TomlSetLeaf& leaf) {
+  std::function<void(const std::string&, const toml::node&, const SourceLocation&)> change =
+      [&](const std::string& path, const toml::node& value, const SourceLocation& where) {
+        const toml::table* sub = value.as_table();
+        if (sub == nullptr || sub->is_inline()) {
+          leaf(path, value, where);
+          return;
+        }
+        for (const auto& [k, v] : *sub) change(path + "." + std::string(k.str()), v, where);
+      };
+  for (const std::string& path : set.keys()) {
+    (void)set.node(path);  // marks it used
+    change(path, *set.raw().get(path), set.key_location(path));
+  }
+  set.finish();
+}
+
 }  // namespace monet

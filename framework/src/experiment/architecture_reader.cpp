@@ -1,11 +1,11 @@
 // [architecture]: the accelerator file (or a system of chips and its chip) with the experiment's changes to them
 // (set, unset, system_set, and --set architecture.PATH); [allocation]: which of the accelerator's cores run what.
 #include <algorithm>
-#include <functional>
 
 #include "experiment_readers.hpp"
 #include "monet/arch/architecture_documents.hpp"
 #include "monet/arch/estimation.hpp"
+#include "monet/config/toml_paths.hpp"
 #include "monet/util/strings.hpp"
 
 namespace monet {
@@ -97,25 +97,11 @@ void read_architecture(TableReader& root, Experiment& e, const std::vector<const
     std::erase_if(e.architecture_set, [&](const auto& kv) { return kv.first == path; });
     e.architecture_set.emplace_back(path, std::move(value));
   };
-  if (auto set = a.table("set")) {
-    // Changes to the accelerator file, by path ("links.*.energy_pj_per_bit" = 0.0). A dotted key outside quotes
-    // (a.set.cores.x.y = 1, or --set architecture.set.cores.x.y=1) makes sub-tables: their leaves are the paths.
-    // An inline table ({ ... }) is one value, set whole.
-    std::function<void(const std::string&, const toml::node&, const SourceLocation&)> change =
-        [&](const std::string& path, const toml::node& value, const SourceLocation& where) {
-          const toml::table* sub = value.as_table();
-          if (sub == nullptr || sub->is_inline()) {
-            record(path, toml_text(value));
-            docs.set(path, value, where);
-            return;
-          }
-          for (const auto& [k, v] : *sub) change(path + "." + std::string(k.str()), v, where);
-        };
-    for (const std::string& path : set->keys()) {
-      (void)set->node(path);  // marks it used
-      change(path, *set->raw().get(path), set->key_location(path));
-    }
-    set->finish();
+  if (auto set = a.table("set")) {  // changes to the accelerator file, by path ("links.*.energy_pj_per_bit" = 0.0)
+    for_each_set_path(*set, [&](const std::string& path, const toml::node& value, const SourceLocation& where) {
+      record(path, toml_text(value));
+      docs.set(path, value, where);
+    });
   }
   a.finish();
   for (const Change* c : arch_changes) {

@@ -2,7 +2,6 @@
 // ([workload.set] and --set workload.set.PATH), made in memory as [architecture.set] makes its own: the frontend
 // reads the changed document, whose new values keep the experiment's locations for its messages.
 #include <algorithm>
-#include <functional>
 
 #include "experiment_readers.hpp"
 #include "monet/config/toml_paths.hpp"
@@ -95,23 +94,10 @@ void read_workload(TableReader& root, Experiment& e, const std::vector<const Cha
   }
   const std::shared_ptr<const TomlDocument> original = source.workload(e.workload_file);
   WorkloadChanges changes{original->clone(), e.workload_set};
-  if (set) {
-    // By path ("layers.conv1.out_channels" = 8); a dotted key outside quotes makes sub-tables whose leaves are the
-    // paths; an inline table ({ ... }) is one value, set whole.
-    std::function<void(const std::string&, const toml::node&, const SourceLocation&)> change =
-        [&](const std::string& path, const toml::node& value, const SourceLocation& where) {
-          const toml::table* sub = value.as_table();
-          if (sub == nullptr || sub->is_inline()) {
-            changes.set(path, value, where);
-            return;
-          }
-          for (const auto& [k, v] : *sub) change(path + "." + std::string(k.str()), v, where);
-        };
-    for (const std::string& path : set->keys()) {
-      (void)set->node(path);  // marks it used
-      change(path, *set->raw().get(path), set->key_location(path));
-    }
-    set->finish();
+  if (set) {  // by path ("layers.conv1.out_channels" = 8)
+    for_each_set_path(*set, [&](const std::string& path, const toml::node& value, const SourceLocation& where) {
+      changes.set(path, value, where);
+    });
   }
   for (const Change* c : set_changes) {
     if (!c->value) throw UserError(c->where, "--unset cannot remove a key of the workload file; set it instead");

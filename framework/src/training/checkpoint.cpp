@@ -335,7 +335,7 @@ GraphPtr apply_checkpointing(const Graph& g, const std::vector<CheckpointRegion>
     }
   }
 
-  // What runs again: a `pytorch` region whose results backward reads, whole (PyTorch reruns the checkpointed
+  // What runs again: a `pytorch` region that a gradient reaches, whole (PyTorch reruns the checkpointed
   // function); of a `minimal` one only what backward needs: an operator none of whose results a backward operator
   // or a needed recomputation reads is left out (a region's trailing operators whose outputs only feed the next
   // region).

@@ -124,7 +124,6 @@ BackwardActivations backward_activations(const Graph& g, const std::map<TensorId
   return out;
 }
 
-
 }  // namespace
 
 std::int64_t peak_live_bytes(const BackwardActivations& a, std::size_t operators, bool saved_only) {

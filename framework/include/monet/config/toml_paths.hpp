@@ -32,6 +32,12 @@ MONET_API void set_toml_path(toml::table& root, const std::vector<std::string>& 
                              const SourceLocation& where);
 /// Removes the key at the path.
 MONET_API void unset_toml_path(toml::table& root, const std::vector<std::string>& segments, const SourceLocation& where);
+/// The changes a `[... .set]` table writes, each as (path, value, where): a dotted key outside quotes
+/// (`a.set.cores.x.y = 1`, or `--set architecture.set.cores.x.y=1`) makes sub-tables whose leaves are the paths; an
+/// inline table ({ ... }) is one value, set whole. Every key is marked used and the table finished.
+using TomlSetLeaf = std::function<void(const std::string& path, const toml::node& value, const SourceLocation& where)>;
+MONET_API void for_each_set_path(TableReader& set, const TomlSetLeaf& leaf);
+
 /// The TOML text of the value at the path (the first entry a `*` selects); nullopt when nothing is there.
 MONET_API std::optional<std::string> toml_path_text(const TomlDocument& doc, const std::vector<std::string>& segments);
 

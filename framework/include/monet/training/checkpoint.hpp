@@ -73,9 +73,10 @@ MONET_API bool recomputed_in_backward(const Operator& op);
 
 /// The training graph with the regions recomputed, and each operator recomputed_in_backward that no region
 /// covers as a region of its own. Region operators must be forward operators. A region with semantics `pytorch`
-/// runs again whole; with `minimal` only the operators whose results backward needs (directly or through other
-/// recomputed operators) run again. A region none of whose results a backward operator reads is not recomputed
-/// (no gradient reaches it). Recompute operators are named "<forward name>@recompute", their tensors likewise,
+/// runs again whole right before its first backward operator (or the first one reading its results); with
+/// `minimal` only the operators whose results backward needs (directly or through other recomputed operators) run
+/// again, and a region none of whose results a backward operator reads not at all. A region with no backward
+/// operator is not recomputed (no gradient reaches it). Recompute operators are named "<forward name>@recompute", their tensors likewise,
 /// and derive from the forward operator they repeat.
 MONET_API GraphPtr apply_checkpointing(const Graph& graph, const std::vector<CheckpointRegion>& regions);
 
