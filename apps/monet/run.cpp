@@ -252,6 +252,7 @@ int run_command(const RunOptions& o) {
   if (detail) {
     result.best_point = *best;
     result.best = detail->schedule;
+    result.quality = detail->quality;
   }
 
   if (!searching) {
@@ -294,6 +295,7 @@ int run_command(const RunOptions& o) {
     RunResult run;
     run.best_point = r.archive[i].point;
     run.best = point.schedule;
+    run.quality = point.quality;
     run.evaluations = {r.archive[i]};
     run.evaluation_count = r.requested;  // as best/: the search that found it
     run.wall_seconds = r.wall_seconds;

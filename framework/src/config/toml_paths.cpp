@@ -147,9 +147,11 @@ void unset_toml_path(toml::table& root, const std::vector<std::string>& segments
 std::optional<std::string> toml_path_text(const TomlDocument& doc, const std::vector<std::string>& segments) {
   std::optional<std::string> found;
   const SourceLocation nowhere{"<value_text>"};
-  TomlDocument copy = doc.clone();  // walk() needs a mutable table
+  // walk() takes a mutable table but this lookup changes nothing; a clone() would re-parse the file's text and lose
+  // the document's changes ([workload.set]).
+  auto& root = const_cast<toml::table&>(doc.root());  // NOLINT(cppcoreguidelines-pro-type-const-cast)
   try {
-    walk(copy.root(), segments, 0, "", nowhere, [&](toml::table& t, const std::string& key, long index, const std::string&) {
+    walk(root, segments, 0, "", nowhere, [&](toml::table& t, const std::string& key, long index, const std::string&) {
       if (found) return;
       const toml::node* n = t.get(key);
       if (n && index >= 0) {

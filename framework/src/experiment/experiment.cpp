@@ -32,8 +32,8 @@ using detail::replaced_plugins;
 namespace {
 
 const std::vector<std::string> kSections{"experiment", "workload", "training", "precision", "architecture", "space",
-                                         "cost_model", "allocation", "fusion", "schedule", "search", "output", "provenance",
-                                         "compat", "plugins"};
+                                         "cost_model", "allocation", "fusion", "schedule", "search", "quality", "output",
+                                         "provenance", "compat", "plugins"};
 
 /// [output] artifacts = ["summary", "csv", "trace", "plots", "report"]: the summary is always written.
 OutputArtifacts read_artifacts(TableReader& t, const std::vector<std::string>& names) {
@@ -234,6 +234,10 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
   }
   e.fusion = choose_optional(root, "fusion", PluginKind::fusion, "layer_by_layer", registry);
   e.search = choose_optional(root, "search", PluginKind::search, "fixed", registry);
+  if (auto t = root.table("quality")) {  // no default: a quality plugin is named, or there is none
+    if (!t->has("plugin")) t->fail_table("[quality] names its plugin: plugin = \"...\" (monet plugins lists the quality plugins)");
+    e.quality = choose(*t, PluginKind::quality, "", registry);
+  }
   // Plugins' own quirks: their compat-tagged parameters that the experiment left at the defaults.
   for (PluginChoice* c : {&e.frontend, &e.fusion, &e.search}) apply_compat(compat, c->info().params, c->params);
   for (std::optional<PluginChoice>* c : {&e.backward, &e.optimizer}) {

@@ -23,5 +23,6 @@ SearchContext::~SearchContext() = default;
 SearchAlgorithm::~SearchAlgorithm() = default;
 Estimator::~Estimator() = default;
 ParallelismModel::~ParallelismModel() = default;
+QualityModel::~QualityModel() = default;
 
 }  // namespace monet

@@ -35,6 +35,7 @@ std::string to_string(PluginKind k) {
     case PluginKind::search: return "search";
     case PluginKind::estimator: return "estimator";
     case PluginKind::parallelism: return "parallelism";
+    case PluginKind::quality: return "quality";
   }
   return "?";
 }
@@ -42,7 +43,7 @@ std::string to_string(PluginKind k) {
 std::vector<PluginKind> all_plugin_kinds() {
   return {PluginKind::frontend, PluginKind::backward, PluginKind::optimizer,
           PluginKind::cost_model, PluginKind::fusion, PluginKind::search, PluginKind::estimator,
-          PluginKind::parallelism};
+          PluginKind::parallelism, PluginKind::quality};
 }
 
 Plugin::~Plugin() = default;

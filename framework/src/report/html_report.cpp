@@ -283,7 +283,7 @@ std::string search_report_html(const Experiment& e, const DesignSpace& space, co
   json genes = json::array();
   for (const Gene& g : space.genes) genes.push_back(json{{"name", g.name}, {"values", g.labels}});
   json objectives = json::array();
-  for (const Objective& o : space.objectives) objectives.push_back(json{{"key", o.key}, {"unit", o.unit}});
+  for (const Objective& o : space.objectives) objectives.push_back(json{{"key", o.key}, {"unit", o.unit}, {"maximise", o.maximise}});
   d["genes"] = genes;
   d["objectives"] = objectives;
   d["constraints"] = space.constraints;
@@ -297,7 +297,7 @@ std::string search_report_html(const Experiment& e, const DesignSpace& space, co
     const Evaluation& ev = r.archive[i];
     for (std::size_t g = 0; g < gene_cols.size(); ++g) gene_cols[g].push_back(ev.point.genes[g]);
     for (std::size_t k = 0; k < obj_cols.size(); ++k) {
-      const double v = k < ev.objectives.size() ? ev.objectives[k] : std::nan("");
+      const double v = k < ev.objectives.size() ? space.objectives[k].value(ev.objectives[k]) : std::nan("");
       obj_cols[k].push_back(std::isfinite(v) ? json(v) : json(nullptr));
     }
     feasible.push_back(ev.feasible() ? 1 : 0);

@@ -53,6 +53,10 @@ std::vector<std::pair<std::string, std::string>> metric_keys() {
           {"training.offload.offloaded_bytes", "B"}};
 }
 
+bool higher_is_better(const std::string& metric) {
+  return metric == "mfu" || metric == "hfu" || metric == "model_tflops_per_chip" || metric == "hardware_tflops_per_chip";
+}
+
 namespace {
 std::int64_t recomputed_macs(const Graph& g) {
   std::int64_t macs = 0;

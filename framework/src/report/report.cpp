@@ -33,6 +33,7 @@ json detail::provenance_json(const Experiment& e) {
   for (const auto& [name, c] : e.cost_models) add(c);
   add(e.fusion);
   add(e.search);
+  if (e.quality) add(*e.quality);
   for (const CoreInstance& c : e.accelerator->cores) {
     if (c.core->estimator && !c.core->estimator->version.empty()) plugins["estimator:" + c.core->estimator->name] = c.core->estimator->version;
   }
@@ -64,6 +65,15 @@ std::string results_json(const PreparedExperiment& p, const RunResult& r) {
   if (acc.frequency_hz > 0) j["latency_s"] = static_cast<double>(s.latency_cycles) / acc.frequency_hz;
   j["energy_pj"] = s.energy_pj();
   j["edp_pj_cycles"] = s.edp();
+  // The [quality] plugin's metrics (accuracy, ...), each under its key as an objective names it.
+  if (e.quality) {
+    json units = json::object();
+    for (const Metric& m : r.quality) {
+      j[m.key] = m.value;
+      units[m.key] = m.unit;
+    }
+    j["quality"] = json{{"plugin", e.quality->name()}, {"units", units}};
+  }
   // The model's MACs over every PE's slots of the step (recomputation left out), and every executed MAC; on a
   // system, the system's (docs/datacenter.md).
   const Utilisation busy = s.parallel ? Utilisation{s.parallel->mfu, s.parallel->hfu} : utilisation(p, s);
@@ -425,6 +435,10 @@ std::string resolved_toml(const PreparedExperiment& p, const fs::path& output_di
 
   out << "\n[search]\nplugin = " << toml_string(e.search.name()) << "\n";
   write_params(out, e.search, dir);
+  if (e.quality) {
+    out << "\n[quality]\nplugin = " << toml_string(e.quality->name()) << "\n";
+    write_params(out, *e.quality, dir);
+  }
   std::vector<std::string> artifacts{"summary"};
   if (e.artifacts.csv) artifacts.emplace_back("csv");
   if (e.artifacts.trace) artifacts.emplace_back("trace");
@@ -524,6 +538,11 @@ std::string summary_text(const PreparedExperiment& p, const RunResult& r, const 
     out << "area          " << area->total_mm2 << " mm2 (cores";
     for (std::size_t c = 0; c < acc.cores.size(); ++c) out << (c ? ", " : ": ") << acc.cores[c].name << " " << area->core_mm2[c];
     out << ")\n";
+  }
+  if (!r.quality.empty()) {
+    out << "quality       " << e.quality->name() << ":";
+    for (const Metric& m : r.quality) out << " " << m.key << " " << format_number(m.value) << (m.unit.empty() ? "" : " " + m.unit);
+    out << "\n";
   }
   if (s.capacity_violation > 0) out << "INFEASIBLE    " << s.capacity_reason << "\n";
   out << "search        " << e.search.name() << ": " << r.evaluation_count << " evaluation(s) in "

@@ -12,7 +12,8 @@ function renderSearch(root, S) {
   summary.append(kvTable([
     ['experiment', S.experiment + ' (seed ' + S.seed + ', plugin ' + S.plugin + ')'],
     ['space', S.genes.length + ' genes (' + S.genes.map(g => g.name).join(', ') + '), ' + int(S.space_size) + ' points'],
-    ['objectives', S.objectives.map(o => o.key + ' [' + o.unit + ']').join(', ') + ' (all minimised)'],
+    ['objectives', S.objectives.map(o => o.key + ' [' + o.unit + ']' + (o.maximise ? ' (maximised)' : '')).join(', ') +
+                       ' (the others minimised)'],
     ['constraints', S.constraints.join('; ') || '–'],
     ['evaluated', int(n) + ' distinct points in ' + int(S.hypervolume_per_batch.length) + ' batches, ' + int(feasibleCount) + ' feasible' + (S.stopped ? ' (STOPPED)' : '')],
     ['Pareto front', int(S.front.length) + ' non-dominated feasible points'],
@@ -140,7 +141,10 @@ function renderSearch(root, S) {
     const PL = 60, PR = 60, PT = 34, PB = 24, w = W - PL - PR, h = 260 - PT - PB;
     const lo = new Array(m).fill(Infinity), hi = new Array(m).fill(-Infinity);
     for (const i of keep) for (let k = 0; k < m; k++) { const v = P.objectives[k][i]; if (v !== null) { lo[k] = Math.min(lo[k], v); hi[k] = Math.max(hi[k], v); } }
-    const AX = k => PL + w * k / (m - 1), AY = (k, v) => PT + h - h * (hi[k] > lo[k] ? (v - lo[k]) / (hi[k] - lo[k]) : 0.5);
+    const AX = k => PL + w * k / (m - 1), AY = (k, v) => {
+      const f = hi[k] > lo[k] ? (v - lo[k]) / (hi[k] - lo[k]) : 0.5;
+      return PT + h - h * (S.objectives[k].maximise ? 1 - f : f);  // the best at the bottom, also of a maximised one
+    };
     pg.clearRect(0, 0, W, 260);
     const line = (i, style, width) => {
       pg.strokeStyle = style; pg.lineWidth = width; pg.beginPath();
@@ -159,7 +163,10 @@ function renderSearch(root, S) {
       const [scale, unit] = objectiveScale(S.objectives[k].unit);
       pg.strokeStyle = '#555'; pg.beginPath(); pg.moveTo(AX(k), PT); pg.lineTo(AX(k), PT + h); pg.stroke();
       pg.fillText(S.objectives[k].key, AX(k), 12);
-      if (isFinite(lo[k])) { pg.fillText(axisText(hi[k] * scale, unit), AX(k), PT - 6); pg.fillText(axisText(lo[k] * scale, unit), AX(k), PT + h + 14); }
+      if (isFinite(lo[k])) {
+        const [top, bottom] = S.objectives[k].maximise ? [lo[k], hi[k]] : [hi[k], lo[k]];
+        pg.fillText(axisText(top * scale, unit), AX(k), PT - 6); pg.fillText(axisText(bottom * scale, unit), AX(k), PT + h + 14);
+      }
     }
     pc.dataset.lines = keep.length;
   }

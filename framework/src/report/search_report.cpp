@@ -56,7 +56,7 @@ std::string csv_row(const DesignSpace& space, const SearchResult& r, std::size_t
   for (std::size_t g = 0; g < space.genes.size(); ++g) {
     row += "," + csv_field(space.genes[g].labels[static_cast<std::size_t>(e.point.genes[g])]);
   }
-  for (double v : e.objectives) row += "," + exact(v);
+  for (std::size_t k = 0; k < e.objectives.size(); ++k) row += "," + exact(space.objectives[k].value(e.objectives[k]));
   row += std::string(",") + (e.feasible() ? "true" : "false") + "," + exact(e.violation) + "," + csv_field(e.reason);
   return row + "\n";
 }
@@ -143,7 +143,7 @@ std::string search_json(const Experiment& e, const DesignSpace& space, const Sea
                          {"configured", g.labels[static_cast<std::size_t>(g.configured)]}, {"ordinal", g.ordinal}});
   }
   json objectives = json::array();
-  for (const Objective& o : space.objectives) objectives.push_back(json{{"key", o.key}, {"unit", o.unit}});
+  for (const Objective& o : space.objectives) objectives.push_back(json{{"key", o.key}, {"unit", o.unit}, {"maximise", o.maximise}});
   // Hypervolume per batch under one normalisation (the feasible range of the whole archive).
   const Normalisation n = normalisation(r.archive);
   const std::vector<double> hv = hypervolume_per_batch(r, n);
@@ -196,8 +196,8 @@ void scatter(std::ostringstream& out, const Panel& p, const DesignSpace& space, 
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
   for (const Evaluation& e : r.archive) {
     if (!std::isfinite(e.objectives[a]) || !std::isfinite(e.objectives[b])) continue;
-    const double x = display(e.objectives[a], space.objectives[a].unit).first;
-    const double y = display(e.objectives[b], space.objectives[b].unit).first;
+    const double x = display(space.objectives[a].value(e.objectives[a]), space.objectives[a].unit).first;
+    const double y = display(space.objectives[b].value(e.objectives[b]), space.objectives[b].unit).first;
     xmin = std::min(xmin, x), xmax = std::max(xmax, x), ymin = std::min(ymin, y), ymax = std::max(ymax, y);
   }
   if (!std::isfinite(xmin)) xmin = ymin = 0, xmax = ymax = 1;
@@ -229,8 +229,8 @@ void scatter(std::ostringstream& out, const Panel& p, const DesignSpace& space, 
       if (!std::isfinite(e.objectives[a]) || !std::isfinite(e.objectives[b])) continue;
       const int kind = on_front[i] ? 2 : (e.feasible() ? 1 : 0);
       if (kind != layer) continue;
-      const double x = X(display(e.objectives[a], space.objectives[a].unit).first);
-      const double y = Y(display(e.objectives[b], space.objectives[b].unit).first);
+      const double x = X(display(space.objectives[a].value(e.objectives[a]), space.objectives[a].unit).first);
+      const double y = Y(display(space.objectives[b].value(e.objectives[b]), space.objectives[b].unit).first);
       if (kind == 0) {
         out << "<path d='M" << x - 2 << " " << y - 2 << "l4 4m0 -4l-4 4' stroke='#d62728' stroke-width='0.8'/>\n";
       } else if (kind == 1) {

@@ -94,6 +94,14 @@ struct DesignEvaluator::Impl {
   mutable std::deque<std::vector<std::int32_t>> recent;  // least recently used first
   mutable std::size_t variants = 0;
   std::shared_ptr<const Stage> base;
+  std::optional<QualityPlugin> quality;
+
+  /// The point's value genes as (name, TOML text): what a quality plugin may key on.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> gene_values(const DesignPoint& p) const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (std::size_t g : value_genes) out.emplace_back(space.genes[g].name, space.genes[g].labels[static_cast<std::size_t>(p.genes[g])]);
+    return out;
+  }
 
   Impl(ExperimentSource s, std::optional<SpaceSpec> sp, const Registry& r) : source(std::move(s)), spec(std::move(sp)), registry(&r) {}
 
@@ -535,6 +543,9 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
   // The base stage was made before the allocation genes existed.
   m.place(*base);
   m.keep(configured, base);
+  // The configured point's quality now: a key its plugin cannot find is the experiment's mistake, before any work.
+  m.quality = make_quality_plugin(base->prepared->experiment);
+  if (m.quality) (void)assess_quality(*m.quality, *base->prepared, m.gene_values(m.space.configured()));
   // An objective the experiment cannot give (an area without estimates) is an error now, not NaN later.
   const std::vector<Metric> metrics = summary_metrics(*base->prepared, ScheduleSummary{});
   for (const Objective& o : m.space.objectives) {
@@ -560,6 +571,7 @@ std::vector<DesignPoint> DesignEvaluator::seeds() const {
   return out;
 }
 const PreparedExperiment& DesignEvaluator::base() const { return *impl_->base->prepared; }
+const std::optional<QualityPlugin>& DesignEvaluator::quality() const { return impl_->quality; }
 CostCache& DesignEvaluator::costs() const { return *impl_->cache.costs(); }
 
 DesignEvaluator::Stats DesignEvaluator::stats() const {
@@ -605,7 +617,8 @@ std::pair<std::shared_ptr<const PreparedExperiment>, std::vector<int>> DesignEva
 DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point, bool memory_by_use) const {
   const Impl& m = *impl_;
   const auto [prepared, cn_core] = placed(point);
-  Detail d{prepared, prepared->evaluator->evaluate(prepared->configured_allocation, cn_core, memory_by_use)};
+  Detail d{prepared, prepared->evaluator->evaluate(prepared->configured_allocation, cn_core, memory_by_use), {}};
+  if (m.quality) d.quality = quality_metrics(*m.quality, *prepared, m.gene_values(point));
   if (!m.alloc.empty()) {
     // The point's allocation genes as [allocation.group] entries: its resolved.toml reproduces it.
     auto copy = std::make_shared<PreparedExperiment>(*prepared);
@@ -643,16 +656,30 @@ Evaluation DesignEvaluator::evaluate(const DesignPoint& point) const {
     e.reason = err.what();
     return e;
   }
-  const std::vector<Metric> metrics = summary_metrics(*prepared, s);
+  std::vector<Metric> metrics = summary_metrics(*prepared, s);
+  std::string unassessed;  // why the quality plugin has no value for the point
+  if (m.quality) {
+    try {
+      for (Metric& q : quality_metrics(*m.quality, *prepared, m.gene_values(point))) metrics.push_back(std::move(q));
+    } catch (const UserError& err) {
+      unassessed = err.what();
+      for (const QualityMetric& q : m.quality->metrics) metrics.push_back(Metric{q.key, q.unit, std::nan("")});
+    }
+  }
   auto value = [&](const std::string& key) {
     for (const Metric& mt : metrics) {
       if (mt.key == key) return mt.value;
     }
     throw InternalError("no metric '" + key + "'");
   };
-  for (const Objective& o : m.space.objectives) e.objectives.push_back(value(o.key));
+  for (const Objective& o : m.space.objectives) e.objectives.push_back(o.maximise ? -value(o.key) : value(o.key));
   e.violation = s.capacity_violation;
   e.reason = s.capacity_reason;
+  if (!unassessed.empty()) {
+    e.violation = std::numeric_limits<double>::infinity();
+    e.reason = unassessed;
+    return e;
+  }
   for (const ConstraintSpec& c : m.spec->constraints) {
     const double v = value(c.key);
     auto excess = [&](double bound, double over, const char* relation) {

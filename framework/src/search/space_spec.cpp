@@ -6,6 +6,7 @@
 
 #include "monet/config/toml_paths.hpp"
 #include "monet/config/toml_reader.hpp"
+#include "monet/experiment/quality.hpp"
 #include "monet/report/metrics.hpp"
 #include "monet/util/strings.hpp"
 
@@ -148,14 +149,21 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
   if (!t) return std::nullopt;
   SpaceSpec spec;
   spec.where = t->where();
-  const auto keys = metric_keys();
+  const Experiment base = source.build();
+  // The run's own metrics, then the [quality] plugin's (accuracy, ...), each with its sense.
+  std::vector<Objective> keys;
+  for (const auto& [k, unit] : metric_keys()) keys.push_back(Objective{k, unit, higher_is_better(k)});
+  if (const std::optional<QualityPlugin> q = make_quality_plugin(base)) {
+    for (const QualityMetric& m : q->metrics) keys.push_back(Objective{m.key, m.unit, m.maximise});
+  }
   std::vector<std::string> names;
-  for (const auto& [k, unit] : keys) names.push_back(k);
-  auto unit_of = [&](TableReader& r, const std::string& key, const std::string& metric) {
-    for (const auto& [k, unit] : keys) {
-      if (k == metric) return unit;
+  for (const Objective& k : keys) names.push_back(k.key);
+  auto metric = [&](TableReader& r, const std::string& key, const std::string& name) {
+    for (const Objective& k : keys) {
+      if (k.key == name) return k;
     }
-    r.fail(key, "'" + metric + "' is not a metric of a run" + did_you_mean(metric, names) + "; metrics: " + join(names));
+    r.fail(key, "'" + name + "' is not a metric of a run" + did_you_mean(name, names) + "; metrics: " + join(names) +
+                    (base.quality ? "" : " (and those of a [quality] plugin)"));
   };
 
   const std::vector<std::string> objectives =
@@ -165,11 +173,11 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
     for (const Objective& seen : spec.objectives) {
       if (seen.key == o) t->fail("objectives", "'" + o + "' is listed twice");
     }
-    spec.objectives.push_back(Objective{o, unit_of(*t, "objectives", o)});
+    spec.objectives.push_back(metric(*t, "objectives", o));
   }
   if (auto c = t->table("constraints")) {
     for (const std::string& key : c->keys()) {
-      (void)unit_of(*c, key, key);
+      (void)metric(*c, key, key);
       auto bounds = c->table(key);
       if (!bounds) c->fail(key, "expected a table { max = ... } or { min = ... }");
       ConstraintSpec cs{key, bounds->number("max"), bounds->number("min"), c->where(key)};
@@ -308,7 +316,6 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
   t->finish();
 
   // Every value on the experiment, one at a time: what the experiment or its files reject is reported now.
-  const Experiment base = source.build();
   for (GeneSpec& gene : spec.genes) {
     if (gene.kind != GeneSpec::Kind::value) continue;
     for (std::size_t i = 0; i < gene.values.size(); ++i) (void)source.build(gene_changes(gene, static_cast<std::int32_t>(i)));

@@ -45,6 +45,10 @@ class NasBench201Frontend final : public WorkloadFrontend {
   [[nodiscard]] GraphPtr load(const std::filesystem::path& file) const override {
     return build_nasbench201(TomlDocument::parse_file(file), overrides_);
   }
+  /// With the experiment's [workload.set] changes (workload.set.arch, workload.set.ops[2]: a search's cell genes).
+  [[nodiscard]] GraphPtr load_document(const TomlDocument& doc) const override {
+    return build_nasbench201(doc, overrides_);
+  }
 
  private:
   NasBench201Overrides overrides_;

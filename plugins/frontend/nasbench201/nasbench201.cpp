@@ -32,6 +32,16 @@ std::vector<std::string> pieces(const std::string& s, char sep) {
 }
 }  // namespace
 
+std::string nasbench201_arch(const NasBench201Cell& cell) {
+  const std::array<int, 6> from{0, 0, 1, 0, 1, 2};
+  std::string s = "|";
+  for (std::size_t e = 0; e < 6; ++e) {
+    s += cell.ops[e] + "~" + std::to_string(from[e]) + "|";
+    if (e == 0 || e == 2) s += "+|";
+  }
+  return s;
+}
+
 std::optional<NasBench201Cell> parse_nasbench201_arch(const std::string& arch, std::string& error) {
   NasBench201Cell cell;
   const std::vector<std::string> groups = pieces(arch, '+');
@@ -87,6 +97,25 @@ struct Config {
   std::int64_t classes = 10, batch = 1, channels = 16, cells_per_stage = 5, input = 32;
 };
 
+/// `ops = [six ops]`, the edges in the order of the architecture string: what six categorical genes set
+/// (workload.set.ops.0 ... workload.set.ops.5). Given instead of arch, never beside it.
+NasBench201Cell read_ops(TableReader& w) {
+  if (w.has("arch")) w.fail("ops", "give arch or ops, not both (ops are the six edges of an arch string)");
+  const std::vector<std::string> ops = *w.string_list("ops");
+  if (ops.size() != 6) {
+    w.fail("ops", "expected the ops of the 6 edges (1<-0, 2<-0, 2<-1, 3<-0, 3<-1, 3<-2), got " + std::to_string(ops.size()));
+  }
+  NasBench201Cell cell;
+  for (std::size_t e = 0; e < 6; ++e) {
+    if (std::find(kNasBench201Ops.begin(), kNasBench201Ops.end(), ops[e]) == kNasBench201Ops.end()) {
+      w.fail("ops", "ops[" + std::to_string(e) + "] = '" + ops[e] + "' is not a NAS-Bench-201 operation" +
+                        did_you_mean(ops[e], kNasBench201Ops) + "; operations: " + join(kNasBench201Ops));
+    }
+    cell.ops[e] = ops[e];
+  }
+  return cell;
+}
+
 Config read_config(TableReader& w, const NasBench201Overrides& o) {
   Config c;
   c.name = w.string("name").value_or(c.name);
@@ -96,6 +125,7 @@ Config read_config(TableReader& w, const NasBench201Overrides& o) {
     // The experiment's (or a search gene's) cell replaces the file's, which must still be one, and names the workload.
     const auto file_arch = w.string("arch");
     if (file_arch && !parse_nasbench201_arch(*file_arch, error)) w.fail("arch", error);
+    if (w.has("ops")) (void)read_ops(w);
     c.arch = o.arch;
     c.name = "nasbench201:" + c.arch;
     auto cell = parse_nasbench201_arch(c.arch, error);
@@ -105,8 +135,11 @@ Config read_config(TableReader& w, const NasBench201Overrides& o) {
                                      error);
     }
     c.cell = *cell;
+  } else if (w.has("ops")) {
+    c.cell = read_ops(w);
+    c.arch = nasbench201_arch(c.cell);
   } else {
-    c.arch = w.required_string("arch", "a NAS-Bench-201 architecture string");
+    c.arch = w.required_string("arch", "a NAS-Bench-201 architecture string (or its six edges' ops)");
     auto cell = parse_nasbench201_arch(c.arch, error);
     if (!cell) w.fail("arch", error);
     c.cell = *cell;
@@ -131,7 +164,7 @@ Config read_config(TableReader& w, const NasBench201Overrides& o) {
     w.fail_table("batch = " + std::to_string(c.batch) + ", channels = " + std::to_string(c.channels) + " and input = " +
                  std::to_string(c.input) + " need more than monet counts in 64-bit integers");
   }
-  w.finish({"name", "generator", "arch", "classes", "batch", "channels", "cells_per_stage", "input"});
+  w.finish({"name", "generator", "arch", "ops", "classes", "batch", "channels", "cells_per_stage", "input"});
   return c;
 }
 

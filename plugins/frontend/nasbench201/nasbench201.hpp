@@ -25,6 +25,9 @@ struct NasBench201Cell {
 /// Parses `|op~0|+|op~0|op~1|+|op~0|op~1|op~2|`; nullopt and `error` set when it is not one.
 std::optional<NasBench201Cell> parse_nasbench201_arch(const std::string& arch, std::string& error);
 
+/// The architecture string of a cell (the inverse of parse_nasbench201_arch).
+std::string nasbench201_arch(const NasBench201Cell& cell);
+
 struct NasBench201Overrides {
   std::int64_t batch = 0;  // > 0 replaces batch
   std::string arch;        // non-empty replaces arch

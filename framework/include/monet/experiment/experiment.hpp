@@ -114,6 +114,8 @@ struct Experiment {
   /// [schedule] allow_over_capacity: report a schedule whose memories exceed their capacity instead of failing.
   bool allow_over_capacity = false;
   PluginChoice search;
+  /// [quality]: the plugin that gives the design's quality metrics (accuracy, ...) beside its costs; none when absent.
+  std::optional<PluginChoice> quality;
 
   std::filesystem::path output_dir;
   bool overwrite = true;

@@ -10,6 +10,7 @@
 
 #include "monet/experiment/evaluator.hpp"
 #include "monet/experiment/experiment.hpp"
+#include "monet/report/metric.hpp"
 #include "monet/training/memory.hpp"
 
 namespace monet {
@@ -85,6 +86,7 @@ struct RunResult {
   std::vector<Evaluation> evaluations;  // as returned by the search, best first
   DesignPoint best_point;
   ScheduleResult best;  // full schedule of the best point
+  std::vector<Metric> quality;  // the [quality] plugin's metrics of the best point (none without one)
   std::size_t evaluation_count = 0;
   double wall_seconds = 0;
 };

@@ -28,7 +28,9 @@ namespace monet {
 /// 11: CheckpointPolicy::semantics (what a checkpointed region runs again: PyTorch's whole region, or the minimum).
 /// 12: WorkloadFrontend::load_document (a TOML workload with the experiment's [workload.set] changes); TomlDocument
 ///     crosses the boundary.
-inline constexpr std::uint32_t kPluginApiVersion = 12;
+/// 13: the quality kind (QualityModel, QualityMetric, QualityQuery); Objective::maximise (a metric where higher is
+///     better, negated for the search).
+inline constexpr std::uint32_t kPluginApiVersion = 13;
 
 struct AbiLayoutEntry {
   std::string_view name;

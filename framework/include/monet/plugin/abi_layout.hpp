@@ -11,6 +11,7 @@
 #include "monet/plugin/fusion_strategy.hpp"
 #include "monet/plugin/optimizer_model.hpp"
 #include "monet/plugin/parallelism_model.hpp"
+#include "monet/plugin/quality_model.hpp"
 #include "monet/plugin/search_algorithm.hpp"
 
 namespace monet {
@@ -25,7 +26,8 @@ namespace monet {
   X(Evaluation) X(DesignSpace) X(MemoryEstimateQuery) X(MemoryEstimate) X(ArrayEstimateQuery)               \
   X(ArrayEstimate) X(WorkloadFrontend) X(BackwardGenerator) X(OptimizerModel) X(CostModel)                  \
   X(FusionStrategy) X(SearchContext) X(SearchAlgorithm) X(Estimator) X(UserError) X(ParallelLayout)      \
-  X(TensorParallelComm) X(TensorParallelPlan) X(ParallelismModel) X(TomlDocument)
+  X(TensorParallelComm) X(TensorParallelPlan) X(ParallelismModel) X(TomlDocument) \
+  X(QualityMetric) X(QualityQuery) X(QualityModel)
 
 #define MONET_ABI_ENTRY(T) AbiLayoutEntry{#T, sizeof(T), alignof(T)},
 inline constexpr AbiLayoutEntry kAbiLayout[] = {MONET_ABI_TYPES(MONET_ABI_ENTRY)};

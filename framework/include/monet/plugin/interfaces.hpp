@@ -1,5 +1,5 @@
 #pragma once
-// The eight kinds of plugin, all at once: the umbrella for the kernel (and for plugins written before the
+// The nine kinds of plugin, all at once: the umbrella for the kernel (and for plugins written before the
 // per-kind headers). A plugin includes only its own kind's header (docs/plugins.md#the-sdk-surface):
 //   frontend.hpp            WorkloadFrontend                       (`frontend`)
 //   backward_generator.hpp  BackwardGenerator, TrainingSettings    (`backward`)
@@ -9,6 +9,7 @@
 //   search_algorithm.hpp    SearchAlgorithm, SearchContext         (`search`)
 //   estimator.hpp           Estimator                              (`estimator`)
 //   parallelism_model.hpp   ParallelismModel                       (`parallelism`)
+//   quality_model.hpp       QualityModel, QualityQuery             (`quality`)
 // The kernel only knows these interfaces; every implementation lives in a plugin library under
 // plugins/<kind>/<name>/. All methods are const and must be safe to call concurrently: evaluation is a pure
 // function of its inputs, and searches evaluate many points in parallel.
@@ -19,6 +20,7 @@
 #include "monet/plugin/fusion_strategy.hpp"
 #include "monet/plugin/optimizer_model.hpp"
 #include "monet/plugin/parallelism_model.hpp"
+#include "monet/plugin/quality_model.hpp"
 #include "monet/plugin/search_algorithm.hpp"
 // Not part of any plugin contract: kernel code has long received the scheduler's and the CN graph's types
 // through this header (evaluator.hpp, ...), so the umbrella keeps them.

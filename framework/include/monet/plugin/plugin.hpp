@@ -9,7 +9,7 @@
 
 namespace monet {
 
-enum class PluginKind : std::uint8_t { frontend, backward, optimizer, cost_model, fusion, search, estimator, parallelism };
+enum class PluginKind : std::uint8_t { frontend, backward, optimizer, cost_model, fusion, search, estimator, parallelism, quality };
 MONET_API std::string to_string(PluginKind k);
 MONET_API std::vector<PluginKind> all_plugin_kinds();
 

@@ -60,9 +60,9 @@ class MONET_API Registry {
   /// that failed to load.
   [[nodiscard]] const PluginHandle& require(PluginKind kind, std::string_view name, const SourceLocation& where) const;
 
-  /// Creates a plugin object; the object keeps its library loaded.
+  /// Creates a plugin object; the object keeps its library loaded (static: the handle knows its library).
   template <class Interface>
-  std::shared_ptr<Interface> create(const PluginHandle& plugin, const ParamValues& params) const {
+  static std::shared_ptr<Interface> create(const PluginHandle& plugin, const ParamValues& params) {
     Plugin* raw = create_raw(plugin, params);
     auto* typed = dynamic_cast<Interface*>(raw);
     if (!typed) {

@@ -5,14 +5,9 @@
 #include <vector>
 
 #include "monet/experiment/runner.hpp"
+#include "monet/report/metric.hpp"
 
 namespace monet {
-
-struct Metric {
-  std::string key;   // results.json key ("latency_cycles", "energy_breakdown.offchip_energy_pj")
-  std::string unit;  // "cycles", "s", "pJ", "B", "mm2", ""
-  double value = 0;
-};
 
 /// Every metric of a schedule of a prepared experiment, in a fixed order.
 MONET_API std::vector<Metric> summary_metrics(const PreparedExperiment& p, const ScheduleSummary& s);
@@ -26,5 +21,7 @@ struct Utilisation {
 MONET_API Utilisation utilisation(const PreparedExperiment& p, const ScheduleSummary& s);
 /// The keys summary_metrics() gives (for validating objective names before any evaluation), with units.
 MONET_API std::vector<std::pair<std::string, std::string>> metric_keys();
+/// Whether a higher value of the metric is the better design (mfu, hfu, TFLOP/s): a search maximises it.
+MONET_API bool higher_is_better(const std::string& metric);
 
 }  // namespace monet

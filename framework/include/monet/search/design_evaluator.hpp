@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "monet/experiment/quality.hpp"
 #include "monet/experiment/runner.hpp"
 #include "monet/search/space_spec.hpp"
 
@@ -32,6 +33,8 @@ class MONET_API DesignEvaluator {
   /// The experiment of the configured point (the base of every variant).
   [[nodiscard]] const PreparedExperiment& base() const;
   [[nodiscard]] Evaluation evaluate(const DesignPoint& point) const;
+  /// The experiment's [quality] plugin (created once: its caches serve every point), or none.
+  [[nodiscard]] const std::optional<QualityPlugin>& quality() const;
 
   /// Everything about one point, for its full report: its prepared experiment and schedule. Throws UserError
   /// when the point cannot be evaluated. `memory_by_use = false` skips the per-step memory composition, which
@@ -39,6 +42,7 @@ class MONET_API DesignEvaluator {
   struct Detail {
     std::shared_ptr<const PreparedExperiment> prepared;
     ScheduleResult schedule;
+    std::vector<Metric> quality;  // the [quality] plugin's metrics of the point (none without one)
   };
   [[nodiscard]] Detail detail(const DesignPoint& point, bool memory_by_use = true) const;
 

@@ -35,8 +35,13 @@ struct DesignPoint {
 };
 
 struct Objective {
-  std::string key;   // results.json key (e.g. "latency_cycles", "energy_pj", "area_mm2"); always minimised
-  std::string unit;  // "cycles", "pJ", "mm2", "B"
+  std::string key;   // results.json key (e.g. "latency_cycles", "energy_pj", "area_mm2", a quality plugin's "accuracy")
+  std::string unit;  // "cycles", "pJ", "mm2", "B", "%"
+  /// Higher is better (mfu, accuracy): Evaluation::objectives holds its negation, so that a search minimises every
+  /// objective; the reports show value().
+  bool maximise = false;
+  /// The metric's value of a minimised objective value.
+  [[nodiscard]] double value(double minimised) const { return maximise ? -minimised : minimised; }
 };
 
 struct DesignSpace {
@@ -51,7 +56,8 @@ struct DesignSpace {
 
 struct Evaluation {
   DesignPoint point;
-  /// Objective values in DesignSpace::objectives order (minimised). Meaningful only when feasible; an
+  /// Objective values in DesignSpace::objectives order, minimised (a maximised objective's negated:
+  /// Objective::value gives the metric). Meaningful only when feasible; an
   /// infeasible point that was scheduled still carries its numbers, one that could not be evaluated has NaNs.
   std::vector<double> objectives;
   /// Deb's constraint violation: 0 when feasible, else > 0 (sum of relative excesses, e.g. (peak - capacity) /
