@@ -13,7 +13,7 @@ namespace monet {
 namespace {
 
 // Recorded on x86_64 with libstdc++ (GCC, C++20), the platform monet is built and tested on.
-constexpr std::uint32_t kRecordedApiVersion = 12;
+constexpr std::uint32_t kRecordedApiVersion = 13;
 constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"SourceLocation", 40, 8},
     {"Bounds", 40, 8},
@@ -71,6 +71,9 @@ constexpr AbiLayoutEntry kRecordedLayout[] = {
     {"TensorParallelPlan", 40, 8},
     {"ParallelismModel", 8, 8},
     {"TomlDocument", 104, 8},
+    {"QualityMetric", 104, 8},
+    {"QualityQuery", 64, 8},
+    {"QualityModel", 8, 8},
 };
 
 std::string current_table() {
