@@ -176,3 +176,37 @@ TEST_F(NasBench201, KeysAreChecked) {
 
 }  // namespace
 }  // namespace monet
+
+namespace monet {
+namespace {
+
+/// `ops = [six edges]` builds the same network as the arch string of the same cell, for every 97th cell of the
+/// benchmark (its edge columns are the arch string's ops).
+TEST(NasBench201Ops, TheSixEdgesBuildTheArchStringsNetwork) {
+  test::ScratchDir dir;
+  const Registry& r = Registry::global();
+  const PluginHandle* f = r.find(PluginKind::frontend, "nasbench201");
+  const auto frontend = r.create<WorkloadFrontend>(*f, default_params(f->info.params, "test"));
+  const auto rows = test::read_csv(test::source_dir() / "workloads/nasbench201/accuracy_cifar10.csv");
+  int checked = 0;
+  for (std::size_t i = 0; i < rows.size(); i += 97) {
+    std::string ops;
+    for (const char* e : {"edge_1_0", "edge_2_0", "edge_2_1", "edge_3_0", "edge_3_1", "edge_3_2"}) {
+      ops += std::string(ops.empty() ? "" : ", ") + "\"" + rows[i][e] + "\"";
+    }
+    const GraphPtr by_ops = frontend->load(dir.write("ops.toml", "[workload]\ngenerator = \"nasbench201\"\nops = [" + ops + "]\n"));
+    const GraphPtr by_arch =
+        frontend->load(dir.write("arch.toml", "[workload]\ngenerator = \"nasbench201\"\narch = \"" + rows[i]["arch"] + "\"\n"));
+    ASSERT_EQ(by_ops->operators().size(), by_arch->operators().size()) << rows[i]["index"];
+    for (std::size_t k = 0; k < by_ops->operators().size(); ++k) {
+      EXPECT_EQ(by_ops->operators()[k].name, by_arch->operators()[k].name) << rows[i]["index"];
+      EXPECT_EQ(by_ops->operators()[k].macs(), by_arch->operators()[k].macs()) << rows[i]["index"];
+    }
+    EXPECT_EQ(by_ops->parameter_count(), by_arch->parameter_count()) << rows[i]["index"];
+    ++checked;
+  }
+  EXPECT_EQ(checked, 162);
+}
+
+}  // namespace
+}  // namespace monet
