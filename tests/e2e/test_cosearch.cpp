@@ -168,7 +168,7 @@ TEST(CoSearch, BadQualityAndCellInputIsOneLocatedError) {
       {" --set 'quality.columns=[\"edge_1_0\"]'", "expected one column per key (6), got 1"},
       {" --set 'quality.minimise=[\"acc\"]'", "'acc' is not one of the metrics (accuracy)"},
       {" --set 'quality.file=\"nowhere.csv\"'", "quality.file: file not found"},
-      {" --unset quality.plugin", "[quality] names its plugin"},
+      {" --unset quality.plugin", "[quality]: name the quality plugin"},
       {" --unset quality", "'accuracy' is not a metric of a run"},
       {" --set 'space.objectives=[\"acuracy\", \"latency_cycles\"]'", "did you mean 'accuracy'?"},
       {" --unset space --set 'workload.set.ops[1]=\"conv_3x3\"'", "ops[1] = 'conv_3x3' is not a NAS-Bench-201 operation"},

@@ -82,7 +82,7 @@ TEST_F(ExperimentTest, UnknownSectionSuggestsTheClosest) {
   EXPECT_EQ(fail(experiment_text("\n[serach]\nplugin = \"fixed\"\n")),
             path() + ":11:2: error: unknown key 'serach' (did you mean 'search'?); valid keys here: allocation, "
                      "architecture, compat, cost_model, experiment, fusion, output, parallelism, plugins, precision, "
-                     "provenance, schedule, search, space, training, workload");
+                     "provenance, quality, schedule, search, space, training, workload");
 }
 
 TEST_F(ExperimentTest, UnknownPluginListsTheAvailableOnes) {

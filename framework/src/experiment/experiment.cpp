@@ -235,7 +235,7 @@ Experiment ExperimentSource::build(const std::vector<Change>& extra) const {
   e.fusion = choose_optional(root, "fusion", PluginKind::fusion, "layer_by_layer", registry);
   e.search = choose_optional(root, "search", PluginKind::search, "fixed", registry);
   if (auto t = root.table("quality")) {  // no default: a quality plugin is named, or there is none
-    if (!t->has("plugin")) t->fail_table("[quality] names its plugin: plugin = \"...\" (monet plugins lists the quality plugins)");
+    if (!t->has("plugin")) t->fail_table("name the quality plugin: plugin = \"...\" (monet plugins lists them)");
     e.quality = choose(*t, PluginKind::quality, "", registry);
   }
   // Plugins' own quirks: their compat-tagged parameters that the experiment left at the defaults.
