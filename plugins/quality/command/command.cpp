@@ -91,7 +91,7 @@ class CommandQuality final : public QualityModel {
     i.summary = "quality metrics (accuracy, ...) printed by a program run per design point (a training script, ...)";
     i.description =
         "Runs `command` once per distinct design point, in a process group of its own. Its stdin is one JSON "
-        "object, {\"genes\": {NAME: VALUE}, \"keys\": {KEY: VALUE}}: the point's genes of [space] and the values of "
+        "object, {\"genes\": {NAME: VALUE}, \"keys\": {KEY: VALUE}}: the point's genes of [space] (unless genes = false) and the values of "
         "`keys` (workload.set.PATH, workload.KEY or a gene's name, as the table plugin names them), each TOML value "
         "as JSON (a string without its quotes, numbers, booleans, arrays). It prints one JSON object on stdout with "
         "a number for each of `metrics`; stderr is for its messages. A point whose command exits non-zero, is "
@@ -107,6 +107,9 @@ class CommandQuality final : public QualityModel {
         ParamSpec::string_list("keys", std::vector<std::string>{})
             .with_doc("the point's keys whose values the command gets in \"keys\": workload.set.PATH, workload.KEY or "
                       "a gene's name"),
+        ParamSpec::boolean("genes", true)
+            .with_doc("pass the point's genes in \"genes\"; false: an empty \"genes\", so that points that differ only in "
+                      "genes outside `keys` (hardware genes, for a network's accuracy) share one run"),
         ParamSpec::string_list("metrics", std::nullopt)
             .with_doc("the metrics: the keys of the JSON object the command prints; each a results.json key, an "
                       "objective or constraint of [space]"),
@@ -123,7 +126,7 @@ class CommandQuality final : public QualityModel {
   }
 
   explicit CommandQuality(const ParamValues& p)
-      : params_(p), argv_(p.get_strings("command")), keys_(p.get_strings("keys")), timeout_s_(p.get_number("timeout_s")) {
+      : params_(p), argv_(p.get_strings("command")), keys_(p.get_strings("keys")), genes_(p.get_bool("genes")), timeout_s_(p.get_number("timeout_s")) {
     if (argv_.empty() || argv_.front().empty()) {
       p.fail("command", "expected the program and its arguments, e.g. [\"../scripts/accuracy.py\"]");
     }
@@ -205,7 +208,9 @@ class CommandQuality final : public QualityModel {
   /// The command's stdin; its text is the cache key (nlohmann's objects are sorted by key: one text per point).
   [[nodiscard]] std::string point_json(const QualityQuery& query) const {
     json point = {{"genes", json::object()}, {"keys", json::object()}};
-    for (const auto& [name, text] : query.genes) point["genes"][name] = value_json(text);
+    if (genes_) {
+      for (const auto& [name, text] : query.genes) point["genes"][name] = value_json(text);
+    }
     for (const std::string& k : keys_) {
       const std::optional<std::string> v = query.value ? query.value(k) : std::nullopt;
       if (!v) {
@@ -258,6 +263,7 @@ class CommandQuality final : public QualityModel {
   std::vector<std::string> argv_;  // argv_[0] resolved
   std::string shown_;              // the command as written, for messages
   std::vector<std::string> keys_;
+  bool genes_;
   double timeout_s_;
   std::vector<QualityMetric> metrics_;
   mutable std::mutex mutex_;
