@@ -192,7 +192,7 @@ int run_command(const RunOptions& o) {
       spdlog::info("cost cache {}: {} entries", cost_cache_file(o.cost_cache).string(), loaded.entries);
     };
   }
-  const DesignEvaluator evaluator(source, spec, registry, preload);
+  const DesignEvaluator evaluator(source, spec, registry, preload, !o.resume);
   // Whatever happens next (a finished or stopped search, a point that does not fit), what was costed is kept.
   struct SaveCosts {
     const DesignEvaluator& evaluator;
@@ -218,7 +218,10 @@ int run_command(const RunOptions& o) {
   if (searching) options.progress = [&line](const SearchProgress& p) { line.update(p); };
   options.stop = &stop_requested;
   options.ranks = &ranks;
-  if (o.resume) options.replay = resume_journal(out_dir, evaluator.space());
+  if (o.resume) {
+    options.replay = resume_journal(out_dir, evaluator.space());
+    for (const SearchBatch& b : options.replay) evaluator.recall_quality(b.evaluations);  // a command is not run again
+  }
   Checkpoints checkpoints{out_dir, o.checkpoint_every};
   if (searching && o.checkpoint_every > 0) options.record = [&checkpoints](const SearchBatch& b) { checkpoints.add(b); };
   const SearchResult r = [&] {

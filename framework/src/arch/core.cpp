@@ -471,6 +471,10 @@ CorePtr core_from_document(const TomlDocument& doc) {
                    "core's estimator needs it");
   }
   core->array.operation = arr.choice("operation", {"mac", "add"}).value_or("mac");
+  core->array.energy_scales_with_width = arr.choice("energy_scaling", {"none", "operand_bits"}).value_or("none") == "operand_bits";
+  if (core->array.energy_scales_with_width && !core->array.precision) {
+    arr.fail("energy_scaling", "\"operand_bits\" scales unit_energy_pj from the array's precision: give precision (e.g. \"int8\")");
+  }
   arr.finish();
 
   if (auto df = root.table("dataflow")) read_unrollings(*df, *core, core->dataflow);

@@ -20,4 +20,22 @@ OperandTraffic operand_bits(const Graph& graph, const Operator& op, std::span<co
   return t;
 }
 
+double unit_energy_scale(const Core& core, const Operator& op) {
+  if (!core.array.energy_scales_with_width || !core.array.precision) return 1.0;
+  const double p = bits_of(*core.array.precision);
+  std::int64_t a = 0, b = 0;  // the two widest inputs, a >= b
+  for (const Operand& o : op.operands) {
+    if (o.is_output()) continue;
+    if (o.precision_bits > a) {
+      b = a;
+      a = o.precision_bits;
+    } else if (o.precision_bits > b) {
+      b = o.precision_bits;
+    }
+  }
+  if (a == 0) return 1.0;
+  if (core.array.operation == "add") return static_cast<double>(a) / p;
+  return static_cast<double>(a) * static_cast<double>(b > 0 ? b : a) / (p * p);
+}
+
 }  // namespace monet

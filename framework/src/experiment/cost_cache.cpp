@@ -52,6 +52,7 @@ std::uint64_t core_fingerprint(const Core& core) {
   f.add(static_cast<std::int64_t>(core.array.dims.size()));
   for (const ArrayDim& d : core.array.dims) f.add(d.name).add(d.size);
   f.add(core.array.unit_energy_pj);
+  f.add(core.array.precision ? static_cast<std::int64_t>(*core.array.precision) : -1).add(core.array.energy_scales_with_width);
   for (OpKind k : core.op_kinds) f.add(static_cast<std::int64_t>(k));
   f.add(static_cast<std::int64_t>(core.memories.size()));
   for (const MemoryLevel& m : core.memories) {

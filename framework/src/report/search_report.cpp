@@ -87,7 +87,13 @@ std::string journal_line(const SearchBatch& batch) {
     points.push_back(e.point.genes);
     json objectives = json::array();
     for (double v : e.objectives) objectives.push_back(exact(v));
-    results.push_back(json{{"objectives", objectives}, {"violation", exact(e.violation)}, {"reason", e.reason}});
+    json result{{"objectives", objectives}, {"violation", exact(e.violation)}, {"reason", e.reason}};
+    if (!e.quality.empty()) {
+      json quality = json::array();
+      for (double v : e.quality) quality.push_back(exact(v));
+      result["quality"] = quality;
+    }
+    results.push_back(std::move(result));
   }
   return json{{"points", points}, {"results", results}}.dump() + "\n";
 }
@@ -123,6 +129,9 @@ std::vector<SearchBatch> read_journal(const std::string& text, const std::string
         for (const json& v : results[i].at("objectives")) e.objectives.push_back(std::strtod(v.get<std::string>().c_str(), nullptr));
         e.violation = std::strtod(results[i].at("violation").get<std::string>().c_str(), nullptr);
         e.reason = results[i].at("reason").get<std::string>();
+        if (results[i].contains("quality")) {
+          for (const json& v : results[i].at("quality")) e.quality.push_back(std::strtod(v.get<std::string>().c_str(), nullptr));
+        }
         batch.evaluations.push_back(std::move(e));
       }
       out.push_back(std::move(batch));

@@ -95,6 +95,27 @@ struct DesignEvaluator::Impl {
   mutable std::size_t variants = 0;
   std::shared_ptr<const Stage> base;
   std::optional<QualityPlugin> quality;
+  // The quality plugin's values by point (genes): what a resumed search recalls from its journal, and what best/ and
+  // front/ reuse, so that a plugin that trains the candidate is never asked twice for one point.
+  mutable std::mutex quality_lock;
+  mutable std::map<std::vector<std::int32_t>, std::vector<double>> quality_memo;
+
+  [[nodiscard]] std::vector<double> quality_values(const DesignPoint& p, const PreparedExperiment& prepared) const {
+    {
+      std::lock_guard lock(quality_lock);
+      if (auto it = quality_memo.find(p.genes); it != quality_memo.end()) return it->second;
+    }
+    std::vector<double> v = assess_quality(*quality, prepared, gene_values(p));
+    std::lock_guard lock(quality_lock);
+    quality_memo.emplace(p.genes, v);
+    return v;
+  }
+  [[nodiscard]] std::vector<Metric> quality_metrics_at(const DesignPoint& p, const PreparedExperiment& prepared) const {
+    const std::vector<double> v = quality_values(p, prepared);
+    std::vector<Metric> out;
+    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(Metric{quality->metrics[i].key, quality->metrics[i].unit, v[i]});
+    return out;
+  }
 
   /// The point's value genes as (name, TOML text): what a quality plugin may key on.
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> gene_values(const DesignPoint& p) const {
@@ -450,7 +471,7 @@ struct DesignEvaluator::Impl {
 };
 
 DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpec> spec, const Registry& registry,
-                                 std::function<void(CostCache&)> preload_costs)
+                                 std::function<void(CostCache&)> preload_costs, bool check_quality)
     : impl_(std::make_unique<Impl>(std::move(source), std::move(spec), registry)) {
   Impl& m = *impl_;
   if (preload_costs) preload_costs(*m.cache.costs());  // before the base point: it costs too
@@ -545,7 +566,7 @@ DesignEvaluator::DesignEvaluator(ExperimentSource source, std::optional<SpaceSpe
   m.keep(configured, base);
   // The configured point's quality now: a key its plugin cannot find is the experiment's mistake, before any work.
   m.quality = make_quality_plugin(base->prepared->experiment);
-  if (m.quality) (void)assess_quality(*m.quality, *base->prepared, m.gene_values(m.space.configured()));
+  if (m.quality && check_quality) (void)m.quality_values(m.space.configured(), *base->prepared);
   // An objective the experiment cannot give (an area without estimates) is an error now, not NaN later.
   const std::vector<Metric> metrics = summary_metrics(*base->prepared, ScheduleSummary{});
   for (const Objective& o : m.space.objectives) {
@@ -572,6 +593,12 @@ std::vector<DesignPoint> DesignEvaluator::seeds() const {
 }
 const PreparedExperiment& DesignEvaluator::base() const { return *impl_->base->prepared; }
 const std::optional<QualityPlugin>& DesignEvaluator::quality() const { return impl_->quality; }
+void DesignEvaluator::recall_quality(const std::vector<Evaluation>& evaluations) const {
+  std::lock_guard lock(impl_->quality_lock);
+  for (const Evaluation& e : evaluations) {
+    if (impl_->quality && e.quality.size() == impl_->quality->metrics.size()) impl_->quality_memo.emplace(e.point.genes, e.quality);
+  }
+}
 CostCache& DesignEvaluator::costs() const { return *impl_->cache.costs(); }
 
 DesignEvaluator::Stats DesignEvaluator::stats() const {
@@ -618,7 +645,7 @@ DesignEvaluator::Detail DesignEvaluator::detail(const DesignPoint& point, bool m
   const Impl& m = *impl_;
   const auto [prepared, cn_core] = placed(point);
   Detail d{prepared, prepared->evaluator->evaluate(prepared->configured_allocation, cn_core, memory_by_use), {}};
-  if (m.quality) d.quality = quality_metrics(*m.quality, *prepared, m.gene_values(point));
+  if (m.quality) d.quality = m.quality_metrics_at(point, *prepared);
   if (!m.alloc.empty()) {
     // The point's allocation genes as [allocation.group] entries: its resolved.toml reproduces it.
     auto copy = std::make_shared<PreparedExperiment>(*prepared);
@@ -660,7 +687,10 @@ Evaluation DesignEvaluator::evaluate(const DesignPoint& point) const {
   std::string unassessed;  // why the quality plugin has no value for the point
   if (m.quality) {
     try {
-      for (Metric& q : quality_metrics(*m.quality, *prepared, m.gene_values(point))) metrics.push_back(std::move(q));
+      for (Metric& q : m.quality_metrics_at(point, *prepared)) {
+        e.quality.push_back(q.value);
+        metrics.push_back(std::move(q));
+      }
     } catch (const UserError& err) {
       unassessed = err.what();
       for (const QualityMetric& q : m.quality->metrics) metrics.push_back(Metric{q.key, q.unit, std::nan("")});

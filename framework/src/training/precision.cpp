@@ -65,29 +65,62 @@ std::optional<ElementType> from_bits(std::int64_t bits) {
     default: return std::nullopt;
   }
 }
+
+/// An element type given as a name ("bf16") or a number of bits (16); nullopt when the key is absent.
+std::optional<ElementType> element_type_at(TableReader& t, const std::string& c) {
+  const toml::node* n = t.raw().get(c);
+  t.mark_used(c);
+  if (!n) return std::nullopt;
+  std::optional<ElementType> e;
+  if (n->is_integer()) {
+    e = from_bits(n->as_integer()->get());
+    if (!e) t.fail(c, "expected 64, 32, 16 (bf16), 8 (int8) or 4 (int4) bits, or an element type name");
+  } else if (n->is_string()) {
+    e = parse_element_type(n->as_string()->get());
+    if (!e) {
+      t.fail(c, "'" + n->as_string()->get() + "' is not an element type; expected one of " +
+                    join(all_element_type_names(), ", ", true) + did_you_mean(n->as_string()->get(), all_element_type_names()));
+    }
+  } else {
+    t.fail(c, "expected an element type (\"bf16\") or a number of bits (16), got " + toml_type_name(*n));
+  }
+  return e;
+}
+
+/// [precision.group.NAME]: operators (a glob or a list of globs over forward operator names), weight, activation.
+PrecisionGroup read_group(TableReader& g, const std::string& name) {
+  PrecisionGroup out;
+  out.name = name;
+  out.where = g.where();
+  if (!g.has("operators")) g.fail_table("missing required key 'operators' (operator names or globs: \"layer1.*\")");
+  if (g.raw().get("operators")->is_string()) {
+    out.operators = {*g.string("operators")};
+  } else {
+    out.operators = *g.string_list("operators");
+  }
+  if (out.operators.empty()) g.fail("operators", "expected at least one operator name or glob");
+  out.operators_where = g.where("operators");
+  out.weight = element_type_at(g, "weight");
+  out.activation = element_type_at(g, "activation");
+  if (!out.weight && !out.activation) g.fail_table("a precision group sets weight, activation or both");
+  g.finish();
+  return out;
+}
 }  // namespace
 
 Precision read_precision(TableReader& t) {
   const std::string preset = t.choice("preset", Precision::preset_names()).value_or("fp32");
   Precision p = *Precision::preset_named(preset);
   for (const char* c : kClasses) {
-    const toml::node* n = t.raw().get(c);
-    t.mark_used(c);
-    if (!n) continue;
-    std::optional<ElementType> e;
-    if (n->is_integer()) {
-      e = from_bits(n->as_integer()->get());
-      if (!e) t.fail(c, "expected 64, 32, 16 (bf16), 8 (int8) or 4 (int4) bits, or an element type name");
-    } else if (n->is_string()) {
-      e = parse_element_type(n->as_string()->get());
-      if (!e) {
-        t.fail(c, "'" + n->as_string()->get() + "' is not an element type; expected one of " +
-                      join(all_element_type_names(), ", ", true) + did_you_mean(n->as_string()->get(), all_element_type_names()));
-      }
-    } else {
-      t.fail(c, "expected an element type (\"bf16\") or a number of bits (16), got " + toml_type_name(*n));
+    if (const auto e = element_type_at(t, c)) field(p, c) = *e;
+  }
+  if (auto groups = t.table("group")) {
+    for (const std::string& name : groups->keys()) {
+      auto g = groups->table(name);
+      if (!g) groups->fail(name, "expected a table: [precision.group." + name + "] with operators and weight or activation");
+      p.groups.push_back(read_group(*g, name));
     }
-    field(p, c) = *e;
+    groups->finish();
   }
   p.loss_scaling = t.boolean("loss_scaling").value_or(false);
   if (const toml::node* n = t.raw().get("weight_matmul")) {
@@ -113,6 +146,11 @@ std::string precision_toml(const Precision& p) {
   for (const char* c : kClasses) out << c << " = \"" << to_string(field(copy, c)) << "\"\n";
   out << "loss_scaling = " << (p.loss_scaling ? "true" : "false") << "\n";
   out << "weight_matmul = \"" << (p.weight_matmul ? to_string(*p.weight_matmul) : "none") << "\"\n";
+  for (const PrecisionGroup& g : p.groups) {
+    out << "\n[precision.group." << to_string(ParamValue(g.name)) << "]\noperators = " << to_string(ParamValue(g.operators)) << "\n";
+    if (g.weight) out << "weight = \"" << to_string(*g.weight) << "\"\n";
+    if (g.activation) out << "activation = \"" << to_string(*g.activation) << "\"\n";
+  }
   return out.str();
 }
 
@@ -138,6 +176,35 @@ std::vector<bool> narrow_matmuls(const Graph& g) {
 }
 }  // namespace
 
+namespace {
+/// [precision.group]s, in order (a later group wins): the weights the group's forward operators read and the
+/// activations they (and their recomputations) produce take the group's types — integer ones too (an int8
+/// workload's layer quantized to int4); index and boolean tensors are other roles and keep theirs.
+void apply_groups(const Graph& graph, const Precision& p, GraphBuilder& b, std::vector<ElementType>& type) {
+  for (const PrecisionGroup& g : p.groups) {
+    bool matched = false;
+    for (const Operator& op : graph.operators()) {
+      const bool forward = op.phase == Phase::forward;
+      if (!forward && op.phase != Phase::recompute) continue;
+      const std::string& name = forward || op.derived_from == kNone ? op.name : graph.op(op.derived_from).name;
+      if (!std::any_of(g.operators.begin(), g.operators.end(), [&](const std::string& glob) { return glob_match(glob, name); })) continue;
+      matched = matched || forward;
+      for (const Operand& o : op.operands) {
+        const Tensor& t = graph.tensor(o.tensor);
+        if (t.dtype == ElementType::boolean) continue;
+        const std::optional<ElementType> to = o.is_output() ? (t.role == TensorRole::activation ? g.activation : std::nullopt)
+                                                            : (t.role == TensorRole::weight ? g.weight : std::nullopt);
+        if (to) type[static_cast<std::size_t>(t.id)] = b.tensor(t.id).dtype = *to;
+      }
+    }
+    if (!matched) {
+      throw UserError(g.operators_where, "precision group '" + g.name + "': " + join(g.operators, ", ", true) +
+                                             " matches no forward operator of the workload");
+    }
+  }
+}
+}  // namespace
+
 GraphPtr apply_precision(const Graph& graph, const Precision& p) {
   GraphBuilder b(graph);
   std::vector<ElementType> type(graph.tensors().size());
@@ -157,6 +224,7 @@ GraphPtr apply_precision(const Graph& graph, const Precision& p) {
     }
     type[static_cast<std::size_t>(t.id)] = x.dtype;
   }
+  apply_groups(graph, p, b, type);
   const std::vector<bool> narrow = p.weight_matmul ? narrow_matmuls(graph) : std::vector<bool>(graph.operators().size());
   if (p.weight_matmul) {
     for (const Tensor& t : graph.tensors()) {

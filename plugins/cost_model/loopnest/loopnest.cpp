@@ -141,9 +141,10 @@ class LoopnestModel final : public CostModel {
     c.exact_cycles = best->latency;
     c.cycles = static_cast<std::int64_t>(std::ceil(best->latency - 1e-9));
     c.ideal_cycles = static_cast<std::int64_t>(best->ideal_cycle);
-    c.energy_pj = best->energy;
-    c.compute_energy_pj = best->mac_energy;
+    // The array's energy per operation at the operands' widths (a constant factor: it ranks no mapping differently).
+    c.compute_energy_pj = best->mac_energy * unit_energy_scale(q.core, q.op);
     c.memory_energy_pj = best->energy - best->mac_energy;
+    c.energy_pj = c.compute_energy_pj + c.memory_energy_pj;
     c.stall_cycles = best->stall;
     c.onloading_cycles = best->onloading;
     c.offloading_cycles = best->offloading;

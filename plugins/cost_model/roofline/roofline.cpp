@@ -56,7 +56,7 @@ class Roofline final : public CostModel {
     const auto pes = static_cast<double>(core.array.pe_count());
     const auto compute = static_cast<std::int64_t>(std::ceil(ops / (pes * utilization_)));
     c.ideal_cycles = static_cast<std::int64_t>(std::ceil(ops / pes));
-    c.compute_energy_pj = ops * core.array.unit_energy_pj;
+    c.compute_energy_pj = ops * core.array.unit_energy_pj * unit_energy_scale(core, op);
 
     // Compulsory bits through each (memory, port) of every operand's hierarchy, and their energy.
     std::map<std::pair<const MemoryLevel*, const Port*>, std::int64_t> port_bits;

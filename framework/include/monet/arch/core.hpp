@@ -87,6 +87,10 @@ struct OperationalArray {
   ValueOrigin unit_energy_origin = ValueOrigin::pinned;
   std::optional<ElementType> precision;  // operand type its units are built for (what an estimator needs)
   std::string operation = "mac";         // what one unit does per cycle: "mac" or "add" (vector add, compare)
+  /// [array] energy_scaling = "operand_bits": a unit's energy follows the width of what it computes on, from
+  /// unit_energy_pj at `precision` (unit_energy_scale, docs/cost-models.md#operand-width-and-mac-energy); "none"
+  /// (the default): every operation costs unit_energy_pj, as a fixed-width datapath does.
+  bool energy_scales_with_width = false;
   std::optional<double> area_mm2;        // of the whole array: pinned or estimated; nullopt: unknown
   ValueOrigin area_origin = ValueOrigin::pinned;
   std::string implementation;

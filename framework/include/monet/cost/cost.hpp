@@ -71,6 +71,11 @@ MONET_API std::vector<std::int64_t> tile_sizes(std::span<const Range> tile);
 struct OperandTraffic {
   std::int64_t bits[kSlotCount] = {0, 0, 0};
 };
+/// The factor on the core's unit_energy_pj for one operation of `op` (docs/cost-models.md#operand-width-and-mac-energy):
+/// 1 unless the array declares energy_scaling = "operand_bits" and a precision p; then a MAC array's units cost
+/// (a x b) / p^2, a and b the widths of the operator's two widest input operands (a multiplier's energy grows with
+/// the product of its operand widths), an adder array's a / p (a ripple of a bits).
+MONET_API double unit_energy_scale(const Core& core, const Operator& op);
 MONET_API OperandTraffic operand_bits(const Graph& graph, const Operator& op, std::span<const Range> tile);
 
 }  // namespace monet

@@ -29,7 +29,8 @@ namespace monet {
 /// 12: WorkloadFrontend::load_document (a TOML workload with the experiment's [workload.set] changes); TomlDocument
 ///     crosses the boundary.
 /// 13: the quality kind (QualityModel, QualityMetric, QualityQuery); Objective::maximise (a metric where higher is
-///     better, negated for the search).
+///     better, negated for the search); Evaluation::quality; OperationalArray::energy_scales_with_width;
+///     Precision::groups (per-layer quantization).
 inline constexpr std::uint32_t kPluginApiVersion = 13;
 
 struct AbiLayoutEntry {

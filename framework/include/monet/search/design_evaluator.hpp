@@ -20,8 +20,11 @@ namespace monet {
 class MONET_API DesignEvaluator {
  public:
   /// `spec` may be absent: a space with no genes and the default objectives (latency, energy).
+  /// `preload_costs`: e.g. costs stored by earlier runs. `check_quality`: assess the configured point's quality now,
+  /// so that a key its [quality] plugin cannot find is an error before any work (a resumed search, which did that
+  /// check when it started, recalls its journal's values instead: recall_quality).
   DesignEvaluator(ExperimentSource source, std::optional<SpaceSpec> spec, const Registry& registry,
-                  std::function<void(CostCache&)> preload_costs = {});  // e.g. costs stored by earlier runs
+                  std::function<void(CostCache&)> preload_costs = {}, bool check_quality = true);
   ~DesignEvaluator();
   DesignEvaluator(const DesignEvaluator&) = delete;
   DesignEvaluator& operator=(const DesignEvaluator&) = delete;
@@ -35,6 +38,8 @@ class MONET_API DesignEvaluator {
   [[nodiscard]] Evaluation evaluate(const DesignPoint& point) const;
   /// The experiment's [quality] plugin (created once: its caches serve every point), or none.
   [[nodiscard]] const std::optional<QualityPlugin>& quality() const;
+  /// Remembers the quality values of evaluations made earlier (a journal): their points are not assessed again.
+  void recall_quality(const std::vector<Evaluation>& evaluations) const;
 
   /// Everything about one point, for its full report: its prepared experiment and schedule. Throws UserError
   /// when the point cannot be evaluated. `memory_by_use = false` skips the per-step memory composition, which

@@ -64,6 +64,9 @@ struct Evaluation {
   /// capacity; +infinity when the point could not be evaluated at all, e.g. an operator that fits no core).
   double violation = 0;
   std::string reason;  // why infeasible ("" when feasible)
+  /// The [quality] plugin's metrics of the point, in its order (empty without one, or when it could not assess
+  /// the point): journalled, so that a resumed search does not ask the plugin again.
+  std::vector<double> quality;
   [[nodiscard]] bool feasible() const { return violation == 0; }
 };
 

@@ -12,6 +12,18 @@ namespace monet {
 
 class TableReader;  // monet/config/toml_reader.hpp: kernel-side, kept out of what plugins include
 
+/// [precision.group.NAME]: per-layer quantization — the operators it names (globs over forward operator names,
+/// which are module paths for PyTorch exports and generators) store their weights and produced activations at its
+/// types; a search gene may vary them (precision.group.NAME.weight).
+struct PrecisionGroup {
+  std::string name;
+  std::vector<std::string> operators;
+  std::optional<ElementType> weight;
+  std::optional<ElementType> activation;
+  SourceLocation where;            // the group's table
+  SourceLocation operators_where;  // its operators key (a glob that matches nothing is reported here)
+};
+
 struct MONET_API Precision {
   std::string preset = "fp32";
   ElementType activation = ElementType::fp32;
@@ -28,6 +40,7 @@ struct MONET_API Precision {
   /// The datatype the GEMMs of linear layers multiply in when it is narrower than their tensors' (Transformer
   /// Engine's FP8 training: fp8); none = the tensors' own. See apply_precision.
   std::optional<ElementType> weight_matmul;
+  std::vector<PrecisionGroup> groups;  // per-layer types, applied after the classes' (in order; a later group wins)
 
   /// Master weights exist when they are wider than the working weights.
   [[nodiscard]] bool has_master_weights() const { return bits_of(master_weight) > bits_of(weight); }

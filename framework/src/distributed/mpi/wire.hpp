@@ -33,6 +33,8 @@ class WireWriter {
     bytes_.append(reinterpret_cast<const char*>(e.objectives.data()), e.objectives.size() * sizeof(double));
     put(e.violation);
     put(e.reason);
+    put<std::uint64_t>(e.quality.size());
+    bytes_.append(reinterpret_cast<const char*>(e.quality.data()), e.quality.size() * sizeof(double));
   }
   [[nodiscard]] const std::string& bytes() const { return bytes_; }
 
@@ -67,6 +69,8 @@ class WireReader {
     std::memcpy(e.objectives.data(), take(e.objectives.size() * sizeof(double)), e.objectives.size() * sizeof(double));
     e.violation = get<double>();
     e.reason = get_string();
+    e.quality.resize(get<std::uint64_t>());
+    std::memcpy(e.quality.data(), take(e.quality.size() * sizeof(double)), e.quality.size() * sizeof(double));
     return e;
   }
 
