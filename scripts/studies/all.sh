@@ -13,3 +13,4 @@ $py scripts/studies/checkpointing_tradeoffs.py --out "$out/3" --svg-dir docs/ima
     --workloads resnet18_cifar,gpt2_monet_small --arches edge_tpu,quad_core,mcu | tee "$out/study3.md"
 $py scripts/studies/edge_to_datacenter.py --out "$out/4" --svg docs/images/edge_to_datacenter.svg | tee "$out/study4.md"
 $py scripts/studies/cosearch_nb201.py --out "$out/5" --svg docs/images/cosearch_nb201.svg | tee "$out/study5.md"
+$py scripts/studies/cosearch_training.py --out "$out/6" | tee "$out/study6.md"
