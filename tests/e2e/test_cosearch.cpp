@@ -173,6 +173,9 @@ TEST(CoSearch, BadQualityAndCellInputIsOneLocatedError) {
       {" --set 'space.objectives=[\"acuracy\", \"latency_cycles\"]'", "did you mean 'accuracy'?"},
       {" --unset space --set 'workload.set.ops[1]=\"conv_3x3\"'", "ops[1] = 'conv_3x3' is not a NAS-Bench-201 operation"},
       {" --unset space --set 'workload.set.ops=[\"none\"]'", "expected the ops of the 6 edges"},
+      // A gene's value is built before the search: located at the value, not an infeasible point later.
+      {" --set 'space.genes.edge_3_1.values=[\"none\", \"sep_conv_3x3\"]'",
+       "--set space.genes.edge_3_1.values=[\"none\", \"sep_conv_3x3\"]:1:"},
       {" --unset space --set 'workload.set.arch=\"|none~0|+|none~0|none~1|+|none~0|none~1|none~2|\"'", "give arch or ops, not both"},
   };
   for (const auto& [extra, message] : cases) {

@@ -290,17 +290,19 @@ std::size_t PreparationCache::graphs_built() const {
   return impl_->built;
 }
 
+GraphPtr read_workload_graph(const Experiment& e) {
+  auto frontend = Registry::create<WorkloadFrontend>(*e.frontend.plugin, e.frontend.params);
+  spdlog::info("reading workload {}", e.workload_file.string());
+  return e.workload_document ? frontend->load_document(*e.workload_document) : frontend->load(e.workload_file);
+}
+
 PreparedExperiment prepare(Experiment e, const Registry& registry, PreparationCache* cache) {
   PreparedExperiment p;
   PreparationCache own;
   if (!cache) cache = &own;
   std::string forward_key = e.workload_file.string() + "|" + params_text(e.frontend);
   for (const auto& [path, value] : e.workload_set) forward_key += "|set:" + path + "=" + value;  // genes of the file
-  p.forward = cache->graph(forward_key, [&] {
-    auto frontend = registry.create<WorkloadFrontend>(*e.frontend.plugin, e.frontend.params);
-    spdlog::info("reading workload {}", e.workload_file.string());
-    return e.workload_document ? frontend->load_document(*e.workload_document) : frontend->load(e.workload_file);
-  });
+  p.forward = cache->graph(forward_key, [&] { return read_workload_graph(e); });
   std::string graph_key = forward_key + "|" + e.training_mode;
   if (e.training_mode == "training") {
     graph_key += "|" + e.training.loss + "|" + std::to_string(e.training.micro_batches) + "|" + params_text(*e.backward) +

@@ -7,6 +7,7 @@
 #include "monet/config/toml_paths.hpp"
 #include "monet/config/toml_reader.hpp"
 #include "monet/experiment/quality.hpp"
+#include "monet/experiment/runner.hpp"
 #include "monet/report/metrics.hpp"
 #include "monet/util/strings.hpp"
 
@@ -318,7 +319,15 @@ std::optional<SpaceSpec> read_space_spec(const ExperimentSource& source) {
   // Every value on the experiment, one at a time: what the experiment or its files reject is reported now.
   for (GeneSpec& gene : spec.genes) {
     if (gene.kind != GeneSpec::Kind::value) continue;
-    for (std::size_t i = 0; i < gene.values.size(); ++i) (void)source.build(gene_changes(gene, static_cast<std::int32_t>(i)));
+    // A gene of the workload's keys builds its network per value: a value the frontend rejects (an unknown op of a
+    // NAS-Bench-201 edge) is reported at the value now, not as an infeasible point later. (A [workload] key of a
+    // model file, such as workload.batch, is cheap to check and rarely wrong: the experiment's own build checks it.)
+    const bool workload_gene = std::any_of(gene.paths.begin(), gene.paths.end(),
+                                           [](const std::string& p) { return !workload_set_path(p).empty(); });
+    for (std::size_t i = 0; i < gene.values.size(); ++i) {
+      const Experiment variant = source.build(gene_changes(gene, static_cast<std::int32_t>(i)));
+      if (workload_gene) (void)read_workload_graph(variant);
+    }
     const auto current = current_value(source, base, gene.path);
     for (std::size_t i = 0; current && i < gene.values.size(); ++i) {
       if (same_value(*gene.values[i], *current)) gene.configured = static_cast<std::int32_t>(i);

@@ -108,8 +108,11 @@ NasBench201Cell read_ops(TableReader& w) {
   NasBench201Cell cell;
   for (std::size_t e = 0; e < 6; ++e) {
     if (std::find(kNasBench201Ops.begin(), kNasBench201Ops.end(), ops[e]) == kNasBench201Ops.end()) {
-      w.fail("ops", "ops[" + std::to_string(e) + "] = '" + ops[e] + "' is not a NAS-Bench-201 operation" +
-                        did_you_mean(ops[e], kNasBench201Ops) + "; operations: " + join(kNasBench201Ops));
+      // At the element: a search gene's value (workload.set.ops[2]) keeps the experiment's location.
+      const toml::node* element = w.raw().get("ops")->as_array()->get(e);
+      throw UserError(location_of(*element, w.file()), "workload.ops: ops[" + std::to_string(e) + "] = '" + ops[e] +
+                                                          "' is not a NAS-Bench-201 operation" + did_you_mean(ops[e], kNasBench201Ops) +
+                                                          "; operations: " + join(kNasBench201Ops));
     }
     cell.ops[e] = ops[e];
   }

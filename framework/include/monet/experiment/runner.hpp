@@ -78,6 +78,9 @@ class MONET_API PreparationCache {
   std::shared_ptr<CostCache> costs_;
 };
 
+/// The experiment's forward graph: its workload file (with the [workload.set] changes) read by its frontend.
+MONET_API GraphPtr read_workload_graph(const Experiment& e);
+
 /// Reads the workload, instantiates plugins and validates the allocation against the graph. With a cache, graphs
 /// and costs other variants prepared are reused.
 MONET_API PreparedExperiment prepare(Experiment experiment, const Registry& registry, PreparationCache* cache = nullptr);
