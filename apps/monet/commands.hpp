@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "monet/report/inspect_workload.hpp"
+
 namespace monet::cli {
 
 struct RunOptions {
@@ -26,22 +28,10 @@ int agree_on_setup(bool failed);
 
 int validate_command(const std::string& file);
 
-struct InspectOptions {
-  std::string workload;
+/// The workload and its training step (monet/report/inspect_workload.hpp), and how to show them.
+struct InspectOptions : InspectRequest {
   bool json = false;
-  std::int64_t batch = 0;
-  std::vector<std::string> sets;  // frontend parameters, key=value
-  std::string plugin;             // "" = by extension
-  std::string emit_toml;          // write the workload in the native TOML format
-  bool training = false;          // show the training step (autodiff + optimizer)
-  std::string optimizer = "sgd";
-  std::string loss = "cross_entropy";  // --loss for --training
-  std::string precision;          // a precision preset ("" = the workload's element types)
-  std::int64_t micro_batches = 1;
-  std::string checkpoint;         // --checkpoint POLICY ("segments=4", "modules=layer*"): activation checkpointing
-  std::string offload;            // --offload GLOB[,GLOB]: modules whose saved activations are offloaded
-  std::string checkpoint_semantics;  // --checkpoint-semantics pytorch | minimal: what a region runs again
-  std::string checkpoint_solver;  // --checkpoint-solver dp | segments | rotor | milp[,SECONDS[,NODES]]: how optimal=BUDGET is solved
+  std::string emit_toml;  // write the workload in the native TOML format
 };
 int inspect_command(const InspectOptions& options);
 

@@ -14,8 +14,8 @@
 #include "monet/distributed/ranks.hpp"
 #include "monet/experiment/cost_cache_file.hpp"
 #include "monet/experiment/plugin_folders.hpp"
-#include "monet/report/html_report.hpp"
 #include "monet/report/report.hpp"
+#include "monet/report/search_output.hpp"
 #include "monet/report/search_report.hpp"
 #include "monet/search/pareto.hpp"
 #include "monet/util/strings.hpp"
@@ -77,34 +77,6 @@ std::vector<SearchBatch> resume_journal(const fs::path& dir, const DesignSpace& 
     throw UserError(SourceLocation{summary.string()}, "--resume: this search ran to its end; nothing to resume");
   }
   return read_journal(read_text(journal), journal.string(), space);
-}
-
-/// The point whose full report goes to best/: the plugin's first choice, else (a stopped search) the front's
-/// point with the smallest first objective, else the least violating point.
-std::optional<DesignPoint> best_point(const SearchResult& r) {
-  if (!r.chosen.empty()) return r.chosen.front().point;
-  const std::vector<Evaluation> best = best_front(r.archive);
-  if (best.empty()) return std::nullopt;
-  const Evaluation* pick = &best.front();
-  for (const Evaluation& e : best) {
-    if (!e.objectives.empty() && e.objectives.front() < pick->objectives.front()) pick = &e;
-  }
-  return pick->point;
-}
-
-/// The resolved experiment of the base point with the [space] it searched, so that running it again reproduces the
-/// search.
-std::string resolved_search_toml(const PreparedExperiment& base, const ExperimentSource& source, const fs::path& dir) {
-  std::string out = resolved_toml(base, dir);
-  const TomlDocument changed = source.changed_document();  // the [space] as searched, --set included
-  if (const toml::node* space = changed.root().get("space")) {
-    toml::table t;
-    t.insert("space", *space);
-    std::ostringstream s;
-    s << "\n" << toml::toml_formatter(t) << "\n";
-    out += s.str();
-  }
-  return out;
 }
 
 /// --checkpoint-every: the journal so far and a search.json saying "stopped", written as the output folder
@@ -238,81 +210,24 @@ int run_command(const RunOptions& o) {
   if (r.stopped && r.failure.empty()) spdlog::warn("search stopped after {} batch(es): writing what was evaluated; `--resume` continues it", r.batches.size());
   ensure(r.stopped || !r.chosen.empty(), "search plugin '" + e.search.name() + "' returned no evaluation");
 
-  const std::optional<DesignPoint> best = best_point(r);
-  std::optional<DesignEvaluator::Detail> detail;
-  if (best) {
-    try {
-      detail = evaluator.detail(*best);
-    } catch (const UserError& err) {
-      if (!searching) throw;
-      spdlog::warn("no point of the search could be evaluated: {}", err.what());
-    }
-  }
-  RunResult result;
-  result.evaluations = r.chosen;
-  result.evaluation_count = r.requested;
-  result.wall_seconds = r.wall_seconds;
-  if (detail) {
-    result.best_point = *best;
-    result.best = detail->schedule;
-    result.quality = detail->quality;
-  }
-
   if (!searching) {
-    const ScheduleSummary& summary = result.best.summary;
-    if (summary.capacity_violation > 0 && !e.allow_over_capacity) {
-      throw UserError(SourceLocation{o.experiment}, "the schedule does not fit the memories: " + summary.capacity_reason +
-                                                        "; nothing was written (set [schedule] allow_over_capacity = "
-                                                        "true to report it anyway)");
-    }
-    write_folder_atomically(out_dir, e.overwrite, output_files(*detail->prepared, result, out_dir));
-    std::cout << summary_text(*detail->prepared, result, out_dir);
+    const std::optional<DesignPoint> best = best_point(r);
+    if (!best) return 130;  // stopped before the point was evaluated
+    const DesignEvaluator::Detail detail = evaluator.detail(*best);
+    const RunResult result = run_result(r, *best, detail);
+    check_schedule_fits(e, result.best.summary, o.experiment);
+    write_folder_atomically(out_dir, e.overwrite, output_files(*detail.prepared, result, out_dir));
+    std::cout << summary_text(*detail.prepared, result, out_dir);
     return 0;
   }
 
   // A search: every evaluation, the front, the plots, the journal, and the best point's full report in best/.
-  std::vector<std::pair<std::string, std::string>> files{
-      {"evaluations.csv", evaluations_csv(evaluator.space(), r)},
-      {"pareto.csv", pareto_csv(evaluator.space(), r)},
-      {"search.json", search_json(e, evaluator.space(), r, evaluator.stats(), &registry)},
-      {"journal.jsonl", journal_jsonl(r)},
-      {"resolved.toml", resolved_search_toml(evaluator.base(), source, out_dir)},
-  };
-  if (output_file_names(e).size() > 2) {  // plots are an artefact like the others ([output] artifacts)
-    files.emplace_back("pareto.svg", pareto_svg(evaluator.space(), r));
-    files.emplace_back("convergence.svg", convergence_svg(evaluator.space(), r));
-  }
-  // Other points of the front keep their full results too (front/point-I/, I = row of evaluations.csv), spread along it.
-  std::map<std::size_t, std::string> kept;
-  for (std::size_t i : spread_over_front(r.archive, static_cast<std::size_t>(e.artifacts.front_points))) {
-    if (best && r.archive[i].point.genes == best->genes) continue;  // in best/
-    const std::string folder = "front/point-" + std::to_string(i);
-    std::optional<DesignEvaluator::Detail> found;
-    try {
-      found = evaluator.detail(r.archive[i].point);
-    } catch (const UserError& err) {
-      spdlog::warn("front point {} was not kept in {}/: {}", i, folder, err.what());
-      continue;
-    }
-    const DesignEvaluator::Detail& point = *found;
-    RunResult run;
-    run.best_point = r.archive[i].point;
-    run.best = point.schedule;
-    run.quality = point.quality;
-    run.evaluations = {r.archive[i]};
-    run.evaluation_count = r.requested;  // as best/: the search that found it
-    run.wall_seconds = r.wall_seconds;
-    for (auto& [name, content] : output_files(*point.prepared, run, out_dir / folder)) files.emplace_back(folder + "/" + name, std::move(content));
-    kept[i] = folder;
-  }
-  if (e.artifacts.report) {
-    files.emplace_back("report.html", search_report_html(e, evaluator.space(), r, best, detail ? detail->prepared.get() : nullptr,
-                                                         detail ? &result : nullptr, kept));
-  }
-  if (detail) {
-    for (auto& [name, content] : output_files(*detail->prepared, result, out_dir / "best")) files.emplace_back("best/" + name, std::move(content));
-  }
-  write_folder_atomically(out_dir, e.overwrite || o.resume || checkpoints.written, files);
+  const SearchOutput output = search_output(e, source, evaluator, r, &registry, out_dir);
+  write_folder_atomically(out_dir, e.overwrite || o.resume || checkpoints.written, output.files);
+  const std::optional<DesignPoint>& best = output.best;
+  const std::optional<DesignEvaluator::Detail>& detail = output.detail;
+  const RunResult& result = output.result;
+  const std::map<std::size_t, std::string>& kept = output.kept;
 
   const DesignEvaluator::Stats stats = evaluator.stats();
   std::size_t feasible = 0;
