@@ -25,6 +25,9 @@ packages=(
   libopenmpi-dev openmpi-bin  # distributed searches under mpirun (docs/distributed.md)
   clang libclang-rt-dev       # libFuzzer targets (fuzz/, scripts/fuzz.sh, docs/reliability.md#fuzzing)
   coinor-libcbc-dev           # the checkpointing MILP's solver (docs/training.md#the-milp)
+  pybind11-dev python3-dev    # the Python package monet (docs/python.md)
+  python3-pytest python3-pandas  # its tests (tests/python/) and its tables
+  python3-optuna python3-matplotlib python3-nbconvert jupyter-nbconvert python3-ipykernel  # examples/python/
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -28,4 +28,17 @@ string(FIND "${page}" "\"latency_cycles\":1414" pos)
 if(pos EQUAL -1)
   message(FATAL_ERROR "installed quickstart wrote no report.html with its data")
 endif()
+# The Python package: installed for the interpreter it was built for, it loads the installed kernel (not the build
+# tree's) and finds the installed plugins.
+if(PYTHON)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${PREFIX}/${PYTHON_DIR}
+                          ${PYTHON} -c "import monet; print(monet._monet.__file__); print(monet._monet.plugin_search_path()); print(monet.run('${experiment}').summary['latency_cycles'])"
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  foreach(p "${PREFIX}/${PYTHON_DIR}/monet/_monet" "['${PREFIX}/lib/monet/plugins']" "1414")
+    string(FIND "${out}" "${p}" pos)
+    if(NOT rc EQUAL 0 OR pos EQUAL -1)
+      message(FATAL_ERROR "installed Python package (${rc}) does not show '${p}':\n${out}\n${err}")
+    endif()
+  endforeach()
+endif()
 file(REMOVE_RECURSE ${PREFIX})
