@@ -26,9 +26,12 @@ packages=(
   clang libclang-rt-dev       # libFuzzer targets (fuzz/, scripts/fuzz.sh, docs/reliability.md#fuzzing)
   coinor-libcbc-dev           # the checkpointing MILP's solver (docs/training.md#the-milp)
   pybind11-dev python3-dev    # the Python package monet (docs/python.md)
-  python3-pytest python3-pandas  # its tests (tests/python/) and its tables
-  python3-optuna python3-matplotlib python3-nbconvert jupyter-nbconvert python3-ipykernel  # examples/python/
 )
+# What the test suite adds: the Python package's tests and tables (tests/python/), its examples (examples/python/).
+if [[ $mode == test ]]; then
+  packages+=(python3-pytest python3-pandas python3-optuna python3-matplotlib python3-nbconvert jupyter-nbconvert
+             python3-ipykernel)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

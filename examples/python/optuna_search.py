@@ -50,7 +50,7 @@ def optuna_run(experiment, sampler, budget):
     def objective(trial):
         point = {g["name"]: trial.suggest_categorical(g["name"], g["choices"]) for g in experiment.space}
         result = experiment.evaluate(point)
-        evaluations.append(result)
+        evaluations.append(dict(result, point=tuple(point.values())))
         trial.set_user_attr("violation", result["violation"])
         values = minimised(experiment, result)
         if not all(math.isfinite(v) for v in values):
@@ -64,13 +64,15 @@ def optuna_run(experiment, sampler, budget):
 
 
 def monet_nsga2(path, overrides, budget, population):
-    """monet's nsga2 on `budget` evaluations: the first `budget` rows of its evaluations.csv."""
+    """monet's nsga2 on `budget` requested evaluations (its population, then one per generation): the rows of its
+    evaluations.csv (distinct points, each with the batch that first asked for it)."""
     generations = max(1, budget // population - 1)  # the initial population, then one per generation
     e = monet.Experiment(path, {**overrides, "search.plugin": "nsga2", "search.population": population,
                                 "search.generations": generations})
     s = e.search()
     rows = s.evaluations.to_dict("records") if hasattr(s.evaluations, "to_dict") else s.evaluations
-    return [dict(r, feasible=bool(r["feasible"])) for r in rows[:budget]], e
+    genes = [g["name"] for g in e.space]
+    return [dict(r, feasible=bool(r["feasible"]), point=tuple(r[g] for g in genes)) for r in rows], e
 
 
 def main():
@@ -80,7 +82,7 @@ def main():
     parser.add_argument("--population", type=int, default=20, help="population of both NSGA-IIs")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # a point monet cannot evaluate is a failed trial, not news
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # constraints_func
 
     experiment = monet.Experiment(args.experiment)
@@ -108,17 +110,27 @@ def main():
     nadir = [max(p[k] for p in everything) for k in range(len(everything[0]))]
     scale = [(n - i) or 1.0 for i, n in zip(ideal, nadir)]
 
-    def hv_after(rows, n):
-        points = [[(x - i) / s for x, i, s in zip(minimised(experiment, r), ideal, scale)] for r in rows[:n] if r["feasible"]]
+    def asked_by(name, rows, n):
+        """The evaluations of the first n requests: Optuna's trials, or monet's batches of `population` requests."""
+        if name == "monet nsga2":
+            return [r for r in rows if r["batch"] < n // args.population]
+        return rows[:n]
+
+    def hv_after(name, rows, n):
+        points = [[(x - i) / s for x, i, s in zip(minimised(experiment, r), ideal, scale)]
+                  for r in asked_by(name, rows, n) if r["feasible"]]
         return hypervolume(front(points), [1.1] * len(ideal))
 
     marks = sorted({max(1, args.budget // 4), max(1, args.budget // 2), args.budget})
     print(f"{args.experiment}: {len(experiment.space)} genes, objectives "
           + ", ".join(o["key"] for o in experiment.objectives) + f"; budget {args.budget} evaluations per method")
-    print("method".ljust(16) + "".join(f"HV@{m}".rjust(10) for m in marks) + "feasible".rjust(10) + "time".rjust(9))
+    print("hypervolume after N requested evaluations; feasible: of the distinct points evaluated")
+    print("method".ljust(16) + "".join(f"HV@{m}".rjust(10) for m in marks) + "distinct".rjust(10)
+          + "feasible".rjust(10) + "time".rjust(9))
     for name, rows in runs.items():
-        print(name.ljust(16) + "".join(f"{hv_after(rows, m):10.4f}" for m in marks)
-              + f"{sum(r['feasible'] for r in rows):10d}" + f"{timings[name]:8.1f}s")
+        unique = {r["point"]: r for r in rows}.values()
+        print(name.ljust(16) + "".join(f"{hv_after(name, rows, m):10.4f}" for m in marks)
+              + f"{len(unique):10d}" + f"{sum(r['feasible'] for r in unique):10d}" + f"{timings[name]:8.1f}s")
 
 
 if __name__ == "__main__":
