@@ -21,7 +21,7 @@ from ._convert import table as _table
 from ._convert import toml_value as _toml_value
 from ._convert import value_key as _value_key
 
-__all__ = ["run", "Experiment", "inspect", "plugins", "Result", "SearchResult", "InputError", "set_log_level",
+__all__ = ["run", "Experiment", "inspect", "plugins", "Result", "SearchResult", "InputError", "set_log_level", "set_threads",
            "__version__"]
 
 InputError = _monet.InputError
@@ -33,6 +33,12 @@ __version__ = _monet.version
 def set_log_level(level):
     """The kernel's log level: "trace", "debug", "info", "warn" (the default), "error" or "off" (to stderr)."""
     _monet.set_log_level(level)
+
+
+def set_threads(threads):
+    """Caps the kernel's worker threads for every later call, evaluate() included (an evaluation costs its
+    operators in parallel); None lifts the cap. A call's own `threads` may lower it for that call, not raise it."""
+    _monet.set_threads(0 if threads is None else _threads(threads))
 
 
 def _threads(threads):

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <utility>
 
 #include "monet/experiment/plugin_folders.hpp"
 #include "monet/report/report.hpp"
@@ -31,6 +32,15 @@ std::unique_ptr<tbb::global_control> thread_limit(int threads) {
 /// its handler raised is kept to be raised once the kernel has returned what it did.
 class PendingSignal {
  public:
+  PendingSignal() = default;
+  PendingSignal(const PendingSignal&) = delete;
+  PendingSignal& operator=(const PendingSignal&) = delete;
+  /// With the GIL held (it outlives the GIL's release): an exception not handed over is dropped.
+  ~PendingSignal() {
+    Py_XDECREF(type_);
+    Py_XDECREF(value_);
+    Py_XDECREF(traceback_);
+  }
   /// With the GIL released: true once a handler raised.
   bool check() {
     if (raised()) return true;
@@ -48,7 +58,7 @@ class PendingSignal {
     Py_XDECREF(type_);
     Py_XDECREF(traceback_);
     type_ = traceback_ = nullptr;
-    return py::reinterpret_steal<py::object>(value_);
+    return py::reinterpret_steal<py::object>(std::exchange(value_, nullptr));
   }
   /// With the GIL held: raises it.
   void rethrow() {

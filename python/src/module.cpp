@@ -5,6 +5,9 @@
 #include <pybind11/stl.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <tbb/global_control.h>
+
+#include <memory>
 
 #include "experiment_binding.hpp"
 #include "monet/plugin/registry.hpp"
@@ -85,6 +88,17 @@ PYBIND11_MODULE(_monet, m) {
                              "'" + level + "' is not one of trace, debug, info, warn, error, off");
     }
     spdlog::set_level(l);
+  });
+  // A process-wide cap on the kernel's worker threads (TBB applies the smallest of the caps in force, so a call's
+  // own `threads` can lower it, not raise it); 0 lifts it.
+  m.def("set_threads", [](int threads) {
+    static std::unique_ptr<tbb::global_control> cap;
+    if (threads < 0) throw monet::UserError(monet::SourceLocation{"threads"}, "expected a number >= 0, got " + std::to_string(threads));
+    cap.reset();
+    if (threads > 0) {
+      cap = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                  static_cast<std::size_t>(threads));
+    }
   });
   m.def("plugins", &plugins);
   m.def("plugin_search_path", [] {

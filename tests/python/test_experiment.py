@@ -85,6 +85,11 @@ def test_deterministic_at_1_and_2_threads():
     one = monet.Experiment(TINY).evaluate_many(points, threads=1)
     assert one == e.evaluate_many(points, threads=2)
     assert one == [e.evaluate(p) for p in points]
+    monet.set_threads(1)  # a process-wide cap: the same numbers again
+    try:
+        assert one == monet.Experiment(TINY).evaluate_many(points, threads=2)
+    finally:
+        monet.set_threads(None)
     pandas.testing.assert_frame_equal(monet.Experiment(TINY).search(threads=1).evaluations,
                                       monet.Experiment(TINY).search(threads=2).evaluations)
 
