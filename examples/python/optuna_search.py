@@ -121,7 +121,9 @@ def main():
                   for r in asked_by(name, rows, n) if r["feasible"]]
         return hypervolume(front(points), [1.1] * len(ideal))
 
-    marks = sorted({max(1, args.budget // 4), max(1, args.budget // 2), args.budget})
+    # Whole generations of monet's nsga2 (population requests each), so that every method had as many requests.
+    marks = sorted({max(args.population, n // args.population * args.population)
+                    for n in (args.budget // 4, args.budget // 2, args.budget)})
     print(f"{args.experiment}: {len(experiment.space)} genes, objectives "
           + ", ".join(o["key"] for o in experiment.objectives) + f"; budget {args.budget} evaluations per method")
     print("hypervolume after N requested evaluations; feasible: of the distinct points evaluated")
