@@ -34,7 +34,7 @@ class WireWriter {
     put(e.violation);
     put(e.reason);
     put<std::uint64_t>(e.quality.size());
-    bytes_.append(reinterpret_cast<const char*>(e.quality.data()), e.quality.size() * sizeof(double));
+    if (!e.quality.empty()) bytes_.append(reinterpret_cast<const char*>(e.quality.data()), e.quality.size() * sizeof(double));
   }
   [[nodiscard]] const std::string& bytes() const { return bytes_; }
 
@@ -70,7 +70,7 @@ class WireReader {
     e.violation = get<double>();
     e.reason = get_string();
     e.quality.resize(get<std::uint64_t>());
-    std::memcpy(e.quality.data(), take(e.quality.size() * sizeof(double)), e.quality.size() * sizeof(double));
+    if (!e.quality.empty()) std::memcpy(e.quality.data(), take(e.quality.size() * sizeof(double)), e.quality.size() * sizeof(double));
     return e;
   }
 
